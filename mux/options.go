@@ -1,0 +1,41 @@
+package mux
+
+import "fmt"
+
+// DefaultReadLimit is the default for WithReadLimit.
+const DefaultReadLimit = 64 << 20
+
+// Option configures a Mux.
+type Option func(*config) error
+
+type config struct {
+	readLimit  int
+	readBuffer int
+}
+
+// WithReadLimit bounds how many received but unread bytes one logical
+// connection may hold. A peer that sends more than that while nobody reads
+// breaks the trunk with an error wrapping ErrReadLimit. The default is
+// DefaultReadLimit (64 MiB); it must be at least MaxPayload.
+func WithReadLimit(n int) Option {
+	return func(c *config) error {
+		if n < MaxPayload {
+			return fmt.Errorf("mux: read limit %d is below the maximum frame payload %d", n, MaxPayload)
+		}
+		c.readLimit = n
+		return nil
+	}
+}
+
+// WithReadBuffer sets the size of the buffer the trunk is read through
+// (default 64 KiB). Larger buffers mean fewer read system calls for large
+// messages.
+func WithReadBuffer(n int) Option {
+	return func(c *config) error {
+		if n < HeaderSize {
+			return fmt.Errorf("mux: read buffer %d is smaller than a frame header", n)
+		}
+		c.readBuffer = n
+		return nil
+	}
+}
