@@ -1,0 +1,44 @@
+// Package plugin is the plugin side of the NRI protocol: the library a node
+// agent links to take part in pod and container lifecycle events of a
+// container runtime (containerd, CRI-O, or a runtime built on nrinet).
+//
+// # Writing a plugin
+//
+// A plugin is any Go value. It implements only the handler interfaces of
+// the events it cares about, one small interface per event
+// ([RunPodSandboxHandler], [CreateContainerHandler], ...), and [New] derives
+// the event subscription from the interfaces it finds. [Stub.Run] connects,
+// registers, answers Configure and Synchronize, and serves events until
+// the connection ends or the context is cancelled.
+//
+//	type logger struct{}
+//
+//	func (logger) RunPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
+//		slog.Info("pod started", "pod", pod.GetName())
+//		return nil
+//	}
+//
+//	s, err := plugin.New(logger{}, plugin.WithPluginName("logger"), plugin.WithPluginIdx("50"))
+//	...
+//	err = s.Run(ctx)
+//
+// # Connecting
+//
+// A plugin started by the runtime from its plugin directory finds an
+// already connected socket on the file descriptor named by NRI_PLUGIN_SOCKET
+// and its name and index in NRI_PLUGIN_NAME and NRI_PLUGIN_IDX. Otherwise it
+// dials the runtime's socket ([api.DefaultSocketPath] unless
+// [WithSocketPath] says otherwise). Explicit options win over the
+// environment, and the environment over the executable's "NN-name" file
+// name.
+//
+// # Lifecycle
+//
+// [Stub.Start] returns once the runtime has configured the plugin.
+// [Stub.Wait] returns when the connection ends. Reconnecting is the caller's
+// choice: [WithOnClose] is told why the connection ended, and a new Start
+// goes through the whole handshake again.
+//
+// Handlers may be called concurrently (the runtime may run lifecycle
+// requests for different pods at once), so plugins guard their own state.
+package plugin

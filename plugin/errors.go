@@ -1,0 +1,15 @@
+package plugin
+
+import "errors"
+
+// ErrStopped is the reason given to WithOnClose and returned by Wait after
+// Stop.
+var ErrStopped = errors.New("plugin: stopped")
+
+// ErrNotStarted is returned by calls that need a connection when the stub
+// has none.
+var ErrNotStarted = errors.New("plugin: not connected to a runtime")
+
+// ErrNoHandlers is returned by New for a plugin that implements no event
+// handler interface.
+var ErrNoHandlers = errors.New("plugin: implements no event handler")

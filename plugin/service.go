@@ -1,0 +1,279 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nrinet/nrinet/api"
+)
+
+// service serves the Plugin ttrpc service of one session by dispatching to
+// the plugin's handlers. A request for an event the plugin has no handler
+// for gets an empty response.
+type service struct {
+	sess *session
+	stub *Stub
+}
+
+var _ api.PluginService = (*service)(nil)
+
+func (svc *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*api.ConfigureResponse, error) {
+	s, sess := svc.stub, svc.sess
+	events := s.implemented
+	if h, ok := s.handler.(ConfigureHandler); ok {
+		m, err := h.Configure(ctx, req.GetConfig(), req.GetRuntimeName(), req.GetRuntimeVersion())
+		if err != nil {
+			err = fmt.Errorf("plugin %q: Configure: %w", s.Name(), err)
+			sess.setConfigError(err)
+			return nil, err
+		}
+		if m != 0 {
+			if extra := m &^ s.implemented; extra != 0 {
+				err := fmt.Errorf("plugin %q: Configure subscribed to %s, which the plugin has no handler for", s.Name(), extra)
+				sess.setConfigError(err)
+				return nil, err
+			}
+			events = m
+		}
+	}
+	sess.mu.Lock()
+	sess.info = RuntimeInfo{
+		Name:                req.GetRuntimeName(),
+		Version:             req.GetRuntimeVersion(),
+		NRIVersion:          req.GetNRIVersion(),
+		RegistrationTimeout: msOr(req.GetRegistrationTimeout(), api.DefaultRegistrationTimeout),
+		RequestTimeout:      msOr(req.GetRequestTimeout(), api.DefaultRequestTimeout),
+		Events:              events,
+	}
+	first := !sess.isConfig
+	sess.isConfig = true
+	sess.mu.Unlock()
+	if first {
+		close(sess.configured)
+	}
+	s.log.Info("configured", "runtime", req.GetRuntimeName(), "runtimeVersion", req.GetRuntimeVersion(), "events", events.String())
+	return &api.ConfigureResponse{Events: int32(events), FailurePolicy: s.cfg.failurePolicy}, nil
+}
+
+func msOr(ms int64, def time.Duration) time.Duration {
+	if ms <= 0 {
+		return def
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+func (sess *session) setConfigError(err error) {
+	sess.mu.Lock()
+	sess.configErr = err
+	sess.mu.Unlock()
+}
+
+// Synchronize collects chunks while More is set and hands the whole state
+// to the plugin with the last one.
+func (svc *service) Synchronize(ctx context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
+	sess := svc.sess
+	sess.mu.Lock()
+	sess.syncPods = append(sess.syncPods, req.GetPods()...)
+	sess.syncCtrs = append(sess.syncCtrs, req.GetContainers()...)
+	sess.syncChunks++
+	if req.GetMore() {
+		sess.mu.Unlock()
+		return &api.SynchronizeResponse{More: true}, nil
+	}
+	pods, ctrs, chunks := sess.syncPods, sess.syncCtrs, sess.syncChunks
+	sess.syncPods, sess.syncCtrs, sess.syncChunks = nil, nil, 0
+	sess.mu.Unlock()
+
+	s := svc.stub
+	s.log.Debug("synchronize", "pods", len(pods), "containers", len(ctrs), "chunks", chunks)
+	h, ok := s.handler.(SynchronizeHandler)
+	if !ok {
+		return &api.SynchronizeResponse{}, nil
+	}
+	updates, err := h.Synchronize(ctx, pods, ctrs)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: Synchronize: %w", s.Name(), err)
+	}
+	return &api.SynchronizeResponse{Update: updates}, nil
+}
+
+func (svc *service) Shutdown(ctx context.Context, _ *api.Empty) (*api.Empty, error) {
+	svc.stub.log.Info("runtime asked the plugin to shut down")
+	if h, ok := svc.stub.handler.(ShutdownHandler); ok {
+		h.Shutdown(ctx)
+	}
+	return &api.Empty{}, nil
+}
+
+// wrap logs a handler's error and returns it unchanged: the runtime names
+// the plugin and the event when it reports the error, so the text that
+// crosses the wire is the handler's own.
+func (svc *service) wrap(ev api.Event, err error) error {
+	if err != nil {
+		svc.stub.log.Warn("handler failed", "event", ev.Method(), "error", err)
+	}
+	return err
+}
+
+// podEvent calls a pod event handler, if the plugin has one.
+func (svc *service) podEvent(ctx context.Context, ev api.Event, pod *api.PodSandbox) error {
+	var err error
+	switch ev {
+	case api.Event_RUN_POD_SANDBOX:
+		if h, ok := svc.stub.handler.(RunPodSandboxHandler); ok {
+			err = h.RunPodSandbox(ctx, pod)
+		}
+	case api.Event_STOP_POD_SANDBOX:
+		if h, ok := svc.stub.handler.(StopPodSandboxHandler); ok {
+			err = h.StopPodSandbox(ctx, pod)
+		}
+	case api.Event_REMOVE_POD_SANDBOX:
+		if h, ok := svc.stub.handler.(RemovePodSandboxHandler); ok {
+			err = h.RemovePodSandbox(ctx, pod)
+		}
+	case api.Event_POST_UPDATE_POD_SANDBOX:
+		if h, ok := svc.stub.handler.(PostUpdatePodSandboxHandler); ok {
+			err = h.PostUpdatePodSandbox(ctx, pod)
+		}
+	}
+	return svc.wrap(ev, err)
+}
+
+// containerEvent calls a container event handler that returns nothing but
+// an error, if the plugin has one.
+func (svc *service) containerEvent(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container) error {
+	var err error
+	h := svc.stub.handler
+	switch ev {
+	case api.Event_POST_CREATE_CONTAINER:
+		if h, ok := h.(PostCreateContainerHandler); ok {
+			err = h.PostCreateContainer(ctx, pod, ctr)
+		}
+	case api.Event_START_CONTAINER:
+		if h, ok := h.(StartContainerHandler); ok {
+			err = h.StartContainer(ctx, pod, ctr)
+		}
+	case api.Event_POST_START_CONTAINER:
+		if h, ok := h.(PostStartContainerHandler); ok {
+			err = h.PostStartContainer(ctx, pod, ctr)
+		}
+	case api.Event_POST_UPDATE_CONTAINER:
+		if h, ok := h.(PostUpdateContainerHandler); ok {
+			err = h.PostUpdateContainer(ctx, pod, ctr)
+		}
+	case api.Event_REMOVE_CONTAINER:
+		if h, ok := h.(RemoveContainerHandler); ok {
+			err = h.RemoveContainer(ctx, pod, ctr)
+		}
+	}
+	return svc.wrap(ev, err)
+}
+
+func (svc *service) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
+	return &api.RunPodSandboxResponse{}, svc.podEvent(ctx, api.Event_RUN_POD_SANDBOX, req.GetPod())
+}
+
+func (svc *service) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {
+	if h, ok := svc.stub.handler.(UpdatePodSandboxHandler); ok {
+		err := h.UpdatePodSandbox(ctx, req.GetPod(), req.GetOverheadLinuxResources(), req.GetLinuxResources())
+		return &api.UpdatePodSandboxResponse{}, svc.wrap(api.Event_UPDATE_POD_SANDBOX, err)
+	}
+	return &api.UpdatePodSandboxResponse{}, nil
+}
+
+func (svc *service) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpdatePodSandboxRequest) (*api.PostUpdatePodSandboxResponse, error) {
+	return &api.PostUpdatePodSandboxResponse{}, svc.podEvent(ctx, api.Event_POST_UPDATE_POD_SANDBOX, req.GetPod())
+}
+
+func (svc *service) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxRequest) (*api.StopPodSandboxResponse, error) {
+	return &api.StopPodSandboxResponse{}, svc.podEvent(ctx, api.Event_STOP_POD_SANDBOX, req.GetPod())
+}
+
+func (svc *service) RemovePodSandbox(ctx context.Context, req *api.RemovePodSandboxRequest) (*api.RemovePodSandboxResponse, error) {
+	return &api.RemovePodSandboxResponse{}, svc.podEvent(ctx, api.Event_REMOVE_POD_SANDBOX, req.GetPod())
+}
+
+func (svc *service) CreateContainer(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
+	h, ok := svc.stub.handler.(CreateContainerHandler)
+	if !ok {
+		return &api.CreateContainerResponse{}, nil
+	}
+	adjust, update, err := h.CreateContainer(ctx, req.GetPod(), req.GetContainer())
+	if err != nil {
+		return nil, svc.wrap(api.Event_CREATE_CONTAINER, err)
+	}
+	return &api.CreateContainerResponse{Adjust: adjust, Update: update}, nil
+}
+
+func (svc *service) PostCreateContainer(ctx context.Context, req *api.PostCreateContainerRequest) (*api.PostCreateContainerResponse, error) {
+	return &api.PostCreateContainerResponse{}, svc.containerEvent(ctx, api.Event_POST_CREATE_CONTAINER, req.GetPod(), req.GetContainer())
+}
+
+func (svc *service) StartContainer(ctx context.Context, req *api.StartContainerRequest) (*api.StartContainerResponse, error) {
+	return &api.StartContainerResponse{}, svc.containerEvent(ctx, api.Event_START_CONTAINER, req.GetPod(), req.GetContainer())
+}
+
+func (svc *service) PostStartContainer(ctx context.Context, req *api.PostStartContainerRequest) (*api.PostStartContainerResponse, error) {
+	return &api.PostStartContainerResponse{}, svc.containerEvent(ctx, api.Event_POST_START_CONTAINER, req.GetPod(), req.GetContainer())
+}
+
+func (svc *service) UpdateContainer(ctx context.Context, req *api.UpdateContainerRequest) (*api.UpdateContainerResponse, error) {
+	h, ok := svc.stub.handler.(UpdateContainerHandler)
+	if !ok {
+		return &api.UpdateContainerResponse{}, nil
+	}
+	update, err := h.UpdateContainer(ctx, req.GetPod(), req.GetContainer(), req.GetLinuxResources())
+	if err != nil {
+		return nil, svc.wrap(api.Event_UPDATE_CONTAINER, err)
+	}
+	return &api.UpdateContainerResponse{Update: update}, nil
+}
+
+func (svc *service) PostUpdateContainer(ctx context.Context, req *api.PostUpdateContainerRequest) (*api.PostUpdateContainerResponse, error) {
+	return &api.PostUpdateContainerResponse{}, svc.containerEvent(ctx, api.Event_POST_UPDATE_CONTAINER, req.GetPod(), req.GetContainer())
+}
+
+func (svc *service) StopContainer(ctx context.Context, req *api.StopContainerRequest) (*api.StopContainerResponse, error) {
+	h, ok := svc.stub.handler.(StopContainerHandler)
+	if !ok {
+		return &api.StopContainerResponse{}, nil
+	}
+	update, err := h.StopContainer(ctx, req.GetPod(), req.GetContainer())
+	if err != nil {
+		return nil, svc.wrap(api.Event_STOP_CONTAINER, err)
+	}
+	return &api.StopContainerResponse{Update: update}, nil
+}
+
+func (svc *service) RemoveContainer(ctx context.Context, req *api.RemoveContainerRequest) (*api.RemoveContainerResponse, error) {
+	return &api.RemoveContainerResponse{}, svc.containerEvent(ctx, api.Event_REMOVE_CONTAINER, req.GetPod(), req.GetContainer())
+}
+
+// StateChange serves runtimes older than NRI v0.12, which deliver most
+// events through this one call.
+func (svc *service) StateChange(ctx context.Context, req *api.StateChangeEvent) (*api.Empty, error) {
+	ev := req.GetEvent()
+	var err error
+	switch ev {
+	case api.Event_RUN_POD_SANDBOX, api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX, api.Event_POST_UPDATE_POD_SANDBOX:
+		err = svc.podEvent(ctx, ev, req.GetPod())
+	case api.Event_POST_CREATE_CONTAINER, api.Event_START_CONTAINER, api.Event_POST_START_CONTAINER,
+		api.Event_POST_UPDATE_CONTAINER, api.Event_REMOVE_CONTAINER:
+		err = svc.containerEvent(ctx, ev, req.GetPod(), req.GetContainer())
+	default:
+		err = fmt.Errorf("plugin %q: StateChange for event %v, which is not a state change", svc.stub.Name(), ev)
+	}
+	return &api.Empty{}, err
+}
+
+func (svc *service) ValidateContainerAdjustment(ctx context.Context, req *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
+	h, ok := svc.stub.handler.(ValidateContainerAdjustmentHandler)
+	if !ok {
+		return &api.ValidateContainerAdjustmentResponse{}, nil
+	}
+	if err := h.ValidateContainerAdjustment(ctx, req); err != nil {
+		return &api.ValidateContainerAdjustmentResponse{Reject: true, Reason: err.Error()}, nil
+	}
+	return &api.ValidateContainerAdjustmentResponse{}, nil
+}

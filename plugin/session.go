@@ -1,0 +1,200 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/containerd/ttrpc"
+
+	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/mux"
+)
+
+// session is one connection to a runtime, from connect to close.
+type session struct {
+	stub    *Stub
+	mux     *mux.Mux
+	server  *ttrpc.Server
+	client  *ttrpc.Client
+	runtime api.RuntimeService
+
+	configured chan struct{} // closed when Configure succeeded
+	done       chan struct{} // closed when the session ended
+	closeOnce  sync.Once
+	wg         sync.WaitGroup // server and watcher goroutines
+
+	mu         sync.Mutex // guards the fields below
+	info       RuntimeInfo
+	isConfig   bool
+	configErr  error
+	err        error
+	syncPods   []*api.PodSandbox
+	syncCtrs   []*api.Container
+	syncChunks int
+}
+
+// newSession sets up the multiplexer and both ttrpc ends on conn and starts
+// serving the Plugin service.
+func newSession(s *Stub, conn net.Conn) (*session, error) {
+	m, err := mux.New(conn)
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.Listen(mux.PluginServiceConn)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := m.Open(mux.RuntimeServiceConn)
+	if err != nil {
+		return nil, err
+	}
+	server, err := ttrpc.NewServer()
+	if err != nil {
+		return nil, err
+	}
+	sess := &session{
+		stub:       s,
+		mux:        m,
+		server:     server,
+		configured: make(chan struct{}),
+		done:       make(chan struct{}),
+		info: RuntimeInfo{
+			RegistrationTimeout: api.DefaultRegistrationTimeout,
+			RequestTimeout:      api.DefaultRequestTimeout,
+		},
+	}
+	api.RegisterPluginService(server, &service{sess: sess, stub: s})
+	sess.client = ttrpc.NewClient(rc, ttrpc.WithOnClose(func() {
+		sess.close(connectionError(m))
+	}))
+	sess.runtime = api.NewRuntimeClient(sess.client)
+
+	sess.wg.Add(2)
+	go func() {
+		defer sess.wg.Done()
+		err := server.Serve(context.Background(), l)
+		if err != nil && !errors.Is(err, ttrpc.ErrServerClosed) {
+			sess.close(fmt.Errorf("serving plugin service: %w", err))
+		}
+	}()
+	go func() {
+		defer sess.wg.Done()
+		select {
+		case <-m.Done():
+			sess.close(connectionError(m))
+		case <-sess.done:
+		}
+	}()
+	m.Start()
+	return sess, nil
+}
+
+// connectionError describes why the trunk ended.
+func connectionError(m *mux.Mux) error {
+	err := m.Err()
+	if err == nil || errors.Is(err, mux.ErrClosed) {
+		return errors.New("connection to runtime closed")
+	}
+	return fmt.Errorf("connection to runtime lost: %w", err)
+}
+
+// handshake registers the plugin and waits for Configure.
+func (sess *session) handshake(ctx context.Context) error {
+	s := sess.stub
+	regCtx, cancel := context.WithTimeout(ctx, api.DefaultRegistrationTimeout)
+	defer cancel()
+	_, err := sess.runtime.RegisterPlugin(regCtx, &api.RegisterPluginRequest{
+		PluginName: s.name,
+		PluginIdx:  s.idx,
+		NRIVersion: api.Version,
+	})
+	if err != nil {
+		return fmt.Errorf("RegisterPlugin: %w", err)
+	}
+	// The runtime sends Configure as soon as it accepted the registration.
+	wait := time.NewTimer(api.DefaultRegistrationTimeout + api.DefaultRequestTimeout)
+	defer wait.Stop()
+	select {
+	case <-sess.configured:
+		s.log.Debug("registered and configured")
+		return nil
+	case <-sess.done:
+		sess.mu.Lock()
+		err := cmpErr(sess.configErr, sess.err)
+		sess.mu.Unlock()
+		return fmt.Errorf("waiting for Configure: %w", err)
+	case <-wait.C:
+		return errors.New("runtime did not send Configure in time")
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for Configure: %w", ctx.Err())
+	}
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// close ends the session once, with err as the reason, and reports it to the
+// on-close callback.
+func (sess *session) close(err error) {
+	sess.closeOnce.Do(func() {
+		sess.mu.Lock()
+		sess.err = err
+		sess.mu.Unlock()
+		close(sess.done)
+		sess.server.Close()
+		sess.client.Close()
+		sess.mux.Close()
+		s := sess.stub
+		if errors.Is(err, ErrStopped) {
+			s.log.Debug("stopped")
+		} else {
+			s.log.Warn("connection to runtime ended", "error", err)
+		}
+		if s.cfg.onClose != nil {
+			sess.wg.Add(1)
+			go func() {
+				defer sess.wg.Done()
+				s.cfg.onClose(err)
+			}()
+		}
+	})
+}
+
+// wait waits for the session's goroutines and returns why it ended.
+func (sess *session) wait() error {
+	<-sess.done
+	sess.wg.Wait()
+	sess.mux.Wait()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.err
+}
+
+func (sess *session) isDone() bool {
+	select {
+	case <-sess.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (sess *session) requestTimeout() time.Duration {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.info.RequestTimeout
+}
+
+func (sess *session) runtimeInfo() (RuntimeInfo, bool) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.info, sess.isConfig
+}

@@ -1,0 +1,217 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nrinet/nrinet/api"
+)
+
+// Stub connects one plugin to a runtime and dispatches the runtime's
+// requests to the plugin's handlers.
+type Stub struct {
+	handler     any
+	cfg         config
+	name, idx   string
+	implemented api.EventMask
+	log         *slog.Logger
+
+	mu   sync.Mutex // guards sess
+	sess *session
+}
+
+// New returns a Stub for handler, which must implement at least one event
+// handler interface of this package. The plugin's name and index come from
+// the options, else from NRI_PLUGIN_NAME and NRI_PLUGIN_IDX, else from an
+// executable named "NN-name"; an executable not named that way gives the
+// name, and the index must then be set explicitly.
+func New(handler any, opts ...Option) (*Stub, error) {
+	if handler == nil {
+		return nil, errors.New("plugin: nil handler")
+	}
+	s := &Stub{handler: handler, implemented: implementedEvents(handler)}
+	for _, o := range opts {
+		if err := o(&s.cfg); err != nil {
+			return nil, err
+		}
+	}
+	if s.implemented == 0 {
+		return nil, fmt.Errorf("%w: %T has none of the event handler methods", ErrNoHandlers, handler)
+	}
+	if s.cfg.env == nil {
+		s.cfg.env = os.Getenv
+		s.cfg.args0 = os.Args[0]
+	}
+	if err := s.resolveIdentity(); err != nil {
+		return nil, err
+	}
+	if s.cfg.socketPath == "" {
+		s.cfg.socketPath = api.DefaultSocketPath
+	}
+	logger := s.cfg.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s.log = logger.With("plugin", s.Name())
+	return s, nil
+}
+
+// resolveIdentity fills in the name and index from options, environment and
+// executable name, in that order, and validates them.
+func (s *Stub) resolveIdentity() error {
+	name, idx := s.cfg.name, s.cfg.idx
+	if name == "" {
+		name = s.cfg.env(api.PluginNameEnv)
+	}
+	if idx == "" {
+		idx = s.cfg.env(api.PluginIdxEnv)
+	}
+	if name == "" || idx == "" {
+		base := filepath.Base(s.cfg.args0)
+		if i, n, err := api.ParsePluginFileName(base); err == nil {
+			name, idx = cmpOr(name, n), cmpOr(idx, i)
+		} else if name == "" {
+			name = base
+		}
+	}
+	if err := api.ValidatePluginName(name); err != nil {
+		return fmt.Errorf("plugin: invalid plugin name (from option, %s or executable name): %w", api.PluginNameEnv, err)
+	}
+	if idx == "" {
+		return fmt.Errorf("plugin %q: no plugin index: use WithPluginIdx, set %s, or name the executable NN-%s", name, api.PluginIdxEnv, name)
+	}
+	if err := api.ValidatePluginIndex(idx); err != nil {
+		return fmt.Errorf("plugin %q: invalid plugin index (from option, %s or executable name): %w", name, api.PluginIdxEnv, err)
+	}
+	s.name, s.idx = name, idx
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Name returns the plugin's full name, "NN-name".
+func (s *Stub) Name() string { return api.FullPluginName(s.idx, s.name) }
+
+// Start connects to the runtime, registers and waits until the runtime has
+// configured the plugin. It fails if the plugin is already connected. The
+// connection then lives until the runtime closes it, Stop is called, or a
+// transport error occurs; ctx only bounds the handshake.
+func (s *Stub) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.sess != nil && !s.sess.isDone() {
+		s.mu.Unlock()
+		return fmt.Errorf("plugin %q: already started", s.Name())
+	}
+	s.mu.Unlock()
+
+	conn, err := s.connect(ctx)
+	if err != nil {
+		return fmt.Errorf("plugin %q: connecting to runtime: %w", s.Name(), err)
+	}
+	sess, err := newSession(s, conn)
+	if err != nil {
+		conn.Close()
+		return fmt.Errorf("plugin %q: %w", s.Name(), err)
+	}
+	s.mu.Lock()
+	s.sess = sess
+	s.mu.Unlock()
+	if err := sess.handshake(ctx); err != nil {
+		sess.close(err)
+		sess.wait()
+		return fmt.Errorf("plugin %q: %w", s.Name(), err)
+	}
+	return nil
+}
+
+// Run starts the stub and serves the runtime until the connection ends or
+// ctx is cancelled (which stops the stub). It returns the reason the
+// connection ended; nil if it was stopped through ctx.
+func (s *Stub) Run(ctx context.Context) error {
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	sess := s.session()
+	select {
+	case <-ctx.Done():
+		s.Stop()
+		return nil
+	case <-sess.done:
+		return sess.wait()
+	}
+}
+
+// Wait blocks until the current connection ends and returns why.
+func (s *Stub) Wait() error {
+	sess := s.session()
+	if sess == nil {
+		return ErrNotStarted
+	}
+	return sess.wait()
+}
+
+// Stop closes the connection to the runtime and waits for the stub's
+// goroutines to finish.
+func (s *Stub) Stop() {
+	if sess := s.session(); sess != nil {
+		sess.close(ErrStopped)
+		sess.wait()
+	}
+}
+
+func (s *Stub) session() *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sess
+}
+
+// UpdateContainers asks the runtime to apply updates to containers outside
+// any lifecycle request. It returns the updates the runtime could not apply.
+// Without a deadline on ctx the request timeout from Configure applies.
+func (s *Stub) UpdateContainers(ctx context.Context, updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
+	sess := s.session()
+	if sess == nil || sess.isDone() {
+		return nil, fmt.Errorf("plugin %q: UpdateContainers: %w", s.Name(), ErrNotStarted)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, sess.requestTimeout())
+		defer cancel()
+	}
+	rsp, err := sess.runtime.UpdateContainers(ctx, &api.UpdateContainersRequest{Update: updates, Evict: evictions})
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: UpdateContainers: %w", s.Name(), err)
+	}
+	return rsp.GetFailed(), nil
+}
+
+// RuntimeInfo describes the runtime a connected stub was configured by.
+type RuntimeInfo struct {
+	Name, Version       string
+	NRIVersion          string
+	RegistrationTimeout time.Duration
+	RequestTimeout      time.Duration
+	// Events is the subscription the plugin answered Configure with.
+	Events api.EventMask
+}
+
+// Runtime returns what the runtime said in Configure, and false if the stub
+// has not been configured yet.
+func (s *Stub) Runtime() (RuntimeInfo, bool) {
+	sess := s.session()
+	if sess == nil {
+		return RuntimeInfo{}, false
+	}
+	return sess.runtimeInfo()
+}
