@@ -1,0 +1,93 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// listen creates the plugin socket: the parent directory with mode 0700
+// if missing, and a stale socket file replaced. A socket that still has a
+// listener is left alone and reported.
+func listen(path string) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("runtime: creating socket directory: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("runtime: %s exists and is not a socket; not replacing it", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("runtime: another process is listening on %s", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("runtime: removing stale socket: %w", err)
+		}
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	return l, nil
+}
+
+// acceptLoop only accepts: each connection's handshake runs on its own
+// goroutine, so one slow or silent plugin never delays another.
+func (r *Runtime) acceptLoop(l net.Listener) {
+	defer r.wg.Done()
+	backoff := 5 * time.Millisecond
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			r.log.Warn("accepting plugin connection failed", "error", err, "retryIn", backoff)
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		p, err := r.connect(conn, kindExternal, "", "")
+		if err != nil {
+			r.log.Warn("setting up plugin connection failed", "error", err)
+			conn.Close()
+			continue
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.run(p)
+		}()
+	}
+}
+
+// connect sets up a plugin on conn and starts serving it.
+func (r *Runtime) connect(conn net.Conn, kind, idx, name string) (*plugin, error) {
+	p, err := r.newPlugin(conn, kind, idx, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.admit(p); err != nil {
+		p.close(err)
+		return nil, err
+	}
+	p.start()
+	return p, nil
+}
+
+// run takes a connected plugin through the handshake; on failure the
+// connection is closed and the reason logged under the plugin's name.
+func (r *Runtime) run(p *plugin) error {
+	if err := p.handshake(r.ctx); err != nil {
+		p.logger().Warn("plugin failed to join", "error", err)
+		p.close(fmt.Errorf("handshake: %w", err))
+		return err
+	}
+	return nil
+}

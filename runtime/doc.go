@@ -1,0 +1,47 @@
+// Package runtime is the runtime side of the NRI protocol: the library a
+// container runtime embeds so that NRI plugins take part in the lifecycle
+// of its pods and containers.
+//
+// A [Runtime] listens on a unix socket for external plugins, launches the
+// pre-installed plugins of a plugin directory, and relays every lifecycle
+// event to the plugins subscribed to it, in index order (ties broken by
+// name). It speaks the wire protocol of containerd NRI v0.12.5, so plugins
+// built on containerd's stub work unmodified, and so do plugins built on
+// [github.com/nrinet/nrinet/plugin].
+//
+//	r, err := runtime.New("my-runtime", "v1.0.0",
+//		runtime.WithSyncFunc(listPodsAndContainers),
+//		runtime.WithUpdateFunc(applyUpdates),
+//		runtime.WithLogger(logger))
+//	if err := r.Start(ctx); err != nil { ... }
+//	defer r.Stop(ctx)
+//	rsp, err := r.CreateContainer(ctx, &api.CreateContainerRequest{Pod: pod, Container: ctr})
+//
+// # Plugins joining
+//
+// Each connection is admitted on its own goroutine: the plugin must register
+// within the registration timeout and answer Configure within the request
+// timeout, so a slow or silent plugin never delays another one. A plugin then
+// receives the current pods and containers in Synchronize, split into
+// chunks that are sized before sending, and joins the dispatch list. While a
+// plugin synchronizes, lifecycle requests wait (at most one request timeout
+// per chunk), so that it neither misses nor double-sees a pod.
+//
+// # Requests and failures
+//
+// Every call to a plugin has the request timeout of the Runtime (an option,
+// not process-wide state). An error a plugin returns fails the request with
+// a [*PluginError] naming the plugin and the event. A plugin that times out
+// or whose connection breaks is dropped and logged and the request goes on
+// without it, unless the plugin asked, through its failure policy, for the
+// request to fail instead.
+//
+// Results of CreateContainer, UpdateContainer and StopContainer are merged
+// with per-field ownership: two plugins setting the same field in one
+// request is an error naming both.
+//
+// # Logging
+//
+// Pass a *slog.Logger with [WithLogger]; every record about a plugin carries
+// its name as attribute "plugin".
+package runtime

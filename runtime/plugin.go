@@ -1,0 +1,341 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/containerd/ttrpc"
+
+	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/mux"
+)
+
+// Plugin kinds, as shown in logs and PluginInfo.
+const (
+	kindExternal = "external"
+	kindLaunched = "launched"
+)
+
+// plugin is the runtime's end of one plugin connection.
+type plugin struct {
+	r      *Runtime
+	kind   string
+	config string // sent in Configure; launched plugins only
+	pid    int
+	cmd    *exec.Cmd     // launched plugins only
+	exited chan struct{} // closed when cmd has been waited for
+
+	mux    *mux.Mux
+	rl     net.Listener // runtime service conn, for the ttrpc server
+	client *ttrpc.Client
+	server *ttrpc.Server
+	svc    api.PluginService
+
+	registered chan struct{} // closed by a valid RegisterPlugin
+	done       chan struct{} // closed when the connection is closed
+	closeOnce  sync.Once
+
+	// Set before registered is closed (idx and name of launched plugins
+	// even before that) and read-only afterwards.
+	idx, name string
+
+	mu       sync.Mutex // guards the fields below
+	log      *slog.Logger
+	events   api.EventMask
+	policy   *api.FailurePolicy
+	fallback api.EventMask // events delivered through StateChange
+	closeErr error
+}
+
+// newPlugin sets up the multiplexer and both ttrpc ends on conn.
+func (r *Runtime) newPlugin(conn net.Conn, kind, idx, name string) (*plugin, error) {
+	p := &plugin{
+		r:          r,
+		kind:       kind,
+		idx:        idx,
+		name:       name,
+		registered: make(chan struct{}),
+		done:       make(chan struct{}),
+		exited:     make(chan struct{}),
+	}
+	if kind == kindExternal {
+		p.pid = peerPid(conn)
+	}
+	p.log = r.log.With("plugin", p.label())
+	m, err := mux.New(conn)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := m.Open(mux.PluginServiceConn)
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.Listen(mux.RuntimeServiceConn)
+	if err != nil {
+		return nil, err
+	}
+	server, err := ttrpc.NewServer()
+	if err != nil {
+		return nil, err
+	}
+	p.mux, p.server, p.rl = m, server, l
+	api.RegisterRuntimeService(server, &runtimeService{p: p})
+	p.client = ttrpc.NewClient(pc, ttrpc.WithOnClose(func() {
+		p.close(p.connError())
+	}))
+	p.svc = api.NewPluginClient(p.client)
+	return p, nil
+}
+
+// start starts the runtime service and the reader; it must run after
+// newPlugin, on a goroutine owned by the Runtime's wait group.
+func (p *plugin) start() {
+	p.r.wg.Add(1)
+	go func() {
+		defer p.r.wg.Done()
+		err := p.server.Serve(p.r.ctx, p.rl)
+		if err != nil && !errors.Is(err, ttrpc.ErrServerClosed) {
+			p.close(fmt.Errorf("serving runtime service: %w", err))
+		}
+	}()
+	p.r.wg.Add(1)
+	go func() {
+		defer p.r.wg.Done()
+		select {
+		case <-p.mux.Done():
+			p.close(p.connError())
+		case <-p.done:
+		}
+	}()
+	p.mux.Start()
+}
+
+// label names the plugin in logs: "NN-name" once known, else its kind and
+// process id.
+func (p *plugin) label() string {
+	if p.name != "" {
+		return api.FullPluginName(p.idx, p.name)
+	}
+	if p.pid > 0 {
+		return fmt.Sprintf("unregistered %s plugin (pid %d)", p.kind, p.pid)
+	}
+	return fmt.Sprintf("unregistered %s plugin", p.kind)
+}
+
+func (p *plugin) fullName() string { return api.FullPluginName(p.idx, p.name) }
+
+func (p *plugin) logger() *slog.Logger {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log
+}
+
+func (p *plugin) info() PluginInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return PluginInfo{Name: p.fullName(), Index: p.idx, Kind: p.kind, Pid: p.pid, Events: p.events}
+}
+
+func (p *plugin) isClosed() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// connError describes why the connection ended.
+func (p *plugin) connError() error {
+	if err := p.mux.Err(); err != nil && !errors.Is(err, mux.ErrClosed) {
+		return fmt.Errorf("connection lost: %w", err)
+	}
+	return errors.New("connection closed")
+}
+
+// close closes the connection once, logging why. Unless reason is
+// ErrClosed (an orderly stop), a launched plugin's process is killed.
+func (p *plugin) close(reason error) {
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		p.closeErr = reason
+		log := p.log
+		p.mu.Unlock()
+		close(p.done)
+		p.client.Close()
+		p.server.Close()
+		p.mux.Close()
+		if !errors.Is(reason, ErrClosed) {
+			log.Warn("plugin disconnected", "reason", reason)
+		}
+		p.r.drop(p)
+		if !errors.Is(reason, ErrClosed) {
+			p.kill()
+		}
+	})
+}
+
+// shutdown sends Shutdown (bounded by the request timeout and ctx), closes
+// the connection and gives a launched plugin until ctx ends to exit.
+func (p *plugin) shutdown(ctx context.Context) {
+	if !p.isClosed() {
+		sctx, cancel := context.WithTimeout(ctx, p.r.cfg.requestTimeout)
+		if _, err := p.svc.Shutdown(sctx, &api.Empty{}); err != nil {
+			p.logger().Debug("Shutdown request failed", "error", err)
+		}
+		cancel()
+	}
+	p.close(ErrClosed)
+	if p.cmd != nil {
+		select {
+		case <-p.exited:
+		case <-ctx.Done():
+			p.kill()
+		}
+	}
+}
+
+// kill ends a launched plugin's process, if there is one still running.
+func (p *plugin) kill() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.exited:
+	default:
+		p.cmd.Process.Kill()
+	}
+}
+
+// handshake waits for registration, configures the plugin and, holding the
+// sync lock, synchronizes it and adds it to the dispatch list.
+func (p *plugin) handshake(ctx context.Context) error {
+	r := p.r
+	timer := time.NewTimer(r.cfg.registrationTimeout)
+	defer timer.Stop()
+	select {
+	case <-p.registered:
+	case <-p.done:
+		return fmt.Errorf("closed before registering: %w", p.reason())
+	case <-timer.C:
+		return fmt.Errorf("did not register within %v", r.cfg.registrationTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := p.configure(ctx); err != nil {
+		return err
+	}
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	if err := p.synchronize(ctx); err != nil {
+		return err
+	}
+	return r.join(p)
+}
+
+func (p *plugin) reason() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closeErr == nil {
+		return errors.New("connection closed")
+	}
+	return p.closeErr
+}
+
+// configure sends Configure and checks the subscription.
+func (p *plugin) configure(ctx context.Context) error {
+	r := p.r
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
+	defer cancel()
+	rsp, err := p.svc.Configure(cctx, &api.ConfigureRequest{
+		Config:              p.config,
+		RuntimeName:         r.name,
+		RuntimeVersion:      r.version,
+		RegistrationTimeout: r.cfg.registrationTimeout.Milliseconds(),
+		RequestTimeout:      r.cfg.requestTimeout.Milliseconds(),
+		NRIVersion:          api.Version,
+	})
+	if err != nil {
+		return &PluginError{Plugin: p.fullName(), Method: "Configure", Err: err}
+	}
+	events := api.EventMask(rsp.GetEvents())
+	if events == 0 {
+		// Upstream compatibility: an empty mask subscribes to everything.
+		events = api.ValidEvents
+	}
+	if err := events.Validate(); err != nil {
+		return fmt.Errorf("plugin %q: Configure: subscribed to invalid events: %w", p.fullName(), err)
+	}
+	p.mu.Lock()
+	p.events = events
+	p.policy = rsp.GetFailurePolicy()
+	p.mu.Unlock()
+	return nil
+}
+
+// runtimeService serves the Runtime ttrpc service for one plugin.
+type runtimeService struct {
+	p *plugin
+}
+
+var _ api.RuntimeService = (*runtimeService)(nil)
+
+func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPluginRequest) (*api.Empty, error) {
+	p := s.p
+	select {
+	case <-p.registered:
+		return nil, fmt.Errorf("plugin %q is already registered", p.fullName())
+	default:
+	}
+	if p.kind == kindLaunched {
+		if req.GetPluginName() != p.name || req.GetPluginIdx() != p.idx {
+			p.logger().Debug("launched plugin registered under another name; keeping the file name",
+				"registeredName", req.GetPluginName(), "registeredIdx", req.GetPluginIdx())
+		}
+	} else {
+		var err error
+		if err = api.ValidatePluginName(req.GetPluginName()); err == nil {
+			err = api.ValidatePluginIndex(req.GetPluginIdx())
+		}
+		if err != nil {
+			err = fmt.Errorf("registration refused for %s: %w", p.label(), err)
+			// Close after the reply is written (upstream leaves such
+			// connections open forever).
+			time.AfterFunc(100*time.Millisecond, func() { p.close(err) })
+			return nil, err
+		}
+		p.idx, p.name = req.GetPluginIdx(), req.GetPluginName()
+	}
+	p.mu.Lock()
+	p.log = p.r.log.With("plugin", p.fullName())
+	log := p.log
+	p.mu.Unlock()
+	log.Info("plugin registered", "kind", p.kind, "pid", p.pid, "nriVersion", req.GetNRIVersion())
+	close(p.registered)
+	return &api.Empty{}, nil
+}
+
+func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {
+	p := s.p
+	select {
+	case <-p.registered:
+	default:
+		return nil, fmt.Errorf("%s: UpdateContainers before RegisterPlugin", p.label())
+	}
+	update := p.r.cfg.update
+	if update == nil {
+		return nil, fmt.Errorf("runtime %s does not accept container updates from plugin %q", p.r.name, p.fullName())
+	}
+	failed, err := update(ctx, p.fullName(), req.GetUpdate(), req.GetEvict())
+	if err != nil {
+		p.logger().Warn("applying container updates failed", "updates", len(req.GetUpdate()), "error", err)
+		return nil, err
+	}
+	return &api.UpdateContainersResponse{Failed: failed}, nil
+}

@@ -1,0 +1,225 @@
+package runtime
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+
+	"github.com/nrinet/nrinet/api"
+)
+
+// Runtime relays pod and container lifecycle events to NRI plugins.
+type Runtime struct {
+	name, version string
+	cfg           config
+	log           *slog.Logger
+
+	// syncMu orders plugins joining against lifecycle requests: requests
+	// hold it for reading, a plugin's Synchronize for writing, so a plugin
+	// sees every pod either in its Synchronize or as an event.
+	syncMu sync.RWMutex
+
+	mu       sync.Mutex // guards the fields below
+	plugins  []*plugin  // joined plugins in invocation order
+	admitted map[*plugin]struct{}
+	listener net.Listener
+	started  bool
+	stopped  bool
+
+	ctx    context.Context // lives until Stop; parent of background work
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // accept loop and per-plugin goroutines
+}
+
+// New returns a Runtime that introduces itself to plugins with name and
+// version (e.g. "containerd", "v2.2.1").
+func New(name, version string, opts ...Option) (*Runtime, error) {
+	if name == "" {
+		return nil, errors.New("runtime: empty runtime name")
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	log := cfg.logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Runtime{
+		name:     name,
+		version:  version,
+		cfg:      cfg,
+		log:      log,
+		admitted: make(map[*plugin]struct{}),
+		ctx:      ctx,
+		cancel:   cancel,
+	}, nil
+}
+
+// Start launches the pre-installed plugins, waits until each of them has
+// joined or failed (failures are logged, not returned), and starts
+// accepting external plugins on the socket.
+func (r *Runtime) Start(ctx context.Context) error {
+	r.mu.Lock()
+	if r.started {
+		r.mu.Unlock()
+		return errors.New("runtime: already started")
+	}
+	r.started = true
+	r.mu.Unlock()
+
+	if err := r.launchPlugins(ctx); err != nil {
+		return err
+	}
+	if r.cfg.noExternal {
+		return nil
+	}
+	l, err := listen(r.cfg.socketPath)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.listener = l
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go r.acceptLoop(l)
+	r.log.Info("accepting NRI plugins", "socket", r.cfg.socketPath)
+	return nil
+}
+
+// Stop stops accepting plugins, asks every joined plugin to shut down,
+// closes all connections and waits for launched plugins to exit (killing
+// those still running when ctx ends).
+func (r *Runtime) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return nil
+	}
+	r.stopped = true
+	l := r.listener
+	plugins := r.plugins
+	r.plugins = nil
+	pending := make([]*plugin, 0, len(r.admitted))
+	for p := range r.admitted {
+		pending = append(pending, p)
+	}
+	r.mu.Unlock()
+
+	if l != nil {
+		l.Close()
+	}
+	var wg sync.WaitGroup
+	for _, p := range plugins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.shutdown(ctx)
+		}()
+	}
+	wg.Wait()
+	for _, p := range pending {
+		p.close(ErrClosed)
+	}
+	r.cancel()
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		for _, p := range append(plugins, pending...) {
+			p.kill()
+		}
+		<-done
+		return ctx.Err()
+	}
+}
+
+// PluginInfo describes a plugin that has joined.
+type PluginInfo struct {
+	Name   string // full name, "NN-name"
+	Index  string
+	Kind   string // "external" or "launched"
+	Pid    int    // peer process id, 0 if unknown
+	Events api.EventMask
+}
+
+// Plugins returns the joined plugins in invocation order.
+func (r *Runtime) Plugins() []PluginInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]PluginInfo, 0, len(r.plugins))
+	for _, p := range r.plugins {
+		out = append(out, p.info())
+	}
+	return out
+}
+
+// join adds a plugin that completed its handshake and keeps the list in
+// invocation order: by index, then by name.
+func (r *Runtime) join(p *plugin) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.admitted, p)
+	if r.stopped {
+		return ErrClosed
+	}
+	r.plugins = append(r.plugins, p)
+	slices.SortStableFunc(r.plugins, func(a, b *plugin) int {
+		return cmp.Or(cmp.Compare(a.idx, b.idx), cmp.Compare(a.name, b.name))
+	})
+	order := make([]string, len(r.plugins))
+	for i, q := range r.plugins {
+		order[i] = q.fullName()
+	}
+	r.log.Info("plugin joined", "plugin", p.fullName(), "kind", p.kind, "pid", p.pid,
+		"events", p.events.String(), "order", order)
+	return nil
+}
+
+// drop removes a closed plugin from the lists.
+func (r *Runtime) drop(p *plugin) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.admitted, p)
+	r.plugins = slices.DeleteFunc(r.plugins, func(q *plugin) bool { return q == p })
+}
+
+// subscribed returns the joined plugins subscribed to ev, in order.
+func (r *Runtime) subscribed(ev api.Event) []*plugin {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*plugin
+	for _, p := range r.plugins {
+		if p.events.IsSet(ev) && !p.isClosed() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// admit starts the handshake of a new connection on its own goroutine.
+func (r *Runtime) admit(p *plugin) error {
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	r.admitted[p] = struct{}{}
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *Runtime) String() string { return fmt.Sprintf("runtime %s %s", r.name, r.version) }
