@@ -1,0 +1,34 @@
+package plugin_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/plugin"
+)
+
+// podLogger subscribes to pod creation only.
+type podLogger struct{ log *slog.Logger }
+
+func (p podLogger) RunPodSandbox(_ context.Context, pod *api.PodSandbox) error {
+	p.log.Info("pod started", "namespace", pod.GetNamespace(), "pod", pod.GetName(), "netns", pod.NetNSPath())
+	return nil
+}
+
+// A plugin implements the handlers it needs; New derives the subscription.
+func Example() {
+	s, err := plugin.New(podLogger{log: slog.Default()},
+		plugin.WithPluginName("pod-logger"),
+		plugin.WithPluginIdx("50"),
+		plugin.WithOnClose(func(err error) { slog.Info("runtime connection ended", "reason", err) }),
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(s.Name())
+	// In a real plugin: err = s.Run(ctx)
+	// Output: 50-pod-logger
+}

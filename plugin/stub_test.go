@@ -1,0 +1,88 @@
+package plugin_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/plugin"
+)
+
+type podOnly struct{}
+
+func (podOnly) RunPodSandbox(context.Context, *api.PodSandbox) error { return nil }
+
+func TestNew_Identity(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args0   string
+		opts    []plugin.Option
+		want    string
+		wantErr string
+	}{
+		{name: "options", args0: "/usr/bin/x", opts: []plugin.Option{plugin.WithPluginName("net"), plugin.WithPluginIdx("10")}, want: "10-net"},
+		{name: "environment", env: map[string]string{"NRI_PLUGIN_NAME": "podnet", "NRI_PLUGIN_IDX": "05"}, args0: "/x", want: "05-podnet"},
+		{name: "options override environment", env: map[string]string{"NRI_PLUGIN_NAME": "a", "NRI_PLUGIN_IDX": "05"}, opts: []plugin.Option{plugin.WithPluginIdx("07")}, want: "07-a"},
+		{name: "executable NN-name", args0: "/opt/nri/plugins/30-logger", want: "30-logger"},
+		{name: "executable name with index option", args0: "/usr/local/bin/netagent", opts: []plugin.Option{plugin.WithPluginIdx("40")}, want: "40-netagent"},
+		{name: "no index", args0: "/usr/local/bin/netagent", wantErr: `plugin "netagent": no plugin index`},
+		{name: "bad name from env", env: map[string]string{"NRI_PLUGIN_NAME": "a b", "NRI_PLUGIN_IDX": "05"}, wantErr: `invalid plugin name`},
+		{name: "bad index from env", env: map[string]string{"NRI_PLUGIN_NAME": "ab", "NRI_PLUGIN_IDX": "5"}, wantErr: `invalid plugin index "5"`},
+		{name: "bad name option", opts: []plugin.Option{plugin.WithPluginName("x/y")}, wantErr: `WithPluginName`},
+		{name: "bad index option", opts: []plugin.Option{plugin.WithPluginIdx("abc")}, wantErr: `WithPluginIdx: api: invalid plugin index "abc"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv := func(k string) string { return tc.env[k] }
+			s, err := plugin.New(podOnly{}, append([]plugin.Option{plugin.WithEnv(getenv, tc.args0)}, tc.opts...)...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("New error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Name() != tc.want {
+				t.Fatalf("Name() = %q, want %q", s.Name(), tc.want)
+			}
+		})
+	}
+}
+
+func TestNew_NoHandlers(t *testing.T) {
+	_, err := plugin.New(struct{}{}, plugin.WithPluginName("x"), plugin.WithPluginIdx("10"))
+	if !errors.Is(err, plugin.ErrNoHandlers) {
+		t.Fatalf("New = %v, want ErrNoHandlers", err)
+	}
+}
+
+func TestStub_StartWithoutRuntime(t *testing.T) {
+	s, err := plugin.New(podOnly{}, plugin.WithPluginName("x"), plugin.WithPluginIdx("10"),
+		plugin.WithSocketPath(t.TempDir()+"/missing.sock"), plugin.WithEnv(func(string) string { return "" }, "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `plugin "10-x": connecting to runtime`) {
+		t.Fatalf("Start = %v", err)
+	}
+	if _, err := s.UpdateContainers(context.Background(), nil, nil); !errors.Is(err, plugin.ErrNotStarted) {
+		t.Fatalf("UpdateContainers = %v, want ErrNotStarted", err)
+	}
+}
+
+func TestStub_BadInheritedSocket(t *testing.T) {
+	env := map[string]string{"NRI_PLUGIN_SOCKET": "three"}
+	s, err := plugin.New(podOnly{}, plugin.WithPluginName("x"), plugin.WithPluginIdx("10"),
+		plugin.WithEnv(func(k string) string { return env[k] }, "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err == nil || !strings.Contains(err.Error(), `NRI_PLUGIN_SOCKET="three"`) {
+		t.Fatalf("Start = %v", err)
+	}
+}
