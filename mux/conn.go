@@ -3,8 +3,8 @@ package mux
 import (
 	"bufio"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"

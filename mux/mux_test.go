@@ -170,9 +170,12 @@ func TestMux_BadInputBreaksTrunk(t *testing.T) {
 		check func(error) bool
 	}{
 		{
-			name:  "oversized length",
-			wire:  []byte{0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff},
-			check: func(err error) bool { var e *mux.FrameTooLargeError; return errors.As(err, &e) && e.Length == 0xffffffff },
+			name: "oversized length",
+			wire: []byte{0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff},
+			check: func(err error) bool {
+				var e *mux.FrameTooLargeError
+				return errors.As(err, &e) && e.Length == 0xffffffff
+			},
 		},
 		{
 			name:  "one past the limit",

@@ -116,7 +116,7 @@ func TestRuntime_BadInput(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, runtime_WithShortTimeouts()...)
+			e := newEnv(t, withShortTimeouts()...)
 			rec := newRecorder()
 			e.startPlugin(rec, "50", "bystander")
 			expectClosed(t, tc.send(t, e.dial()))

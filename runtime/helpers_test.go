@@ -138,7 +138,9 @@ type recorder struct {
 	fail map[string]error // event method → error to return
 }
 
-func newRecorder() *recorder { return &recorder{pods: map[string]*api.PodSandbox{}, fail: map[string]error{}} }
+func newRecorder() *recorder {
+	return &recorder{pods: map[string]*api.PodSandbox{}, fail: map[string]error{}}
+}
 
 func (r *recorder) record(ev string, pod *api.PodSandbox, ctr *api.Container) error {
 	r.mu.Lock()
@@ -218,6 +220,6 @@ func testContainer(pod *api.PodSandbox, n int) *api.Container {
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
-func runtime_WithShortTimeouts() []runtime.Option {
+func withShortTimeouts() []runtime.Option {
 	return []runtime.Option{runtime.WithRegistrationTimeout(2 * time.Second), runtime.WithRequestTimeout(time.Second)}
 }
