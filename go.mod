@@ -3,15 +3,18 @@ module github.com/nrinet/nrinet
 go 1.26.8
 
 require (
-	github.com/bufbuild/protocompile v0.14.1 // indirect
+	github.com/bufbuild/protocompile v0.14.1
+	github.com/containerd/ttrpc v1.2.10
+	google.golang.org/grpc v1.81.1
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
 	github.com/containerd/log v0.1.0 // indirect
-	github.com/containerd/ttrpc v1.2.10 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260226221140-a57be14db171 // indirect
-	google.golang.org/grpc v1.81.1 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 tool (

@@ -1,0 +1,217 @@
+// Command recplugin is an NRI plugin that records every request it gets as
+// a JSON line, for the interop tests. It is built twice from the same
+// source: on the nrinet plugin library (default) and, with the build tag
+// "upstream", on containerd/nri's stub, so each build links only one of the
+// two API packages.
+//
+// Configuration, from the -config flag or, for a plugin launched by the
+// runtime, from the runtime's Configure request, is JSON:
+//
+//	{"out": "/path/to/record.jsonl", "adjust": true}
+//
+// With "adjust", CreateContainer adds the environment variable
+// INTEROP_<NAME>=1 and the annotation interop.nrinet.io/<name>=yes.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+type pluginConfig struct {
+	Out    string `json:"out"`
+	Adjust bool   `json:"adjust"`
+}
+
+// record is one line of the output.
+type record struct {
+	Event      string          `json:"event"`
+	Plugin     string          `json:"plugin,omitempty"`
+	Pod        json.RawMessage `json:"pod,omitempty"`
+	Container  json.RawMessage `json:"container,omitempty"`
+	Resources  json.RawMessage `json:"resources,omitempty"`
+	Overhead   json.RawMessage `json:"overhead,omitempty"`
+	Config     string          `json:"config,omitempty"`
+	Runtime    string          `json:"runtime,omitempty"`
+	Version    string          `json:"version,omitempty"`
+	RegTimeout int64           `json:"registrationTimeoutMs,omitempty"`
+	ReqTimeout int64           `json:"requestTimeoutMs,omitempty"`
+	Pods       int             `json:"pods,omitempty"`
+	Containers int             `json:"containers,omitempty"`
+	LastPodID  string          `json:"lastPodId,omitempty"`
+	LastCtrID  string          `json:"lastContainerId,omitempty"`
+}
+
+type recorder struct {
+	name string
+	mu   sync.Mutex
+	cfg  pluginConfig
+	out  *os.File
+}
+
+func (r *recorder) setConfig(raw string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if raw == "" || r.out != nil {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(raw), &r.cfg); err != nil {
+		return fmt.Errorf("bad config %q: %w", raw, err)
+	}
+	f, err := os.OpenFile(r.cfg.Out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	r.out = f
+	return nil
+}
+
+func (r *recorder) write(rec record) {
+	rec.Plugin = r.name
+	b, err := json.Marshal(rec)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "recplugin:", err)
+		os.Exit(3)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.out == nil {
+		fmt.Fprintln(os.Stderr, "recplugin: no output configured")
+		os.Exit(3)
+	}
+	r.out.Write(append(b, '\n'))
+}
+
+func pj(m proto.Message) json.RawMessage {
+	if m == nil || !m.ProtoReflect().IsValid() {
+		return nil
+	}
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func (r *recorder) Configure(_ context.Context, config, runtime, version string) (EventMask, error) {
+	if err := r.setConfig(config); err != nil {
+		return 0, err
+	}
+	reg, req := timeouts()
+	r.write(record{Event: "Configure", Config: config, Runtime: runtime, Version: version, RegTimeout: reg, ReqTimeout: req})
+	return 0, nil
+}
+
+func (r *recorder) Synchronize(_ context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
+	rec := record{Event: "Synchronize", Pods: len(pods), Containers: len(ctrs)}
+	if len(pods) > 0 {
+		rec.Pod = pj(pods[0])
+		rec.LastPodID = pods[len(pods)-1].GetId()
+	}
+	if len(ctrs) > 0 {
+		rec.Container = pj(ctrs[0])
+		rec.LastCtrID = ctrs[len(ctrs)-1].GetId()
+	}
+	r.write(rec)
+	return nil, nil
+}
+
+func (r *recorder) Shutdown(context.Context) { r.write(record{Event: "Shutdown"}) }
+
+func (r *recorder) pod(ev string, pod *PodSandbox) error {
+	r.write(record{Event: ev, Pod: pj(pod)})
+	return nil
+}
+
+func (r *recorder) ctr(ev string, pod *PodSandbox, ctr *Container) error {
+	r.write(record{Event: ev, Pod: pj(pod), Container: pj(ctr)})
+	return nil
+}
+
+func (r *recorder) RunPodSandbox(_ context.Context, p *PodSandbox) error {
+	return r.pod("RunPodSandbox", p)
+}
+func (r *recorder) StopPodSandbox(_ context.Context, p *PodSandbox) error {
+	return r.pod("StopPodSandbox", p)
+}
+func (r *recorder) RemovePodSandbox(_ context.Context, p *PodSandbox) error {
+	return r.pod("RemovePodSandbox", p)
+}
+func (r *recorder) PostUpdatePodSandbox(_ context.Context, p *PodSandbox) error {
+	return r.pod("PostUpdatePodSandbox", p)
+}
+
+func (r *recorder) UpdatePodSandbox(_ context.Context, p *PodSandbox, overhead, res *LinuxResources) error {
+	r.write(record{Event: "UpdatePodSandbox", Pod: pj(p), Overhead: pj(overhead), Resources: pj(res)})
+	return nil
+}
+
+func (r *recorder) CreateContainer(_ context.Context, p *PodSandbox, c *Container) (*ContainerAdjustment, []*ContainerUpdate, error) {
+	r.ctr("CreateContainer", p, c)
+	r.mu.Lock()
+	adjust := r.cfg.Adjust
+	r.mu.Unlock()
+	if !adjust {
+		return nil, nil, nil
+	}
+	return &ContainerAdjustment{
+		Annotations: map[string]string{"interop.nrinet.io/" + r.name: "yes"},
+		Env:         []*KeyValue{{Key: "INTEROP_" + strings.ToUpper(strings.ReplaceAll(r.name, "-", "_")), Value: "1"}},
+	}, nil, nil
+}
+
+func (r *recorder) PostCreateContainer(_ context.Context, p *PodSandbox, c *Container) error {
+	return r.ctr("PostCreateContainer", p, c)
+}
+func (r *recorder) StartContainer(_ context.Context, p *PodSandbox, c *Container) error {
+	return r.ctr("StartContainer", p, c)
+}
+func (r *recorder) PostStartContainer(_ context.Context, p *PodSandbox, c *Container) error {
+	return r.ctr("PostStartContainer", p, c)
+}
+func (r *recorder) PostUpdateContainer(_ context.Context, p *PodSandbox, c *Container) error {
+	return r.ctr("PostUpdateContainer", p, c)
+}
+func (r *recorder) RemoveContainer(_ context.Context, p *PodSandbox, c *Container) error {
+	return r.ctr("RemoveContainer", p, c)
+}
+
+func (r *recorder) UpdateContainer(_ context.Context, p *PodSandbox, c *Container, res *LinuxResources) ([]*ContainerUpdate, error) {
+	r.write(record{Event: "UpdateContainer", Pod: pj(p), Container: pj(c), Resources: pj(res)})
+	return nil, nil
+}
+
+func (r *recorder) StopContainer(_ context.Context, p *PodSandbox, c *Container) ([]*ContainerUpdate, error) {
+	r.ctr("StopContainer", p, c)
+	return nil, nil
+}
+
+func main() {
+	var (
+		socket = flag.String("socket", "", "runtime socket (external plugins)")
+		name   = flag.String("name", "", "plugin name (external plugins)")
+		idx    = flag.String("idx", "", "plugin index (external plugins)")
+		config = flag.String("config", "", "configuration JSON (external plugins)")
+	)
+	flag.Parse()
+	rec := &recorder{name: *name}
+	if rec.name == "" {
+		rec.name = os.Getenv("NRI_PLUGIN_NAME")
+	}
+	if err := rec.setConfig(*config); err != nil {
+		fmt.Fprintln(os.Stderr, "recplugin:", err)
+		os.Exit(2)
+	}
+	if err := run(rec, *name, *idx, *socket); err != nil {
+		fmt.Fprintln(os.Stderr, "recplugin:", err)
+		os.Exit(1)
+	}
+}
