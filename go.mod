@@ -5,6 +5,8 @@ go 1.26.8
 require (
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/containerd/ttrpc v1.2.10
+	github.com/google/go-cmp v0.7.0
+	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10
 	google.golang.org/grpc v1.81.1
 	google.golang.org/protobuf v1.36.12
 )
@@ -19,5 +21,6 @@ require (
 
 tool (
 	github.com/containerd/ttrpc/cmd/protoc-gen-go-ttrpc
+	github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto
 	google.golang.org/protobuf/cmd/protoc-gen-go
 )

@@ -16,11 +16,10 @@ import (
 
 // session is one connection to a runtime, from connect to close.
 type session struct {
-	stub    *Stub
-	mux     *mux.Mux
-	server  *ttrpc.Server
-	client  *ttrpc.Client
-	runtime api.RuntimeService
+	stub   *Stub
+	mux    *mux.Mux
+	server *ttrpc.Server
+	client *ttrpc.Client
 
 	configured chan struct{} // closed when Configure succeeded
 	done       chan struct{} // closed when the session ended
@@ -67,11 +66,10 @@ func newSession(s *Stub, conn net.Conn) (*session, error) {
 			RequestTimeout:      api.DefaultRequestTimeout,
 		},
 	}
-	api.RegisterPluginService(server, &service{sess: sess, stub: s})
+	api.RegisterFastPluginService(server, &service{sess: sess, stub: s})
 	sess.client = ttrpc.NewClient(rc, ttrpc.WithOnClose(func() {
 		sess.close(connectionError(m))
 	}))
-	sess.runtime = api.NewRuntimeClient(sess.client)
 
 	sess.wg.Add(2)
 	go func() {
@@ -107,11 +105,11 @@ func (sess *session) handshake(ctx context.Context) error {
 	s := sess.stub
 	regCtx, cancel := context.WithTimeout(ctx, api.DefaultRegistrationTimeout)
 	defer cancel()
-	_, err := sess.runtime.RegisterPlugin(regCtx, &api.RegisterPluginRequest{
+	err := api.Call(regCtx, sess.client, api.RuntimeServiceName, "RegisterPlugin", &api.RegisterPluginRequest{
 		PluginName: s.name,
 		PluginIdx:  s.idx,
 		NRIVersion: api.Version,
-	})
+	}, &api.Empty{})
 	if err != nil {
 		return fmt.Errorf("RegisterPlugin: %w", err)
 	}

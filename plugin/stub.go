@@ -189,7 +189,8 @@ func (s *Stub) UpdateContainers(ctx context.Context, updates []*api.ContainerUpd
 		ctx, cancel = context.WithTimeout(ctx, sess.requestTimeout())
 		defer cancel()
 	}
-	rsp, err := sess.runtime.UpdateContainers(ctx, &api.UpdateContainersRequest{Update: updates, Evict: evictions})
+	rsp := &api.UpdateContainersResponse{}
+	err := api.Call(ctx, sess.client, api.RuntimeServiceName, "UpdateContainers", &api.UpdateContainersRequest{Update: updates, Evict: evictions}, rsp)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: UpdateContainers: %w", s.Name(), err)
 	}

@@ -30,7 +30,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *api.CreateContainerR
 		var rsp *api.CreateContainerResponse
 		err := p.call(ctx, api.Event_CREATE_CONTAINER, nil, nil, func(ctx context.Context, p *plugin) error {
 			var err error
-			rsp, err = p.svc.CreateContainer(ctx, &api.CreateContainerRequest{Pod: req.GetPod(), Container: adj.view})
+			rsp, err = rpc[api.CreateContainerResponse](ctx, p, "CreateContainer", &api.CreateContainerRequest{Pod: req.GetPod(), Container: adj.view})
 			return err
 		})
 		if err != nil {
@@ -89,7 +89,7 @@ func (r *Runtime) validate(ctx context.Context, req *api.CreateContainerRequest,
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
 			defer cancel()
-			vrsp, err := p.svc.ValidateContainerAdjustment(cctx, vreq)
+			vrsp, err := rpc[api.ValidateContainerAdjustmentResponse](cctx, p, "ValidateContainerAdjustment", vreq)
 			switch {
 			case err != nil:
 				if ctx.Err() == nil && (isTransportError(err) || cctx.Err() != nil) {
@@ -120,7 +120,7 @@ func (r *Runtime) UpdateContainer(ctx context.Context, req *api.UpdateContainerR
 	resources := req.GetLinuxResources()
 	touched := false
 	err := r.relay(ctx, api.Event_UPDATE_CONTAINER, nil, nil, func(ctx context.Context, p *plugin) error {
-		rsp, err := p.svc.UpdateContainer(ctx, &api.UpdateContainerRequest{
+		rsp, err := rpc[api.UpdateContainerResponse](ctx, p, "UpdateContainer", &api.UpdateContainerRequest{
 			Pod: req.GetPod(), Container: req.GetContainer(), LinuxResources: resources,
 		})
 		if err != nil {
@@ -156,7 +156,7 @@ func (r *Runtime) UpdateContainer(ctx context.Context, req *api.UpdateContainerR
 func (r *Runtime) StopContainer(ctx context.Context, req *api.StopContainerRequest) (*api.StopContainerResponse, error) {
 	ups := newUpdates(newOwners())
 	err := r.relay(ctx, api.Event_STOP_CONTAINER, nil, nil, func(ctx context.Context, p *plugin) error {
-		rsp, err := p.svc.StopContainer(ctx, req)
+		rsp, err := rpc[api.StopContainerResponse](ctx, p, "StopContainer", req)
 		if err != nil {
 			return err
 		}

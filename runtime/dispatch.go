@@ -96,7 +96,7 @@ func (p *plugin) usesStateChange(ev api.Event) bool {
 // stateChange delivers ev through the deprecated StateChange RPC.
 func stateChange(ev api.Event, pod *api.PodSandbox, ctr *api.Container) func(context.Context, *plugin) error {
 	return func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.StateChange(ctx, &api.StateChangeEvent{Event: ev, Pod: pod, Container: ctr})
+		_, err := rpc[api.Empty](ctx, p, "StateChange", &api.StateChangeEvent{Event: ev, Pod: pod, Container: ctr})
 		return err
 	}
 }
@@ -104,7 +104,7 @@ func stateChange(ev api.Event, pod *api.PodSandbox, ctr *api.Container) func(con
 // RunPodSandbox relays the creation of a pod sandbox.
 func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
 	err := r.relay(ctx, api.Event_RUN_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.RunPodSandbox(ctx, req)
+		_, err := rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", req)
 		return err
 	})
 	if err != nil {
@@ -116,7 +116,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 // UpdatePodSandbox relays a change of a pod's resources.
 func (r *Runtime) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {
 	err := r.relay(ctx, api.Event_UPDATE_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.UpdatePodSandbox(ctx, req)
+		_, err := rpc[api.UpdatePodSandboxResponse](ctx, p, "UpdatePodSandbox", req)
 		return err
 	})
 	if err != nil {
@@ -128,7 +128,7 @@ func (r *Runtime) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandbo
 // PostUpdatePodSandbox relays that a pod update was applied.
 func (r *Runtime) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpdatePodSandboxRequest) error {
 	return r.relay(ctx, api.Event_POST_UPDATE_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.PostUpdatePodSandbox(ctx, req)
+		_, err := rpc[api.PostUpdatePodSandboxResponse](ctx, p, "PostUpdatePodSandbox", req)
 		return err
 	})
 }
@@ -136,7 +136,7 @@ func (r *Runtime) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpdateP
 // StopPodSandbox relays the stop of a pod sandbox.
 func (r *Runtime) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxRequest) error {
 	return r.relay(ctx, api.Event_STOP_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.StopPodSandbox(ctx, req)
+		_, err := rpc[api.StopPodSandboxResponse](ctx, p, "StopPodSandbox", req)
 		return err
 	})
 }
@@ -144,7 +144,7 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxReq
 // RemovePodSandbox relays the removal of a pod sandbox.
 func (r *Runtime) RemovePodSandbox(ctx context.Context, req *api.RemovePodSandboxRequest) error {
 	return r.relay(ctx, api.Event_REMOVE_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.RemovePodSandbox(ctx, req)
+		_, err := rpc[api.RemovePodSandboxResponse](ctx, p, "RemovePodSandbox", req)
 		return err
 	})
 }
@@ -152,7 +152,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, req *api.RemovePodSandbo
 // PostCreateContainer relays that a container was created.
 func (r *Runtime) PostCreateContainer(ctx context.Context, req *api.PostCreateContainerRequest) error {
 	return r.relay(ctx, api.Event_POST_CREATE_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.PostCreateContainer(ctx, req)
+		_, err := rpc[api.PostCreateContainerResponse](ctx, p, "PostCreateContainer", req)
 		return err
 	})
 }
@@ -160,7 +160,7 @@ func (r *Runtime) PostCreateContainer(ctx context.Context, req *api.PostCreateCo
 // StartContainer relays that a container is about to start.
 func (r *Runtime) StartContainer(ctx context.Context, req *api.StartContainerRequest) error {
 	return r.relay(ctx, api.Event_START_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.StartContainer(ctx, req)
+		_, err := rpc[api.StartContainerResponse](ctx, p, "StartContainer", req)
 		return err
 	})
 }
@@ -168,7 +168,7 @@ func (r *Runtime) StartContainer(ctx context.Context, req *api.StartContainerReq
 // PostStartContainer relays that a container started.
 func (r *Runtime) PostStartContainer(ctx context.Context, req *api.PostStartContainerRequest) error {
 	return r.relay(ctx, api.Event_POST_START_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.PostStartContainer(ctx, req)
+		_, err := rpc[api.PostStartContainerResponse](ctx, p, "PostStartContainer", req)
 		return err
 	})
 }
@@ -176,7 +176,7 @@ func (r *Runtime) PostStartContainer(ctx context.Context, req *api.PostStartCont
 // PostUpdateContainer relays that a container update was applied.
 func (r *Runtime) PostUpdateContainer(ctx context.Context, req *api.PostUpdateContainerRequest) error {
 	return r.relay(ctx, api.Event_POST_UPDATE_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.PostUpdateContainer(ctx, req)
+		_, err := rpc[api.PostUpdateContainerResponse](ctx, p, "PostUpdateContainer", req)
 		return err
 	})
 }
@@ -184,7 +184,7 @@ func (r *Runtime) PostUpdateContainer(ctx context.Context, req *api.PostUpdateCo
 // RemoveContainer relays the removal of a container.
 func (r *Runtime) RemoveContainer(ctx context.Context, req *api.RemoveContainerRequest) error {
 	return r.relay(ctx, api.Event_REMOVE_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) error {
-		_, err := p.svc.RemoveContainer(ctx, req)
+		_, err := rpc[api.RemoveContainerResponse](ctx, p, "RemoveContainer", req)
 		return err
 	})
 }

@@ -35,7 +35,6 @@ type plugin struct {
 	rl     net.Listener // runtime service conn, for the ttrpc server
 	client *ttrpc.Client
 	server *ttrpc.Server
-	svc    api.PluginService
 
 	registered chan struct{} // closed by a valid RegisterPlugin
 	done       chan struct{} // closed when the connection is closed
@@ -85,11 +84,10 @@ func (r *Runtime) newPlugin(conn net.Conn, kind, idx, name string) (*plugin, err
 		return nil, err
 	}
 	p.mux, p.server, p.rl = m, server, l
-	api.RegisterRuntimeService(server, &runtimeService{p: p})
+	api.RegisterFastRuntimeService(server, &runtimeService{p: p})
 	p.client = ttrpc.NewClient(pc, ttrpc.WithOnClose(func() {
 		p.close(p.connError())
 	}))
-	p.svc = api.NewPluginClient(p.client)
 	return p, nil
 }
 
@@ -186,7 +184,7 @@ func (p *plugin) close(reason error) {
 func (p *plugin) shutdown(ctx context.Context) {
 	if !p.isClosed() {
 		sctx, cancel := context.WithTimeout(ctx, p.r.cfg.requestTimeout)
-		if _, err := p.svc.Shutdown(sctx, &api.Empty{}); err != nil {
+		if _, err := rpc[api.Empty](sctx, p, "Shutdown", &api.Empty{}); err != nil {
 			p.logger().Debug("Shutdown request failed", "error", err)
 		}
 		cancel()
@@ -253,7 +251,7 @@ func (p *plugin) configure(ctx context.Context) error {
 	r := p.r
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
 	defer cancel()
-	rsp, err := p.svc.Configure(cctx, &api.ConfigureRequest{
+	rsp, err := rpc[api.ConfigureResponse](cctx, p, "Configure", &api.ConfigureRequest{
 		Config:              p.config,
 		RuntimeName:         r.name,
 		RuntimeVersion:      r.version,
@@ -338,4 +336,17 @@ func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateCo
 		return nil, err
 	}
 	return &api.UpdateContainersResponse{Failed: failed}, nil
+}
+
+// rpc calls a method of the plugin's Plugin service, encoding and decoding
+// with the fast codec.
+func rpc[Rsp any, PRsp interface {
+	*Rsp
+	api.VTMessage
+}](ctx context.Context, p *plugin, method string, req api.VTMessage) (PRsp, error) {
+	rsp := PRsp(new(Rsp))
+	if err := api.Call(ctx, p.client, api.PluginServiceName, method, req, rsp); err != nil {
+		return nil, err
+	}
+	return rsp, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/nrinet/nrinet/api"
 )
@@ -21,8 +20,8 @@ func syncChunks(pods []*api.PodSandbox, ctrs []*api.Container, limit int) ([]*ap
 		cur    = &api.SynchronizeRequest{}
 		size   = moreSize
 	)
-	add := func(m proto.Message, what string, id string, appendTo func()) error {
-		n := proto.Size(m)
+	add := func(m api.VTMessage, what string, id string, appendTo func()) error {
+		n := m.SizeVT()
 		item := 1 + protowire.SizeVarint(uint64(n)) + n
 		if item+moreSize > limit {
 			return fmt.Errorf("%s %q encodes to %d bytes, more than the %d-byte Synchronize limit", what, id, item, limit)
@@ -71,7 +70,7 @@ func (p *plugin) synchronize(ctx context.Context) error {
 	var updates []*api.ContainerUpdate
 	for i, req := range chunks {
 		cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
-		rsp, err := p.svc.Synchronize(cctx, req)
+		rsp, err := rpc[api.SynchronizeResponse](cctx, p, "Synchronize", req)
 		cancel()
 		if err != nil {
 			return &PluginError{Plugin: p.fullName(), Method: "Synchronize", Err: fmt.Errorf("chunk %d of %d: %w", i+1, len(chunks), err)}

@@ -43,7 +43,12 @@ import (
 )
 
 // defaultPlugins are the generators run when no -plugin flag is given.
-var defaultPlugins = []string{"protoc-gen-go", "protoc-gen-go-ttrpc"}
+// A plugin may carry extra parameters after a colon, appended to -param.
+var defaultPlugins = []string{
+	"protoc-gen-go",
+	"protoc-gen-go-ttrpc",
+	"protoc-gen-go-vtproto:features=marshal+unmarshal+size",
+}
 
 // listFlag is a repeatable string flag.
 type listFlag []string
@@ -58,7 +63,7 @@ func (l *listFlag) Set(v string) error {
 func main() {
 	var includes, plugins listFlag
 	flag.Var(&includes, "I", "import `dir`ectory or virtual=dir mapping (repeatable, default \".\")")
-	flag.Var(&plugins, "plugin", "generator run as \"go tool `name`\" (repeatable, default protoc-gen-go and protoc-gen-go-ttrpc)")
+	flag.Var(&plugins, "plugin", "generator run as \"go tool `name`\", optionally name:params (repeatable, default protoc-gen-go, protoc-gen-go-ttrpc, protoc-gen-go-vtproto)")
 	out := flag.String("out", ".", "output `dir`ectory")
 	param := flag.String("param", "paths=source_relative", "`parameter` passed to every plugin")
 	flag.Usage = func() {
@@ -89,11 +94,13 @@ func run(ctx context.Context, includes, files, plugins []string, param, out stri
 	if err != nil {
 		return err
 	}
-	in, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("marshal request: %w", err)
-	}
-	for _, p := range plugins {
+	for _, spec := range plugins {
+		p, extra, _ := strings.Cut(spec, ":")
+		req.Parameter = proto.String(strings.Trim(param+","+extra, ","))
+		in, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+		if err != nil {
+			return fmt.Errorf("marshal request: %w", err)
+		}
 		resp, err := runPlugin(ctx, p, in)
 		if err != nil {
 			return err

@@ -1,0 +1,31 @@
+# nrinet developer targets. `make test` is what CI runs (see .ci/run).
+GO ?= go
+
+.PHONY: test lint unit interop generate bench fuzz demo
+
+test: lint unit interop
+
+lint:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cd test/interop && $(GO) vet ./... && $(GO) vet -tags upstream ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+interop:
+	cd test/interop && $(GO) test -count=1 ./...
+
+# Regenerate api/*.pb.go from api/api.proto with the generators pinned in go.mod.
+generate:
+	$(GO) generate ./api
+
+# nrinet against containerd/nri v0.12.5; results in test/interop/bench-results.
+bench:
+	cd test/interop && ./bench.sh
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./mux
+
+demo:
+	$(GO) run ./cmd/nrinet-demo

@@ -1,0 +1,291 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// TestMain turns the benchmark binary into a plugin process when
+// BENCH_PLUGIN_SOCKET is set.
+func TestMain(m *testing.M) {
+	if sock := os.Getenv("BENCH_PLUGIN_SOCKET"); sock != "" {
+		pluginProcess(sock, os.Getenv("BENCH_PLUGIN_IDX"), os.Getenv("BENCH_PLUGIN_MODE"))
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// plugin is the benchmark plugin: it counts pod events and adjusts
+// containers with one env var and one annotation.
+type plugin struct {
+	name   string
+	synced chan struct{}
+	pods   int
+}
+
+func (p *plugin) Synchronize(context.Context, []*PodSandbox, []*Container) ([]*ContainerUpdate, error) {
+	select {
+	case p.synced <- struct{}{}:
+	default:
+	}
+	return nil, nil
+}
+
+func (p *plugin) RunPodSandbox(context.Context, *PodSandbox) error {
+	p.pods++
+	return nil
+}
+
+func (p *plugin) CreateContainer(context.Context, *PodSandbox, *Container) (*ContainerAdjustment, []*ContainerUpdate, error) {
+	return &ContainerAdjustment{
+		Annotations: map[string]string{"bench.nrinet.io/" + p.name: "yes"},
+		Env:         []*KeyValue{{Key: "BENCH_" + p.name, Value: "1"}},
+	}, nil, nil
+}
+
+// runPodOnly hides CreateContainer, so the plugin subscribes to pod events.
+type runPodOnly struct{ p *plugin }
+
+func (r runPodOnly) Synchronize(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
+	return r.p.Synchronize(ctx, pods, ctrs)
+}
+
+func (r runPodOnly) RunPodSandbox(ctx context.Context, pod *PodSandbox) error {
+	return r.p.RunPodSandbox(ctx, pod)
+}
+
+func handlerFor(p *plugin, mode string) any {
+	if mode == "create" {
+		return p
+	}
+	return runPodOnly{p}
+}
+
+// pluginProcess runs one plugin until the runtime goes away; it writes a
+// line to stdout when synchronized.
+func pluginProcess(sock, idx, mode string) {
+	p := &plugin{name: "p" + idx, synced: make(chan struct{}, 1)}
+	go func() {
+		<-p.synced
+		fmt.Println("synced")
+	}()
+	if err := runPlugin(context.Background(), handlerFor(p, mode), sock, idx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+}
+
+// testPod is a pod like the kubelet's: 5 labels, 5 annotations, 2 IPs.
+func testPod() *PodSandbox {
+	return &PodSandbox{
+		Id:             "6b1a0fd8c1e2437f9a5d3c7b2e1f0a9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+		Name:           "web-7d4b9c-x2x9q",
+		Uid:            "0d9c1e56-8f0a-4c1b-9a3e-7b2d5f6e8a10",
+		Namespace:      "shop",
+		Labels:         map[string]string{"app": "web", "pod-template-hash": "7d4b9c", "tier": "frontend", "io.kubernetes.pod.name": "web-7d4b9c-x2x9q", "io.kubernetes.pod.namespace": "shop"},
+		Annotations:    map[string]string{"kubernetes.io/config.seen": "2026-11-30T12:00:00.000000000Z", "kubernetes.io/config.source": "api", "example.com/owner": "team-a", "example.com/cost-center": "cc-1234", "example.com/tier": "gold"},
+		RuntimeHandler: "runc",
+		Linux:          &LinuxPodSandbox{CgroupParent: "/kubepods/burstable/pod0d9c1e56-8f0a-4c1b-9a3e-7b2d5f6e8a10"},
+		Ips:            []string{"198.18.0.17", "fd00:198:18::17"},
+	}
+}
+
+// testContainer is a typical kubelet container.
+func testContainer(pod *PodSandbox, n int) *Container {
+	return &Container{
+		Id:           fmt.Sprintf("c%063d", n),
+		PodSandboxId: pod.GetId(),
+		Name:         "nginx",
+		State:        ContainerState_CONTAINER_CREATED,
+		Labels:       map[string]string{"io.kubernetes.container.name": "nginx", "io.kubernetes.pod.name": pod.GetName(), "io.kubernetes.pod.namespace": "shop", "io.kubernetes.pod.uid": pod.GetUid()},
+		Annotations:  map[string]string{"io.kubernetes.container.hash": "5d1f2a", "io.kubernetes.container.restartCount": "0", "io.kubernetes.container.terminationMessagePath": "/dev/termination-log", "io.kubernetes.container.terminationMessagePolicy": "File"},
+		Args:         []string{"nginx", "-g", "daemon off;"},
+		Env:          []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "NGINX_VERSION=1.27.3", "KUBERNETES_SERVICE_HOST=198.19.0.1", "KUBERNETES_SERVICE_PORT=443", "KUBERNETES_PORT=tcp://198.19.0.1:443", "HOSTNAME=web-7d4b9c-x2x9q", "HOME=/root", "TERM=xterm"},
+		Mounts: []*Mount{
+			{Destination: "/etc/hosts", Type: "bind", Source: "/var/lib/kubelet/pods/0d9c/etc-hosts", Options: []string{"rbind", "rprivate", "rw"}},
+			{Destination: "/dev/termination-log", Type: "bind", Source: "/var/lib/kubelet/pods/0d9c/containers/nginx/1a2b", Options: []string{"rbind", "rprivate", "rw"}},
+			{Destination: "/etc/hostname", Type: "bind", Source: "/var/lib/containerd/sandboxes/6b1a/hostname", Options: []string{"rbind", "rprivate", "rw"}},
+			{Destination: "/etc/resolv.conf", Type: "bind", Source: "/var/lib/containerd/sandboxes/6b1a/resolv.conf", Options: []string{"rbind", "rprivate", "rw"}},
+			{Destination: "/dev/shm", Type: "bind", Source: "/run/containerd/sandboxes/6b1a/shm", Options: []string{"rbind", "rprivate", "rw"}},
+			{Destination: "/var/run/secrets/kubernetes.io/serviceaccount", Type: "bind", Source: "/var/lib/kubelet/pods/0d9c/volumes/token", Options: []string{"rbind", "rprivate", "ro"}},
+		},
+		Linux: &LinuxContainer{
+			Namespaces:  []*LinuxNamespace{{Type: "pid"}, {Type: "ipc", Path: "/proc/4242/ns/ipc"}, {Type: "uts", Path: "/proc/4242/ns/uts"}, {Type: "mount"}, {Type: "network", Path: "/var/run/netns/cni-5e1f"}},
+			CgroupsPath: "kubepods-burstable-pod0d9c1e56.slice:cri-containerd:" + pod.GetId()[:12],
+		},
+	}
+}
+
+// state builds a runtime state of pods and containers for Synchronize.
+func state(pods, ctrs int) ([]*PodSandbox, []*Container) {
+	var ps []*PodSandbox
+	var cs []*Container
+	for i := range pods {
+		p := testPod()
+		p.Id = fmt.Sprintf("%064d", i)
+		ps = append(ps, p)
+	}
+	for i := range ctrs {
+		cs = append(cs, testContainer(ps[i%len(ps)], i))
+	}
+	return ps, cs
+}
+
+// startProcessPlugin starts the benchmark binary as a plugin process and
+// waits until it is synchronized.
+func startProcessPlugin(b *testing.B, sock, idx, mode string) {
+	b.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "BENCH_PLUGIN_SOCKET="+sock, "BENCH_PLUGIN_IDX="+idx, "BENCH_PLUGIN_MODE="+mode)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Scan()
+		line <- sc.Text()
+	}()
+	select {
+	case l := <-line:
+		if l != "synced" {
+			b.Fatalf("plugin process said %q", l)
+		}
+	case <-time.After(20 * time.Second):
+		b.Fatal("plugin process did not synchronize")
+	}
+}
+
+// setup starts a runtime and n plugins, in-process or as processes.
+func setup(b *testing.B, n int, process bool, mode string) (*harness, []*plugin) {
+	b.Helper()
+	sock := filepath.Join(b.TempDir(), "nri.sock")
+	h := newHarness(b, sock, nil, nil)
+	var ps []*plugin
+	for i := range n {
+		idx := strconv.Itoa(10 + i)
+		if process {
+			startProcessPlugin(b, sock, idx, mode)
+			continue
+		}
+		p := &plugin{name: "p" + idx, synced: make(chan struct{}, 1)}
+		stop := startPlugin(b, handlerFor(p, mode), sock, idx)
+		b.Cleanup(stop)
+		select {
+		case <-p.synced:
+		case <-time.After(20 * time.Second):
+			b.Fatal("plugin did not synchronize")
+		}
+		ps = append(ps, p)
+	}
+	h.awaitSync(n)
+	return h, ps
+}
+
+func BenchmarkRunPodSandbox(b *testing.B) {
+	for _, tc := range []struct {
+		plugins int
+		process bool
+	}{{1, false}, {3, false}, {1, true}, {3, true}} {
+		where := "inproc"
+		if tc.process {
+			where = "process"
+		}
+		b.Run(fmt.Sprintf("plugins=%d/%s", tc.plugins, where), func(b *testing.B) {
+			h, ps := setup(b, tc.plugins, tc.process, "run")
+			req := &RunPodSandboxRequest{Pod: testPod()}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := h.runPodSandbox(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			for _, p := range ps {
+				if p.pods < b.N {
+					b.Fatalf("plugin %s saw %d of %d pods", p.name, p.pods, b.N)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkCreateContainer(b *testing.B) {
+	for _, process := range []bool{false, true} {
+		where := "inproc"
+		if process {
+			where = "process"
+		}
+		b.Run("plugins=3/"+where, func(b *testing.B) {
+			h, _ := setup(b, 3, process, "create")
+			pod := testPod()
+			base := &CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)}
+			ctx := context.Background()
+			rsp, err := h.createContainer(ctx, proto.Clone(base).(*CreateContainerRequest))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n, m := len(rsp.GetAdjust().GetEnv()), len(rsp.GetAdjust().GetAnnotations()); n != 3 || m != 3 {
+				b.Fatalf("merged adjustment has %d env vars and %d annotations, want 3 each", n, m)
+			}
+			// The upstream runtime modifies the request, so every call gets
+			// a fresh copy, made with the timer stopped.
+			reqs := make([]*CreateContainerRequest, 0, 1024)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if len(reqs) == 0 {
+					b.StopTimer()
+					for range min(1024, b.N-i) {
+						reqs = append(reqs, proto.Clone(base).(*CreateContainerRequest))
+					}
+					b.StartTimer()
+				}
+				req := reqs[len(reqs)-1]
+				reqs = reqs[:len(reqs)-1]
+				if _, err := h.createContainer(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRegisterSync measures a plugin joining a runtime that has 1000
+// pods and 3000 containers: connect, register, configure, synchronize.
+func BenchmarkRegisterSync(b *testing.B) {
+	b.Run("pods=1000/containers=3000", func(b *testing.B) {
+		pods, ctrs := state(1000, 3000)
+		sock := filepath.Join(b.TempDir(), "nri.sock")
+		h := newHarness(b, sock, pods, ctrs)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			p := &plugin{name: "join", synced: make(chan struct{}, 1)}
+			stop := startPlugin(b, runPodOnly{p}, sock, "50")
+			<-p.synced
+			h.awaitSync(1)
+			b.StopTimer()
+			stop()
+			h.awaitSync(0)
+			b.StartTimer()
+		}
+	})
+}
