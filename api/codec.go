@@ -22,6 +22,7 @@ type VTMessage interface {
 	SizeVT() int
 	MarshalToSizedBufferVT([]byte) (int, error)
 	UnmarshalVT([]byte) error
+	UnmarshalVTUnsafe([]byte) error
 }
 
 // Fast wraps m so that proto.Size, proto.Marshal and proto.Unmarshal, and
@@ -32,17 +33,27 @@ type VTMessage interface {
 // message's own reflection for everything else.
 func Fast(m VTMessage) proto.Message { return &fast{m: m} }
 
-type fast struct{ m VTMessage }
+// FastShared is Fast, except that decoding does not copy strings: they
+// share memory with the encoded message, which stays allocated as long as
+// any of them is referenced. It saves most allocations of decoding large
+// messages; the cost is that one kept string keeps the whole message in
+// memory. The plugin library uses it for Synchronize only.
+func FastShared(m VTMessage) proto.Message { return &fast{m: m, shared: true} }
+
+type fast struct {
+	m      VTMessage
+	shared bool
+}
 
 func (f *fast) ProtoReflect() protoreflect.Message {
-	return fastReflect{Message: f.m.ProtoReflect(), m: f.m}
+	return fastReflect{Message: f.m.ProtoReflect(), f: f}
 }
 
 // fastReflect is the message's reflection with fast-path methods swapped
 // in.
 type fastReflect struct {
 	protoreflect.Message
-	m VTMessage
+	f *fast
 }
 
 func (fastReflect) ProtoMethods() *protoiface.Methods { return &fastMethods }
@@ -52,10 +63,10 @@ func (fastReflect) ProtoMethods() *protoiface.Methods { return &fastMethods }
 // protobuf-go, which sorts them.
 var fastMethods = protoiface.Methods{
 	Size: func(in protoiface.SizeInput) protoiface.SizeOutput {
-		return protoiface.SizeOutput{Size: in.Message.(fastReflect).m.SizeVT()}
+		return protoiface.SizeOutput{Size: in.Message.(fastReflect).f.m.SizeVT()}
 	},
 	Marshal: func(in protoiface.MarshalInput) (protoiface.MarshalOutput, error) {
-		m := in.Message.(fastReflect).m
+		m := in.Message.(fastReflect).f.m
 		n := m.SizeVT()
 		buf := in.Buf
 		if cap(buf)-len(buf) < n {
@@ -68,7 +79,13 @@ var fastMethods = protoiface.Methods{
 		return protoiface.MarshalOutput{Buf: buf[:len(buf)+n]}, nil
 	},
 	Unmarshal: func(in protoiface.UnmarshalInput) (protoiface.UnmarshalOutput, error) {
-		err := in.Message.(fastReflect).m.UnmarshalVT(in.Buf)
+		f := in.Message.(fastReflect).f
+		var err error
+		if f.shared {
+			err = f.m.UnmarshalVTUnsafe(in.Buf)
+		} else {
+			err = f.m.UnmarshalVT(in.Buf)
+		}
 		// proto3 has no required fields: the message is initialized.
 		return protoiface.UnmarshalOutput{Flags: protoiface.UnmarshalInitialized}, err
 	},
@@ -89,9 +106,26 @@ func Method[Req any, PReq interface {
 	*Req
 	VTMessage
 }, Rsp VTMessage](h func(context.Context, PReq) (Rsp, error)) ttrpc.Method {
+	return method(h, Fast)
+}
+
+// SharedMethod is Method with the request decoded by FastShared. ttrpc
+// hands each request to its method in a buffer of its own, so sharing it
+// is safe.
+func SharedMethod[Req any, PReq interface {
+	*Req
+	VTMessage
+}, Rsp VTMessage](h func(context.Context, PReq) (Rsp, error)) ttrpc.Method {
+	return method(h, FastShared)
+}
+
+func method[Req any, PReq interface {
+	*Req
+	VTMessage
+}, Rsp VTMessage](h func(context.Context, PReq) (Rsp, error), wrap func(VTMessage) proto.Message) ttrpc.Method {
 	return func(ctx context.Context, unmarshal func(any) error) (any, error) {
 		req := PReq(new(Req))
-		if err := unmarshal(Fast(req)); err != nil {
+		if err := unmarshal(wrap(req)); err != nil {
 			return nil, err
 		}
 		rsp, err := h(ctx, req)
@@ -107,7 +141,7 @@ func Method[Req any, PReq interface {
 func RegisterFastPluginService(srv *ttrpc.Server, svc PluginService) {
 	srv.RegisterService(PluginServiceName, &ttrpc.ServiceDesc{Methods: map[string]ttrpc.Method{
 		"Configure":                   Method(svc.Configure),
-		"Synchronize":                 Method(svc.Synchronize),
+		"Synchronize":                 SharedMethod(svc.Synchronize),
 		"Shutdown":                    Method(svc.Shutdown),
 		"RunPodSandbox":               Method(svc.RunPodSandbox),
 		"UpdatePodSandbox":            Method(svc.UpdatePodSandbox),

@@ -75,7 +75,11 @@ func newSession(s *Stub, conn net.Conn) (*session, error) {
 	go func() {
 		defer sess.wg.Done()
 		err := server.Serve(context.Background(), l)
-		if err != nil && !errors.Is(err, ttrpc.ErrServerClosed) {
+		switch {
+		case err == nil || errors.Is(err, ttrpc.ErrServerClosed):
+		case m.Err() != nil:
+			sess.close(connectionError(m)) // the trunk broke: report why
+		default:
 			sess.close(fmt.Errorf("serving plugin service: %w", err))
 		}
 	}()

@@ -120,7 +120,7 @@ func TestRuntime_BadInput(t *testing.T) {
 			rec := newRecorder()
 			e.startPlugin(rec, "50", "bystander")
 			expectClosed(t, tc.send(t, e.dial()))
-			waitFor(t, "log line", func() bool { return contains(e.logs.String(), tc.wantLog) })
+			waitFor(t, "log line "+tc.wantLog+" in:\n"+e.logs.String(), func() bool { return contains(e.logs.String(), tc.wantLog) })
 			if tc.name == "invalid event mask" && !contains(e.logs.String(), "invalid") {
 				t.Errorf("log does not say the mask is invalid:\n%s", e.logs)
 			}

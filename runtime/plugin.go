@@ -98,7 +98,11 @@ func (p *plugin) start() {
 	go func() {
 		defer p.r.wg.Done()
 		err := p.server.Serve(p.r.ctx, p.rl)
-		if err != nil && !errors.Is(err, ttrpc.ErrServerClosed) {
+		switch {
+		case err == nil || errors.Is(err, ttrpc.ErrServerClosed):
+		case p.mux.Err() != nil:
+			p.close(p.connError()) // the trunk broke: report why
+		default:
 			p.close(fmt.Errorf("serving runtime service: %w", err))
 		}
 	}()

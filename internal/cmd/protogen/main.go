@@ -47,7 +47,7 @@ import (
 var defaultPlugins = []string{
 	"protoc-gen-go",
 	"protoc-gen-go-ttrpc",
-	"protoc-gen-go-vtproto:features=marshal+unmarshal+size",
+	"protoc-gen-go-vtproto:features=marshal+unmarshal+unmarshal_unsafe+size",
 }
 
 // listFlag is a repeatable string flag.
