@@ -291,3 +291,21 @@ type shutdowner struct {
 }
 
 func (s *shutdowner) Shutdown(context.Context) { close(s.called) }
+
+func TestRuntime_DeadPluginIsDropped(t *testing.T) {
+	e := newEnv(t)
+	dying := e.startPlugin(newRecorder(), "10", "dies")
+	rec := newRecorder()
+	e.startPlugin(rec, "20", "lives")
+	dying.Stop() // the connection goes away, as when the process dies
+	waitFor(t, "dead plugin to be dropped", func() bool { return !e.joined("10-dies") })
+	if !contains(e.logs.String(), `msg="plugin disconnected" plugin=10-dies`) {
+		t.Errorf("no log line naming the dead plugin:\n%s", e.logs)
+	}
+	if _, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: testPod(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.seen(); len(got) != 1 {
+		t.Fatalf("surviving plugin saw %v", got)
+	}
+}
