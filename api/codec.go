@@ -40,9 +40,15 @@ func Fast(m VTMessage) proto.Message { return &fast{m: m} }
 // memory. The plugin library uses it for Synchronize only.
 func FastShared(m VTMessage) proto.Message { return &fast{m: m, shared: true} }
 
+// Encoded returns a message that marshals to b, which must be a valid
+// encoding of a message of m's type; m only supplies the type. It lets a
+// sender encode once (or ahead of time) and hand the bytes to ttrpc.
+func Encoded(m VTMessage, b []byte) proto.Message { return &fast{m: m, raw: b} }
+
 type fast struct {
 	m      VTMessage
 	shared bool
+	raw    []byte // pre-encoded bytes, for Encoded
 }
 
 func (f *fast) ProtoReflect() protoreflect.Message {
@@ -63,9 +69,15 @@ func (fastReflect) ProtoMethods() *protoiface.Methods { return &fastMethods }
 // protobuf-go, which sorts them.
 var fastMethods = protoiface.Methods{
 	Size: func(in protoiface.SizeInput) protoiface.SizeOutput {
+		if f := in.Message.(fastReflect).f; f.raw != nil {
+			return protoiface.SizeOutput{Size: len(f.raw)}
+		}
 		return protoiface.SizeOutput{Size: in.Message.(fastReflect).f.m.SizeVT()}
 	},
 	Marshal: func(in protoiface.MarshalInput) (protoiface.MarshalOutput, error) {
+		if f := in.Message.(fastReflect).f; f.raw != nil {
+			return protoiface.MarshalOutput{Buf: append(in.Buf, f.raw...)}, nil
+		}
 		m := in.Message.(fastReflect).f.m
 		n := m.SizeVT()
 		buf := in.Buf

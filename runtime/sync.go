@@ -9,48 +9,103 @@ import (
 	"github.com/nrinet/nrinet/api"
 )
 
-// syncChunks splits pods and containers into SynchronizeRequests whose
-// encoding is at most limit bytes, computing sizes before anything is
-// sent. Every chunk but the last has More set. One pod or container that
-// does not fit in a chunk on its own is an error.
-func syncChunks(pods []*api.PodSandbox, ctrs []*api.Container, limit int) ([]*api.SynchronizeRequest, error) {
-	const moreSize = 2 // tag and value of More = true
+// Field numbers of SynchronizeRequest, for encoding chunks directly.
+const (
+	syncPodsField       protowire.Number = 1
+	syncContainersField protowire.Number = 2
+	syncMoreField       protowire.Number = 3
+)
+
+// syncItem is one pod or container of the state and its encoded size.
+type syncItem struct {
+	msg  api.VTMessage
+	size int // encoded size of msg, without tag and length
+}
+
+// syncChunk is one SynchronizeRequest: items of field 1 (pods) and 2
+// (containers), and its encoded size.
+type syncChunk struct {
+	pods, ctrs []syncItem
+	more       bool
+	size       int
+}
+
+// planSync splits pods and containers into chunks whose encoding is at
+// most limit bytes, computing sizes before anything is encoded or sent.
+// One pod or container that does not fit in a chunk on its own is an error.
+func planSync(pods []*api.PodSandbox, ctrs []*api.Container, limit int) ([]*syncChunk, error) {
+	const moreSize = 2 // tag and value of more = true
 	var (
-		chunks []*api.SynchronizeRequest
-		cur    = &api.SynchronizeRequest{}
-		size   = moreSize
+		chunks []*syncChunk
+		cur    = &syncChunk{size: moreSize}
 	)
-	add := func(m api.VTMessage, what string, id string, appendTo func()) error {
+	add := func(m api.VTMessage, field protowire.Number, what, id string) error {
 		n := m.SizeVT()
-		item := 1 + protowire.SizeVarint(uint64(n)) + n
+		item := protowire.SizeTag(field) + protowire.SizeBytes(n)
 		if item+moreSize > limit {
 			return fmt.Errorf("%s %q encodes to %d bytes, more than the %d-byte Synchronize limit", what, id, item, limit)
 		}
-		if size+item > limit {
-			cur.More = true
+		if cur.size+item > limit {
+			cur.more = true
 			chunks = append(chunks, cur)
-			cur, size = &api.SynchronizeRequest{}, moreSize
+			cur = &syncChunk{size: moreSize}
 		}
-		appendTo()
-		size += item
+		if field == syncPodsField {
+			cur.pods = append(cur.pods, syncItem{m, n})
+		} else {
+			cur.ctrs = append(cur.ctrs, syncItem{m, n})
+		}
+		cur.size += item
 		return nil
 	}
 	for _, pod := range pods {
-		if err := add(pod, "pod", pod.GetId(), func() { cur.Pods = append(cur.Pods, pod) }); err != nil {
+		if err := add(pod, syncPodsField, "pod", pod.GetId()); err != nil {
 			return nil, err
 		}
 	}
 	for _, ctr := range ctrs {
-		if err := add(ctr, "container", ctr.GetId(), func() { cur.Containers = append(cur.Containers, ctr) }); err != nil {
+		if err := add(ctr, syncContainersField, "container", ctr.GetId()); err != nil {
 			return nil, err
 		}
 	}
 	return append(chunks, cur), nil
 }
 
+// encode returns the chunk's SynchronizeRequest encoding, marshaling each
+// item once with the sizes planSync computed.
+func (c *syncChunk) encode() ([]byte, error) {
+	b := make([]byte, 0, c.size)
+	for _, group := range []struct {
+		field protowire.Number
+		items []syncItem
+	}{{syncPodsField, c.pods}, {syncContainersField, c.ctrs}} {
+		for _, it := range group.items {
+			b = protowire.AppendTag(b, group.field, protowire.BytesType)
+			b = protowire.AppendVarint(b, uint64(it.size))
+			start := len(b)
+			b = b[:start+it.size]
+			if _, err := it.msg.MarshalToSizedBufferVT(b[start:]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if c.more {
+		b = protowire.AppendTag(b, syncMoreField, protowire.VarintType)
+		b = protowire.AppendVarint(b, 1)
+	}
+	return b, nil
+}
+
+// encodedChunk is a chunk's encoding or the error encoding it.
+type encodedChunk struct {
+	b   []byte
+	err error
+}
+
 // synchronize sends the runtime's current state to the plugin, in chunks,
-// and hands the updates of its final answer to the update function. The
-// caller holds the sync lock.
+// and hands the updates of its final answer to the update function. Chunk
+// k+1 is encoded while the plugin works on chunk k. The caller holds the
+// sync lock.
 func (p *plugin) synchronize(ctx context.Context) error {
 	r := p.r
 	var (
@@ -63,19 +118,40 @@ func (p *plugin) synchronize(ctx context.Context) error {
 			return fmt.Errorf("listing pods and containers for Synchronize: %w", err)
 		}
 	}
-	chunks, err := syncChunks(pods, ctrs, r.cfg.syncChunkSize)
+	chunks, err := planSync(pods, ctrs, r.cfg.syncChunkSize)
 	if err != nil {
 		return err
 	}
+	encoded := make(chan encodedChunk, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(encoded)
+		for _, c := range chunks {
+			b, err := c.encode()
+			select {
+			case encoded <- encodedChunk{b, err}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+
 	var updates []*api.ContainerUpdate
-	for i, req := range chunks {
+	for i, c := range chunks {
+		enc := <-encoded
+		if enc.err != nil {
+			return fmt.Errorf("encoding Synchronize chunk %d of %d: %w", i+1, len(chunks), enc.err)
+		}
+		rsp := &api.SynchronizeResponse{}
 		cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
-		rsp, err := rpc[api.SynchronizeResponse](cctx, p, "Synchronize", req)
+		err := p.client.Call(cctx, api.PluginServiceName, "Synchronize",
+			api.Encoded(&api.SynchronizeRequest{}, enc.b), api.Fast(rsp))
 		cancel()
 		if err != nil {
 			return &PluginError{Plugin: p.fullName(), Method: "Synchronize", Err: fmt.Errorf("chunk %d of %d: %w", i+1, len(chunks), err)}
 		}
-		if req.More && (!rsp.GetMore() || len(rsp.GetUpdate()) > 0) {
+		if c.more && (!rsp.GetMore() || len(rsp.GetUpdate()) > 0) {
 			return fmt.Errorf("plugin %q: Synchronize: plugin does not handle split sync requests (chunk %d of %d answered more=%v with %d updates)",
 				p.fullName(), i+1, len(chunks), rsp.GetMore(), len(rsp.GetUpdate()))
 		}
