@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/test/interop/internal/wire"
 )
 
 // bin holds the helper binaries, built once by TestMain.
@@ -50,13 +51,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// driverLine is one line of a driver's output.
-type driverLine struct {
-	Step     string          `json:"step"`
-	Event    string          `json:"event"`
-	Error    string          `json:"error"`
-	Response json.RawMessage `json:"response"`
-}
+type driverLine = wire.Line
 
 // driverProc is a running driver.
 type driverProc struct {
@@ -182,24 +177,7 @@ func startPlugin(t *testing.T, impl, sock, name, idx, out string, adjust bool) {
 	})
 }
 
-// record is one line a recplugin wrote.
-type record struct {
-	Event      string          `json:"event"`
-	Plugin     string          `json:"plugin"`
-	Pod        json.RawMessage `json:"pod"`
-	Container  json.RawMessage `json:"container"`
-	Resources  json.RawMessage `json:"resources"`
-	Overhead   json.RawMessage `json:"overhead"`
-	Config     string          `json:"config"`
-	Runtime    string          `json:"runtime"`
-	Version    string          `json:"version"`
-	RegTimeout int64           `json:"registrationTimeoutMs"`
-	ReqTimeout int64           `json:"requestTimeoutMs"`
-	Pods       int             `json:"pods"`
-	Containers int             `json:"containers"`
-	LastPodID  string          `json:"lastPodId"`
-	LastCtrID  string          `json:"lastContainerId"`
-}
+type record = wire.Record
 
 func readRecords(t *testing.T, path string) []record {
 	t.Helper()

@@ -10,13 +10,15 @@
 //
 // Usage:
 //
-//	protogen [-I dir]... [-out dir] [-param p] [-plugin name]... file.proto...
+//	protogen [-I dir]... [-out dir] [-param p] [-plugin name[:params]]... file.proto...
 //
 // File names are relative to an import directory (-I, default "."). As
 // with protoc, an import directory may be given as "virtual=dir" to make
 // the files in dir known under the virtual path prefix. The default
-// plugins are protoc-gen-go and protoc-gen-go-ttrpc, and the default
-// parameter is "paths=source_relative".
+// plugins are protoc-gen-go, protoc-gen-go-ttrpc and protoc-gen-go-vtproto
+// (with features=marshal+unmarshal+unmarshal_unsafe+size), and the default
+// parameter is "paths=source_relative". A -plugin value "name:params"
+// appends params to the parameter for that plugin.
 package main
 
 import (

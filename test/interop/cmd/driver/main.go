@@ -23,16 +23,11 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/nrinet/nrinet/test/interop/internal/wire"
 )
 
-// line is one line of output.
-type line struct {
-	Step     string          `json:"step"`
-	Event    string          `json:"event,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Response json.RawMessage `json:"response,omitempty"`
-	Plugin   string          `json:"plugin,omitempty"`
-}
+type line = wire.Line
 
 var outMu sync.Mutex
 
@@ -43,16 +38,7 @@ func emit(l line) {
 	os.Stdout.Write(append(b, '\n'))
 }
 
-func pj(m proto.Message) json.RawMessage {
-	if m == nil || !m.ProtoReflect().IsValid() {
-		return nil
-	}
-	b, err := protojson.Marshal(m)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+var pj = wire.JSON
 
 func load(dir, name string, m proto.Message) {
 	b, err := os.ReadFile(filepath.Join(dir, name))

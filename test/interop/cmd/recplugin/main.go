@@ -22,8 +22,7 @@ import (
 	"strings"
 	"sync"
 
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
+	"github.com/nrinet/nrinet/test/interop/internal/wire"
 )
 
 type pluginConfig struct {
@@ -31,24 +30,7 @@ type pluginConfig struct {
 	Adjust bool   `json:"adjust"`
 }
 
-// record is one line of the output.
-type record struct {
-	Event      string          `json:"event"`
-	Plugin     string          `json:"plugin,omitempty"`
-	Pod        json.RawMessage `json:"pod,omitempty"`
-	Container  json.RawMessage `json:"container,omitempty"`
-	Resources  json.RawMessage `json:"resources,omitempty"`
-	Overhead   json.RawMessage `json:"overhead,omitempty"`
-	Config     string          `json:"config,omitempty"`
-	Runtime    string          `json:"runtime,omitempty"`
-	Version    string          `json:"version,omitempty"`
-	RegTimeout int64           `json:"registrationTimeoutMs,omitempty"`
-	ReqTimeout int64           `json:"requestTimeoutMs,omitempty"`
-	Pods       int             `json:"pods,omitempty"`
-	Containers int             `json:"containers,omitempty"`
-	LastPodID  string          `json:"lastPodId,omitempty"`
-	LastCtrID  string          `json:"lastContainerId,omitempty"`
-}
+type record = wire.Record
 
 type recorder struct {
 	name string
@@ -90,16 +72,7 @@ func (r *recorder) write(rec record) {
 	r.out.Write(append(b, '\n'))
 }
 
-func pj(m proto.Message) json.RawMessage {
-	if m == nil || !m.ProtoReflect().IsValid() {
-		return nil
-	}
-	b, err := protojson.Marshal(m)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+var pj = wire.JSON
 
 func (r *recorder) Configure(_ context.Context, config, runtime, version string) (EventMask, error) {
 	if err := r.setConfig(config); err != nil {
