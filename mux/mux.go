@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // Mux multiplexes logical connections over one trunk connection.
@@ -193,6 +194,9 @@ func (m *Mux) write(id ConnID, b []byte) (int, error) {
 		n := min(len(b)-written, MaxPayload)
 		putHeader(hdr[:], Header{Conn: id, Length: uint32(n)})
 		bufs := net.Buffers{hdr[:], b[written : written+n]}
+		if m.cfg.writeTimeout > 0 {
+			m.trunk.SetWriteDeadline(time.Now().Add(m.cfg.writeTimeout))
+		}
 		if _, err := bufs.WriteTo(m.trunk); err != nil {
 			werr := fmt.Errorf("mux: writing frame for conn %d: %w", id, err)
 			if errors.Is(err, net.ErrClosed) {

@@ -326,3 +326,22 @@ func TestNew_Options(t *testing.T) {
 		t.Error("tiny read buffer accepted")
 	}
 }
+
+func TestMux_WriteTimeoutBreaksTrunk(t *testing.T) {
+	a, _ := socketPair(t) // the peer never reads
+	m, a1, _ := newMux(t, a, mux.WithWriteTimeout(50*time.Millisecond))
+	chunk := make([]byte, 1<<20)
+	var err error
+	for range 64 { // far more than a socket buffer holds
+		if _, err = a1.Write(chunk); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Write = %v, want a deadline error", err)
+	}
+	<-m.Done()
+	if !errors.Is(m.Err(), os.ErrDeadlineExceeded) {
+		t.Fatalf("Err() = %v", m.Err())
+	}
+}

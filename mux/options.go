@@ -1,6 +1,9 @@
 package mux
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // DefaultReadLimit is the default for WithReadLimit.
 const DefaultReadLimit = 64 << 20
@@ -9,8 +12,9 @@ const DefaultReadLimit = 64 << 20
 type Option func(*config) error
 
 type config struct {
-	readLimit  int
-	readBuffer int
+	readLimit    int
+	readBuffer   int
+	writeTimeout time.Duration
 }
 
 // WithReadLimit bounds how many received but unread bytes one logical
@@ -36,6 +40,21 @@ func WithReadBuffer(n int) Option {
 			return fmt.Errorf("mux: read buffer %d is smaller than a frame header", n)
 		}
 		c.readBuffer = n
+		return nil
+	}
+}
+
+// WithWriteTimeout bounds how long writing one frame to the trunk may take
+// (default: no bound). A peer that stops reading, so that a write cannot
+// finish in time, breaks the trunk with an error wrapping
+// os.ErrDeadlineExceeded: frames of all logical connections share the
+// trunk, so one stuck write would block them all.
+func WithWriteTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("mux: negative write timeout %v", d)
+		}
+		c.writeTimeout = d
 		return nil
 	}
 }

@@ -19,6 +19,10 @@ func (s *Stub) connect(ctx context.Context) (net.Conn, error) {
 		return c, nil
 	}
 	if v := s.cfg.env(api.PluginSocketEnv); v != "" {
+		if s.fdUsed {
+			return nil, fmt.Errorf("the inherited socket %s=%s was closed with the previous connection; a plugin launched by the runtime cannot reconnect", api.PluginSocketEnv, v)
+		}
+		s.fdUsed = true
 		fd, err := strconv.Atoi(v)
 		if err != nil || fd < 0 {
 			return nil, fmt.Errorf("%s=%q is not a file descriptor number", api.PluginSocketEnv, v)

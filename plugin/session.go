@@ -147,6 +147,10 @@ func cmpErr(a, b error) error {
 // on-close callback.
 func (sess *session) close(err error) {
 	sess.closeOnce.Do(func() {
+		s := sess.stub
+		if s.cfg.onClose != nil {
+			sess.wg.Add(1) // before done is closed, so wait covers onClose
+		}
 		sess.mu.Lock()
 		sess.err = err
 		sess.mu.Unlock()
@@ -154,14 +158,12 @@ func (sess *session) close(err error) {
 		sess.server.Close()
 		sess.client.Close()
 		sess.mux.Close()
-		s := sess.stub
 		if errors.Is(err, ErrStopped) {
 			s.log.Debug("stopped")
 		} else {
 			s.log.Warn("connection to runtime ended", "error", err)
 		}
 		if s.cfg.onClose != nil {
-			sess.wg.Add(1)
 			go func() {
 				defer sess.wg.Done()
 				s.cfg.onClose(err)

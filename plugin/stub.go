@@ -24,6 +24,8 @@ type Stub struct {
 
 	mu   sync.Mutex // guards sess
 	sess *session
+
+	fdUsed bool // the inherited socket was used (by Start, which is not concurrent)
 }
 
 // New returns a Stub for handler, which must implement at least one event

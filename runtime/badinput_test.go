@@ -24,6 +24,12 @@ func (p *rawPlugin) Configure(context.Context, *api.ConfigureRequest) (*api.Conf
 	return &api.ConfigureResponse{Events: p.events}, nil
 }
 
+func (p *rawPlugin) Synchronize(context.Context, *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
+	return &api.SynchronizeResponse{}, nil
+}
+
+func (p *rawPlugin) Shutdown(context.Context, *api.Empty) (*api.Empty, error) { return &api.Empty{}, nil }
+
 // connectRaw sets up mux and ttrpc on conn and returns a Runtime client.
 func connectRaw(t *testing.T, conn net.Conn, svc api.PluginService) (api.RuntimeService, *mux.Mux) {
 	t.Helper()
@@ -149,4 +155,30 @@ func readUntilClosed(conn net.Conn) <-chan struct{} {
 		}
 	}()
 	return done
+}
+
+func TestRuntime_ConcurrentRegistration(t *testing.T) {
+	e := newEnv(t, withShortTimeouts()...)
+	rt, _ := connectRaw(t, e.dial(), &rawPlugin{events: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := rt.RegisterPlugin(ctx, &api.RegisterPluginRequest{PluginName: "twice", PluginIdx: "10"})
+			errs <- err
+		}()
+	}
+	ok := 0
+	for range 8 {
+		if err := <-errs; err == nil {
+			ok++
+		} else if !contains(err.Error(), "already registered") {
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d registrations succeeded, want 1", ok)
+	}
+	e.startPlugin(newRecorder(), "20", "other") // the runtime is fine
 }

@@ -58,7 +58,8 @@ func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ct
 		return nil
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", ev.Method(), ctx.Err())
+		// The caller gave up: not the plugin's fault, so it stays.
+		return &PluginError{Plugin: p.fullName(), Method: ev.Method(), Err: ctx.Err()}
 	}
 	if status.Code(err) == codes.Unimplemented && stateChangeEvents.IsSet(ev) && !p.usesStateChange(ev) {
 		p.logger().Warn("plugin lacks the dedicated RPC; using the deprecated StateChange for this event", "event", ev.Method())
@@ -69,7 +70,7 @@ func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ct
 	}
 	perr := &PluginError{Plugin: p.fullName(), Method: ev.Method(), Err: err}
 	timedOut := errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
-	if !timedOut && !isTransportError(err) && !p.isClosed() {
+	if !timedOut && !isTransportError(err) && !p.isClosed() && p.mux.Err() == nil {
 		return perr
 	}
 	p.mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/nrinet/nrinet/api"
 )
@@ -89,6 +90,9 @@ func (r *Runtime) launchPlugins(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	for _, pi := range found {
+		if r.isStopped() {
+			break
+		}
 		p, err := r.launch(pi)
 		if err != nil {
 			r.log.Warn("launching plugin failed", "plugin", api.FullPluginName(pi.idx, pi.name), "error", err)
@@ -133,6 +137,9 @@ func (r *Runtime) launch(pi preinstalled) (*plugin, error) {
 	cmd.ExtraFiles = []*os.File{peer}
 	stdout, stderr := logWriter(log, "stdout"), logWriter(log, "stderr")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A grandchild that inherited the output pipes must not keep Wait, and
+	// with it Stop, waiting after the plugin itself exited.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		conn.Close()
 		stdout.Close()
@@ -141,8 +148,11 @@ func (r *Runtime) launch(pi preinstalled) (*plugin, error) {
 	}
 	p, err := r.newPlugin(conn, kindLaunched, pi.idx, pi.name)
 	if err != nil {
+		conn.Close()
 		cmd.Process.Kill()
 		cmd.Wait()
+		stdout.Close()
+		stderr.Close()
 		return nil, err
 	}
 	p.cmd, p.config, p.pid = cmd, pi.config, cmd.Process.Pid
@@ -161,6 +171,7 @@ func (r *Runtime) launch(pi preinstalled) (*plugin, error) {
 	}()
 	if err := r.admit(p); err != nil {
 		p.close(err)
+		p.kill() // close spares the process on ErrClosed
 		return nil, err
 	}
 	p.start()

@@ -75,7 +75,7 @@ func (a *adjustment) apply(plugin string, adj *api.ContainerAdjustment) error {
 		} else if err := a.owners.claim(k, plugin); err != nil {
 			return err
 		}
-		a.merged.Args = slices.Clone(adj.GetArgs())
+		a.merged.Args = slices.Clone(args)
 		a.mutableView().Args = slices.Clone(args)
 	}
 	if h := adj.GetHooks(); h != nil && proto.Size(h) > 0 {
@@ -105,8 +105,54 @@ func (a *adjustment) apply(plugin string, adj *api.ContainerAdjustment) error {
 			a.merged.Linux = &api.LinuxContainerAdjustment{}
 		}
 		proto.Merge(a.merged.Linux, l)
+		a.applyLinux(l)
 	}
 	return nil
+}
+
+// applyLinux shows later plugins the Linux settings an adjustment made:
+// resources, cgroups path, namespaces (by type), devices (by path) and
+// sysctls. Removal markers ("-x") remove the entry.
+func (a *adjustment) applyLinux(l *api.LinuxContainerAdjustment) {
+	view := a.mutableView()
+	if view.Linux == nil {
+		view.Linux = &api.LinuxContainer{}
+	}
+	vl := view.Linux
+	if r := l.GetResources(); r != nil {
+		if vl.Resources == nil {
+			vl.Resources = &api.LinuxResources{}
+		}
+		proto.Merge(vl.Resources, r)
+	}
+	if cp := l.GetCgroupsPath(); cp != "" {
+		vl.CgroupsPath = cp
+	}
+	for _, ns := range l.GetNamespaces() {
+		typ, remove := strings.CutPrefix(ns.GetType(), "-")
+		vl.Namespaces = slices.DeleteFunc(vl.Namespaces, func(x *api.LinuxNamespace) bool { return x.GetType() == typ })
+		if !remove {
+			vl.Namespaces = append(vl.Namespaces, ns)
+		}
+	}
+	for _, d := range l.GetDevices() {
+		path, remove := strings.CutPrefix(d.GetPath(), "-")
+		vl.Devices = slices.DeleteFunc(vl.Devices, func(x *api.LinuxDevice) bool { return x.GetPath() == path })
+		if !remove {
+			vl.Devices = append(vl.Devices, d)
+		}
+	}
+	for _, k := range sortedKeys(l.GetSysctl()) {
+		name, remove := strings.CutPrefix(k, "-")
+		if remove {
+			delete(vl.Sysctl, name)
+			continue
+		}
+		if vl.Sysctl == nil {
+			vl.Sysctl = map[string]string{}
+		}
+		vl.Sysctl[name] = l.GetSysctl()[k]
+	}
 }
 
 // annotation merges one annotation; a key "-k" removes k.
@@ -170,6 +216,10 @@ func (a *adjustment) env(plugin string, kv *api.KeyValue) error {
 	return nil
 }
 
+// untracked are fields that plugins append to without ownership, as
+// upstream does: device cgroup rules.
+var untracked = map[string]bool{"resources.devices": true}
+
 // claimMessage claims every field set in m for plugin: known leaves by
 // their Field number (map keys and list entries of compound fields one by
 // one), other leaves by their protobuf path.
@@ -177,6 +227,9 @@ func claimMessage(o *owners, container, plugin, prefix string, m protoreflect.Me
 	var err error
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		path := prefix + string(fd.Name())
+		if untracked[path] {
+			return true
+		}
 		if f, ok := linuxFields[path]; ok {
 			err = o.claim(ownerKey{container: container, field: f}, plugin)
 			return err == nil
@@ -261,10 +314,18 @@ func (u *updates) apply(plugin string, list []*api.ContainerUpdate) error {
 			err = claimMessage(scratch, id, plugin, "", l.ProtoReflect())
 		}
 		if err == nil {
+			// Check every claim before recording any, so that an update
+			// skipped for a conflict leaves no claims behind.
 			for k := range scratch.m {
-				if err = u.owners.claim(k, plugin); err != nil {
+				if prev, ok := u.owners.m[k]; ok && prev != plugin {
+					err = &ConflictError{Field: k.String(), Plugin: plugin, Owner: prev}
 					break
 				}
+			}
+		}
+		if err == nil {
+			for k := range scratch.m {
+				u.owners.m[k] = plugin
 			}
 		}
 		if err != nil {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/containerd/ttrpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/mux"
@@ -36,20 +38,23 @@ type plugin struct {
 	client *ttrpc.Client
 	server *ttrpc.Server
 
+	inflight   chan struct{} // one token per request the plugin has in flight
 	registered chan struct{} // closed by a valid RegisterPlugin
 	done       chan struct{} // closed when the connection is closed
 	closeOnce  sync.Once
 
-	// Set before registered is closed (idx and name of launched plugins
-	// even before that) and read-only afterwards.
-	idx, name string
+	mu sync.Mutex // guards the fields below
 
-	mu       sync.Mutex // guards the fields below
-	log      *slog.Logger
-	events   api.EventMask
-	policy   *api.FailurePolicy
-	fallback api.EventMask // events delivered through StateChange
-	closeErr error
+	// idx and name are set under mu before registered is closed (for
+	// launched plugins at creation) and never change afterwards, so
+	// fullName may read them without the lock once registered is closed.
+	idx, name    string
+	isRegistered bool
+	log          *slog.Logger
+	events       api.EventMask
+	policy       *api.FailurePolicy
+	fallback     api.EventMask // events delivered through StateChange
+	closeErr     error
 }
 
 // newPlugin sets up the multiplexer and both ttrpc ends on conn.
@@ -66,8 +71,11 @@ func (r *Runtime) newPlugin(conn net.Conn, kind, idx, name string) (*plugin, err
 	if kind == kindExternal {
 		p.pid = peerPid(conn)
 	}
-	p.log = r.log.With("plugin", p.label())
-	m, err := mux.New(conn)
+	p.log = r.log.With("plugin", p.labelLocked())
+	// A plugin that stops reading must not block the runtime's writes for
+	// ever: a frame that cannot be written within the request timeout
+	// breaks the connection.
+	m, err := mux.New(conn, mux.WithWriteTimeout(r.cfg.requestTimeout))
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +87,11 @@ func (r *Runtime) newPlugin(conn net.Conn, kind, idx, name string) (*plugin, err
 	if err != nil {
 		return nil, err
 	}
-	server, err := ttrpc.NewServer()
+	server, err := ttrpc.NewServer(ttrpc.WithUnaryServerInterceptor(p.limitRequests))
 	if err != nil {
 		return nil, err
 	}
+	p.inflight = make(chan struct{}, maxPluginRequests)
 	p.mux, p.server, p.rl = m, server, l
 	api.RegisterFastRuntimeService(server, &runtimeService{p: p})
 	p.client = ttrpc.NewClient(pc, ttrpc.WithOnClose(func() {
@@ -121,6 +130,12 @@ func (p *plugin) start() {
 // label names the plugin in logs: "NN-name" once known, else its kind and
 // process id.
 func (p *plugin) label() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.labelLocked()
+}
+
+func (p *plugin) labelLocked() string {
 	if p.name != "" {
 		return api.FullPluginName(p.idx, p.name)
 	}
@@ -130,6 +145,8 @@ func (p *plugin) label() string {
 	return fmt.Sprintf("unregistered %s plugin", p.kind)
 }
 
+// fullName is the plugin's "NN-name". It may be called without the lock
+// only once the plugin has registered.
 func (p *plugin) fullName() string { return api.FullPluginName(p.idx, p.name) }
 
 func (p *plugin) logger() *slog.Logger {
@@ -234,11 +251,16 @@ func (p *plugin) handshake(ctx context.Context) error {
 		return err
 	}
 	r.syncMu.Lock()
-	defer r.syncMu.Unlock()
-	if err := p.synchronize(ctx); err != nil {
+	updates, err := p.synchronize(ctx)
+	if err == nil {
+		err = r.join(p)
+	}
+	r.syncMu.Unlock()
+	if err != nil {
 		return err
 	}
-	return r.join(p)
+	p.applySyncUpdates(ctx, updates)
+	return nil
 }
 
 func (p *plugin) reason() error {
@@ -281,6 +303,23 @@ func (p *plugin) configure(ctx context.Context) error {
 	return nil
 }
 
+// maxPluginRequests bounds the requests (RegisterPlugin, UpdateContainers)
+// one plugin may have in flight; ttrpc runs each on its own goroutine, so a
+// flood would otherwise cost a goroutine and a buffer per request.
+const maxPluginRequests = 16
+
+// limitRequests refuses a plugin's request beyond maxPluginRequests in
+// flight with RESOURCE_EXHAUSTED.
+func (p *plugin) limitRequests(ctx context.Context, unmarshal ttrpc.Unmarshaler, info *ttrpc.UnaryServerInfo, method ttrpc.Method) (any, error) {
+	select {
+	case p.inflight <- struct{}{}:
+		defer func() { <-p.inflight }()
+		return method(ctx, unmarshal)
+	default:
+		return nil, status.Errorf(codes.ResourceExhausted, "%s: more than %d requests in flight", info.FullMethod, maxPluginRequests)
+	}
+}
+
 // runtimeService serves the Runtime ttrpc service for one plugin.
 type runtimeService struct {
 	p *plugin
@@ -290,23 +329,26 @@ var _ api.RuntimeService = (*runtimeService)(nil)
 
 func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPluginRequest) (*api.Empty, error) {
 	p := s.p
-	select {
-	case <-p.registered:
-		return nil, fmt.Errorf("plugin %q is already registered", p.fullName())
-	default:
+	// ttrpc runs each request on its own goroutine: decide under the lock,
+	// so that two concurrent registrations cannot both succeed.
+	p.mu.Lock()
+	if p.isRegistered {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("plugin %q is already registered", api.FullPluginName(p.idx, p.name))
 	}
 	if p.kind == kindLaunched {
 		if req.GetPluginName() != p.name || req.GetPluginIdx() != p.idx {
-			p.logger().Debug("launched plugin registered under another name; keeping the file name",
+			p.log.Debug("launched plugin registered under another name; keeping the file name",
 				"registeredName", req.GetPluginName(), "registeredIdx", req.GetPluginIdx())
 		}
 	} else {
-		var err error
-		if err = api.ValidatePluginName(req.GetPluginName()); err == nil {
+		err := api.ValidatePluginName(req.GetPluginName())
+		if err == nil {
 			err = api.ValidatePluginIndex(req.GetPluginIdx())
 		}
 		if err != nil {
-			err = fmt.Errorf("registration refused for %s: %w", p.label(), err)
+			err = fmt.Errorf("registration refused for %s: %w", p.labelLocked(), err)
+			p.mu.Unlock()
 			// Close after the reply is written (upstream leaves such
 			// connections open forever).
 			time.AfterFunc(100*time.Millisecond, func() { p.close(err) })
@@ -314,8 +356,8 @@ func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPl
 		}
 		p.idx, p.name = req.GetPluginIdx(), req.GetPluginName()
 	}
-	p.mu.Lock()
-	p.log = p.r.log.With("plugin", p.fullName())
+	p.isRegistered = true
+	p.log = p.r.log.With("plugin", api.FullPluginName(p.idx, p.name))
 	log := p.log
 	p.mu.Unlock()
 	log.Info("plugin registered", "kind", p.kind, "pid", p.pid, "nriVersion", req.GetNRIVersion())

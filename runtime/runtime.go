@@ -82,11 +82,19 @@ func (r *Runtime) Start(ctx context.Context) error {
 	if r.cfg.noExternal {
 		return nil
 	}
+	if r.isStopped() {
+		return ErrClosed
+	}
 	l, err := listen(r.cfg.socketPath)
 	if err != nil {
 		return err
 	}
 	r.mu.Lock()
+	if r.stopped { // Stop ran while the socket was being set up
+		r.mu.Unlock()
+		l.Close()
+		return ErrClosed
+	}
 	r.listener = l
 	r.mu.Unlock()
 	r.wg.Add(1)
@@ -176,6 +184,11 @@ func (r *Runtime) join(p *plugin) error {
 	if r.stopped {
 		return ErrClosed
 	}
+	if p.isClosed() {
+		// It died between Synchronize and now; close has already
+		// dropped it, so it must not be added back.
+		return fmt.Errorf("connection closed while joining: %w", p.reason())
+	}
 	r.plugins = append(r.plugins, p)
 	slices.SortStableFunc(r.plugins, func(a, b *plugin) int {
 		return cmp.Or(cmp.Compare(a.idx, b.idx), cmp.Compare(a.name, b.name))
@@ -213,12 +226,14 @@ func (r *Runtime) subscribed(ev api.Event) []*plugin {
 // admit starts the handshake of a new connection on its own goroutine.
 func (r *Runtime) admit(p *plugin) error {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.stopped {
-		r.mu.Unlock()
 		return ErrClosed
 	}
+	if p.isClosed() {
+		return p.reason()
+	}
 	r.admitted[p] = struct{}{}
-	r.mu.Unlock()
 	return nil
 }
 

@@ -103,10 +103,9 @@ type encodedChunk struct {
 }
 
 // synchronize sends the runtime's current state to the plugin, in chunks,
-// and hands the updates of its final answer to the update function. Chunk
-// k+1 is encoded while the plugin works on chunk k. The caller holds the
-// sync lock.
-func (p *plugin) synchronize(ctx context.Context) error {
+// and returns the updates of its final answer. Chunk k+1 is encoded while
+// the plugin works on chunk k. The caller holds the sync lock.
+func (p *plugin) synchronize(ctx context.Context) ([]*api.ContainerUpdate, error) {
 	r := p.r
 	var (
 		pods []*api.PodSandbox
@@ -115,12 +114,12 @@ func (p *plugin) synchronize(ctx context.Context) error {
 	if r.cfg.sync != nil {
 		var err error
 		if pods, ctrs, err = r.cfg.sync(ctx); err != nil {
-			return fmt.Errorf("listing pods and containers for Synchronize: %w", err)
+			return nil, fmt.Errorf("listing pods and containers for Synchronize: %w", err)
 		}
 	}
 	chunks, err := planSync(pods, ctrs, r.cfg.syncChunkSize)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	encoded := make(chan encodedChunk, 1)
 	stop := make(chan struct{})
@@ -141,7 +140,7 @@ func (p *plugin) synchronize(ctx context.Context) error {
 	for i, c := range chunks {
 		enc := <-encoded
 		if enc.err != nil {
-			return fmt.Errorf("encoding Synchronize chunk %d of %d: %w", i+1, len(chunks), enc.err)
+			return nil, fmt.Errorf("encoding Synchronize chunk %d of %d: %w", i+1, len(chunks), enc.err)
 		}
 		rsp := &api.SynchronizeResponse{}
 		cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
@@ -149,28 +148,36 @@ func (p *plugin) synchronize(ctx context.Context) error {
 			api.Encoded(&api.SynchronizeRequest{}, enc.b), api.Fast(rsp))
 		cancel()
 		if err != nil {
-			return &PluginError{Plugin: p.fullName(), Method: "Synchronize", Err: fmt.Errorf("chunk %d of %d: %w", i+1, len(chunks), err)}
+			return nil, &PluginError{Plugin: p.fullName(), Method: "Synchronize", Err: fmt.Errorf("chunk %d of %d: %w", i+1, len(chunks), err)}
 		}
 		if c.more && (!rsp.GetMore() || len(rsp.GetUpdate()) > 0) {
-			return fmt.Errorf("plugin %q: Synchronize: plugin does not handle split sync requests (chunk %d of %d answered more=%v with %d updates)",
+			return nil, fmt.Errorf("plugin %q: Synchronize: plugin does not handle split sync requests (chunk %d of %d answered more=%v with %d updates)",
 				p.fullName(), i+1, len(chunks), rsp.GetMore(), len(rsp.GetUpdate()))
 		}
 		updates = rsp.GetUpdate()
 	}
 	p.logger().Debug("synchronized", "pods", len(pods), "containers", len(ctrs), "chunks", len(chunks), "updates", len(updates))
+	return updates, nil
+}
+
+// applySyncUpdates hands the updates a plugin returned from Synchronize to
+// the runtime's update function, after the sync lock is released (the
+// function may itself make lifecycle requests).
+func (p *plugin) applySyncUpdates(ctx context.Context, updates []*api.ContainerUpdate) {
+	r := p.r
 	if len(updates) == 0 {
-		return nil
+		return
 	}
 	if r.cfg.update == nil {
 		p.logger().Warn("ignoring container updates from Synchronize: the runtime accepts none", "updates", len(updates))
-		return nil
+		return
 	}
 	failed, err := r.cfg.update(ctx, p.fullName(), updates, nil)
 	if err != nil {
-		return fmt.Errorf("applying Synchronize updates of plugin %q: %w", p.fullName(), err)
+		p.logger().Warn("applying Synchronize updates failed", "updates", len(updates), "error", err)
+		return
 	}
 	if len(failed) > 0 {
 		p.logger().Warn("some Synchronize updates were not applied", "failed", len(failed))
 	}
-	return nil
 }
