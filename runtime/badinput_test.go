@@ -28,7 +28,9 @@ func (p *rawPlugin) Synchronize(context.Context, *api.SynchronizeRequest) (*api.
 	return &api.SynchronizeResponse{}, nil
 }
 
-func (p *rawPlugin) Shutdown(context.Context, *api.Empty) (*api.Empty, error) { return &api.Empty{}, nil }
+func (p *rawPlugin) Shutdown(context.Context, *api.Empty) (*api.Empty, error) {
+	return &api.Empty{}, nil
+}
 
 // connectRaw sets up mux and ttrpc on conn and returns a Runtime client.
 func connectRaw(t *testing.T, conn net.Conn, svc api.PluginService) (api.RuntimeService, *mux.Mux) {
