@@ -40,8 +40,11 @@ const (
 	Event_UPDATE_POD_SANDBOX            Event = 12
 	Event_POST_UPDATE_POD_SANDBOX       Event = 13
 	Event_VALIDATE_CONTAINER_ADJUSTMENT Event = 14
+	// PodSandboxStatus (nrinet pod network extension; number of
+	// containerd/nri PR #267). Upstream v0.12.5 runtimes reject this bit.
+	Event_POD_SANDBOX_STATUS Event = 15
 	// Sentinel, one past the last real event.
-	Event_LAST Event = 15
+	Event_LAST Event = 16
 )
 
 // Enum value maps for Event.
@@ -62,7 +65,8 @@ var (
 		12: "UPDATE_POD_SANDBOX",
 		13: "POST_UPDATE_POD_SANDBOX",
 		14: "VALIDATE_CONTAINER_ADJUSTMENT",
-		15: "LAST",
+		15: "POD_SANDBOX_STATUS",
+		16: "LAST",
 	}
 	Event_value = map[string]int32{
 		"UNKNOWN":                       0,
@@ -80,7 +84,8 @@ var (
 		"UPDATE_POD_SANDBOX":            12,
 		"POST_UPDATE_POD_SANDBOX":       13,
 		"VALIDATE_CONTAINER_ADJUSTMENT": 14,
-		"LAST":                          15,
+		"POD_SANDBOX_STATUS":            15,
+		"LAST":                          16,
 	}
 )
 
@@ -853,9 +858,12 @@ type ConfigureRequest struct {
 	// Per-request timeout, in milliseconds.
 	RequestTimeout int64 `protobuf:"varint,5,opt,name=request_timeout,json=requestTimeout,proto3" json:"request_timeout,omitempty"`
 	// NRI version of the runtime.
-	NRIVersion    string `protobuf:"bytes,6,opt,name=NRI_version,json=NRIVersion,proto3" json:"NRI_version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NRIVersion string `protobuf:"bytes,6,opt,name=NRI_version,json=NRIVersion,proto3" json:"NRI_version,omitempty"`
+	// Set by runtimes that support nrinet's pod network extension. The high
+	// field number keeps clear of future upstream fields.
+	NetworkExtension *NetworkExtension `protobuf:"bytes,10001,opt,name=network_extension,json=networkExtension,proto3" json:"network_extension,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ConfigureRequest) Reset() {
@@ -928,6 +936,13 @@ func (x *ConfigureRequest) GetNRIVersion() string {
 		return x.NRIVersion
 	}
 	return ""
+}
+
+func (x *ConfigureRequest) GetNetworkExtension() *NetworkExtension {
+	if x != nil {
+		return x.NetworkExtension
+	}
+	return nil
 }
 
 // ConfigureResponse carries the plugin's event subscription. Field number 1
@@ -1211,9 +1226,12 @@ func (x *RunPodSandboxRequest) GetPod() *PodSandbox {
 	return nil
 }
 
-// RunPodSandboxResponse is the empty reply to RunPodSandbox.
+// RunPodSandboxResponse is the reply to RunPodSandbox. Upstream NRI sends
+// it empty; with the pod network extension a plugin may return the pod's
+// network in it (the shape of containerd/nri PR #295).
 type RunPodSandboxResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Adjust        *PodSandboxAdjustment  `protobuf:"bytes,1,opt,name=adjust,proto3" json:"adjust,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1246,6 +1264,13 @@ func (x *RunPodSandboxResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RunPodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RunPodSandboxResponse) Descriptor() ([]byte, []int) {
 	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *RunPodSandboxResponse) GetAdjust() *PodSandboxAdjustment {
+	if x != nil {
+		return x.Adjust
+	}
+	return nil
 }
 
 // UpdatePodSandboxRequest reports a pending pod resource update.
@@ -5934,6 +5959,664 @@ func (x *OwningPlugins) GetOwners() map[string]*FieldOwners {
 	return nil
 }
 
+// NetworkExtension describes the runtime's support for the extension.
+type NetworkExtension struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Version of the extension; 1 is the first.
+	Version       uint32 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NetworkExtension) Reset() {
+	*x = NetworkExtension{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkExtension) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkExtension) ProtoMessage() {}
+
+func (x *NetworkExtension) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkExtension.ProtoReflect.Descriptor instead.
+func (*NetworkExtension) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *NetworkExtension) GetVersion() uint32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+// PodSandboxAdjustment is a plugin's contribution to a pod being created.
+type PodSandboxAdjustment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Network       *PodSandboxNetwork     `protobuf:"bytes,1,opt,name=network,proto3" json:"network,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodSandboxAdjustment) Reset() {
+	*x = PodSandboxAdjustment{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodSandboxAdjustment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodSandboxAdjustment) ProtoMessage() {}
+
+func (x *PodSandboxAdjustment) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodSandboxAdjustment.ProtoReflect.Descriptor instead.
+func (*PodSandboxAdjustment) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *PodSandboxAdjustment) GetNetwork() *PodSandboxNetwork {
+	if x != nil {
+		return x.Network
+	}
+	return nil
+}
+
+// PodSandboxNetwork is a pod's network, or one plugin's part of it.
+type PodSandboxNetwork struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Pod addresses: bare IPs or CIDRs. Addresses of interfaces count as pod
+	// addresses too.
+	Ips []string `protobuf:"bytes,1,rep,name=ips,proto3" json:"ips,omitempty"`
+	// Interfaces in the pod's network namespace.
+	Interfaces []*NetworkInterface `protobuf:"bytes,2,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
+	// Routes in the pod's network namespace.
+	Routes []*NetworkRoute `protobuf:"bytes,3,rep,name=routes,proto3" json:"routes,omitempty"`
+	// DNS configuration for the pod.
+	Dns *NetworkDNS `protobuf:"bytes,4,opt,name=dns,proto3" json:"dns,omitempty"`
+	// Anything not typed yet; keys are documented in the network contract.
+	Info          map[string]string `protobuf:"bytes,5,rep,name=info,proto3" json:"info,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodSandboxNetwork) Reset() {
+	*x = PodSandboxNetwork{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodSandboxNetwork) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodSandboxNetwork) ProtoMessage() {}
+
+func (x *PodSandboxNetwork) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodSandboxNetwork.ProtoReflect.Descriptor instead.
+func (*PodSandboxNetwork) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *PodSandboxNetwork) GetIps() []string {
+	if x != nil {
+		return x.Ips
+	}
+	return nil
+}
+
+func (x *PodSandboxNetwork) GetInterfaces() []*NetworkInterface {
+	if x != nil {
+		return x.Interfaces
+	}
+	return nil
+}
+
+func (x *PodSandboxNetwork) GetRoutes() []*NetworkRoute {
+	if x != nil {
+		return x.Routes
+	}
+	return nil
+}
+
+func (x *PodSandboxNetwork) GetDns() *NetworkDNS {
+	if x != nil {
+		return x.Dns
+	}
+	return nil
+}
+
+func (x *PodSandboxNetwork) GetInfo() map[string]string {
+	if x != nil {
+		return x.Info
+	}
+	return nil
+}
+
+// NetworkInterface is an interface in the pod's network namespace.
+type NetworkInterface struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name inside the pod, e.g. "eth0".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Hardware address, e.g. "02:42:c6:12:00:05".
+	Mac string `protobuf:"bytes,2,opt,name=mac,proto3" json:"mac,omitempty"`
+	// Addresses as CIDRs, e.g. "198.18.0.5/24".
+	Addresses []string `protobuf:"bytes,3,rep,name=addresses,proto3" json:"addresses,omitempty"`
+	// MTU, 0 if unknown.
+	Mtu           uint32 `protobuf:"varint,4,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NetworkInterface) Reset() {
+	*x = NetworkInterface{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkInterface) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkInterface) ProtoMessage() {}
+
+func (x *NetworkInterface) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkInterface.ProtoReflect.Descriptor instead.
+func (*NetworkInterface) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *NetworkInterface) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NetworkInterface) GetMac() string {
+	if x != nil {
+		return x.Mac
+	}
+	return ""
+}
+
+func (x *NetworkInterface) GetAddresses() []string {
+	if x != nil {
+		return x.Addresses
+	}
+	return nil
+}
+
+func (x *NetworkInterface) GetMtu() uint32 {
+	if x != nil {
+		return x.Mtu
+	}
+	return 0
+}
+
+// NetworkRoute is a route in the pod's network namespace.
+type NetworkRoute struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Destination prefix, e.g. "0.0.0.0/0".
+	Destination string `protobuf:"bytes,1,opt,name=destination,proto3" json:"destination,omitempty"`
+	// Next hop, empty for a directly connected route.
+	Gateway string `protobuf:"bytes,2,opt,name=gateway,proto3" json:"gateway,omitempty"`
+	// Outgoing interface, empty if unspecified.
+	Interface     string `protobuf:"bytes,3,opt,name=interface,proto3" json:"interface,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NetworkRoute) Reset() {
+	*x = NetworkRoute{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkRoute) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkRoute) ProtoMessage() {}
+
+func (x *NetworkRoute) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkRoute.ProtoReflect.Descriptor instead.
+func (*NetworkRoute) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *NetworkRoute) GetDestination() string {
+	if x != nil {
+		return x.Destination
+	}
+	return ""
+}
+
+func (x *NetworkRoute) GetGateway() string {
+	if x != nil {
+		return x.Gateway
+	}
+	return ""
+}
+
+func (x *NetworkRoute) GetInterface() string {
+	if x != nil {
+		return x.Interface
+	}
+	return ""
+}
+
+// NetworkDNS is the DNS configuration of a pod.
+type NetworkDNS struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Servers       []string               `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	Searches      []string               `protobuf:"bytes,2,rep,name=searches,proto3" json:"searches,omitempty"`
+	Options       []string               `protobuf:"bytes,3,rep,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NetworkDNS) Reset() {
+	*x = NetworkDNS{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkDNS) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkDNS) ProtoMessage() {}
+
+func (x *NetworkDNS) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkDNS.ProtoReflect.Descriptor instead.
+func (*NetworkDNS) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *NetworkDNS) GetServers() []string {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+func (x *NetworkDNS) GetSearches() []string {
+	if x != nil {
+		return x.Searches
+	}
+	return nil
+}
+
+func (x *NetworkDNS) GetOptions() []string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+// PodSandboxStatusRequest asks a plugin for a pod's network.
+type PodSandboxStatusRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Pod   *PodSandbox            `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// Verbose asks the plugin to check, not just report, and to put details
+	// in network.info.
+	Verbose       bool `protobuf:"varint,2,opt,name=verbose,proto3" json:"verbose,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodSandboxStatusRequest) Reset() {
+	*x = PodSandboxStatusRequest{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodSandboxStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodSandboxStatusRequest) ProtoMessage() {}
+
+func (x *PodSandboxStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodSandboxStatusRequest.ProtoReflect.Descriptor instead.
+func (*PodSandboxStatusRequest) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{91}
+}
+
+func (x *PodSandboxStatusRequest) GetPod() *PodSandbox {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *PodSandboxStatusRequest) GetVerbose() bool {
+	if x != nil {
+		return x.Verbose
+	}
+	return false
+}
+
+// PodSandboxStatusResponse is a plugin's view of a pod's network. Fields 1
+// and 2 are those of containerd/nri PR #267; network carries the rest.
+type PodSandboxStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ip            string                 `protobuf:"bytes,1,opt,name=ip,proto3" json:"ip,omitempty"`
+	AdditionalIps []string               `protobuf:"bytes,2,rep,name=additional_ips,json=additionalIps,proto3" json:"additional_ips,omitempty"`
+	Network       *PodSandboxNetwork     `protobuf:"bytes,3,opt,name=network,proto3" json:"network,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodSandboxStatusResponse) Reset() {
+	*x = PodSandboxStatusResponse{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodSandboxStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodSandboxStatusResponse) ProtoMessage() {}
+
+func (x *PodSandboxStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodSandboxStatusResponse.ProtoReflect.Descriptor instead.
+func (*PodSandboxStatusResponse) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{92}
+}
+
+func (x *PodSandboxStatusResponse) GetIp() string {
+	if x != nil {
+		return x.Ip
+	}
+	return ""
+}
+
+func (x *PodSandboxStatusResponse) GetAdditionalIps() []string {
+	if x != nil {
+		return x.AdditionalIps
+	}
+	return nil
+}
+
+func (x *PodSandboxStatusResponse) GetNetwork() *PodSandboxNetwork {
+	if x != nil {
+		return x.Network
+	}
+	return nil
+}
+
+// UpdatePodSandboxNetworkRequest reports a plugin's changed part of a pod's
+// network.
+type UpdatePodSandboxNetworkRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PodId         string                 `protobuf:"bytes,1,opt,name=pod_id,json=podId,proto3" json:"pod_id,omitempty"`
+	Network       *PodSandboxNetwork     `protobuf:"bytes,2,opt,name=network,proto3" json:"network,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePodSandboxNetworkRequest) Reset() {
+	*x = UpdatePodSandboxNetworkRequest{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePodSandboxNetworkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePodSandboxNetworkRequest) ProtoMessage() {}
+
+func (x *UpdatePodSandboxNetworkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePodSandboxNetworkRequest.ProtoReflect.Descriptor instead.
+func (*UpdatePodSandboxNetworkRequest) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{93}
+}
+
+func (x *UpdatePodSandboxNetworkRequest) GetPodId() string {
+	if x != nil {
+		return x.PodId
+	}
+	return ""
+}
+
+func (x *UpdatePodSandboxNetworkRequest) GetNetwork() *PodSandboxNetwork {
+	if x != nil {
+		return x.Network
+	}
+	return nil
+}
+
+// UpdatePodSandboxNetworkResponse is the empty reply to
+// UpdatePodSandboxNetwork.
+type UpdatePodSandboxNetworkResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePodSandboxNetworkResponse) Reset() {
+	*x = UpdatePodSandboxNetworkResponse{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePodSandboxNetworkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePodSandboxNetworkResponse) ProtoMessage() {}
+
+func (x *UpdatePodSandboxNetworkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePodSandboxNetworkResponse.ProtoReflect.Descriptor instead.
+func (*UpdatePodSandboxNetworkResponse) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{94}
+}
+
+// PodNetworkRecord is a pod's merged network with the plugin that set each
+// part of it, as a runtime persists it and shows it to operators.
+type PodNetworkRecord struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Network *PodSandboxNetwork     `protobuf:"bytes,1,opt,name=network,proto3" json:"network,omitempty"`
+	// Owner of each part: keys "ips/ipv4", "ips/ipv6", "interface/<name>",
+	// "route/<destination>", "dns", "info/<key>"; values are plugin names
+	// ("NN-name").
+	Owners map[string]string `protobuf:"bytes,2,rep,name=owners,proto3" json:"owners,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Plugins whose part could not be refreshed, with the reason; their
+	// parts keep the last known values.
+	Stale map[string]string `protobuf:"bytes,3,rep,name=stale,proto3" json:"stale,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Each plugin's own last reported part, from which network and owners
+	// are derived; kept so that one plugin's part can be replaced alone.
+	Plugins       map[string]*PodSandboxNetwork `protobuf:"bytes,4,rep,name=plugins,proto3" json:"plugins,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodNetworkRecord) Reset() {
+	*x = PodNetworkRecord{}
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodNetworkRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodNetworkRecord) ProtoMessage() {}
+
+func (x *PodNetworkRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodNetworkRecord.ProtoReflect.Descriptor instead.
+func (*PodNetworkRecord) Descriptor() ([]byte, []int) {
+	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *PodNetworkRecord) GetNetwork() *PodSandboxNetwork {
+	if x != nil {
+		return x.Network
+	}
+	return nil
+}
+
+func (x *PodNetworkRecord) GetOwners() map[string]string {
+	if x != nil {
+		return x.Owners
+	}
+	return nil
+}
+
+func (x *PodNetworkRecord) GetStale() map[string]string {
+	if x != nil {
+		return x.Stale
+	}
+	return nil
+}
+
+func (x *PodNetworkRecord) GetPlugins() map[string]*PodSandboxNetwork {
+	if x != nil {
+		return x.Plugins
+	}
+	return nil
+}
+
 var File_github_com_nrinet_nrinet_api_api_proto protoreflect.FileDescriptor
 
 const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
@@ -5950,7 +6633,7 @@ const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
 	"\x06update\x18\x01 \x03(\v2%.nri.pkg.api.v1alpha1.ContainerUpdateR\x06update\x12=\n" +
 	"\x05evict\x18\x02 \x03(\v2'.nri.pkg.api.v1alpha1.ContainerEvictionR\x05evict\"Y\n" +
 	"\x18UpdateContainersResponse\x12=\n" +
-	"\x06failed\x18\x01 \x03(\v2%.nri.pkg.api.v1alpha1.ContainerUpdateR\x06failed\"\xf3\x01\n" +
+	"\x06failed\x18\x01 \x03(\v2%.nri.pkg.api.v1alpha1.ContainerUpdateR\x06failed\"\xc9\x02\n" +
 	"\x10ConfigureRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\tR\x06config\x12!\n" +
 	"\fruntime_name\x18\x02 \x01(\tR\vruntimeName\x12'\n" +
@@ -5958,7 +6641,8 @@ const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
 	"\x14registration_timeout\x18\x04 \x01(\x03R\x13registrationTimeout\x12'\n" +
 	"\x0frequest_timeout\x18\x05 \x01(\x03R\x0erequestTimeout\x12\x1f\n" +
 	"\vNRI_version\x18\x06 \x01(\tR\n" +
-	"NRIVersion\"w\n" +
+	"NRIVersion\x12T\n" +
+	"\x11network_extension\x18\x91N \x01(\v2&.nri.pkg.api.v1alpha1.NetworkExtensionR\x10networkExtension\"w\n" +
 	"\x11ConfigureResponse\x12\x16\n" +
 	"\x06events\x18\x02 \x01(\x05R\x06events\x12J\n" +
 	"\x0efailure_policy\x18\x03 \x01(\v2#.nri.pkg.api.v1alpha1.FailurePolicyR\rfailurePolicy\"Y\n" +
@@ -5975,8 +6659,9 @@ const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
 	"\x06update\x18\x01 \x03(\v2%.nri.pkg.api.v1alpha1.ContainerUpdateR\x06update\x12\x12\n" +
 	"\x04more\x18\x02 \x01(\bR\x04more\"J\n" +
 	"\x14RunPodSandboxRequest\x122\n" +
-	"\x03pod\x18\x01 \x01(\v2 .nri.pkg.api.v1alpha1.PodSandboxR\x03pod\"\x17\n" +
-	"\x15RunPodSandboxResponse\"\xfc\x01\n" +
+	"\x03pod\x18\x01 \x01(\v2 .nri.pkg.api.v1alpha1.PodSandboxR\x03pod\"[\n" +
+	"\x15RunPodSandboxResponse\x12B\n" +
+	"\x06adjust\x18\x01 \x01(\v2*.nri.pkg.api.v1alpha1.PodSandboxAdjustmentR\x06adjust\"\xfc\x01\n" +
 	"\x17UpdatePodSandboxRequest\x122\n" +
 	"\x03pod\x18\x01 \x01(\v2 .nri.pkg.api.v1alpha1.PodSandboxR\x03pod\x12^\n" +
 	"\x18overhead_linux_resources\x18\x02 \x01(\v2$.nri.pkg.api.v1alpha1.LinuxResourcesR\x16overheadLinuxResources\x12M\n" +
@@ -6352,7 +7037,62 @@ const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
 	"\x06owners\x18\x01 \x03(\v2/.nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntryR\x06owners\x1a\\\n" +
 	"\vOwnersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x127\n" +
-	"\x05value\x18\x02 \x01(\v2!.nri.pkg.api.v1alpha1.FieldOwnersR\x05value:\x028\x01*\xf4\x02\n" +
+	"\x05value\x18\x02 \x01(\v2!.nri.pkg.api.v1alpha1.FieldOwnersR\x05value:\x028\x01\",\n" +
+	"\x10NetworkExtension\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\rR\aversion\"Y\n" +
+	"\x14PodSandboxAdjustment\x12A\n" +
+	"\anetwork\x18\x01 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\anetwork\"\xdd\x02\n" +
+	"\x11PodSandboxNetwork\x12\x10\n" +
+	"\x03ips\x18\x01 \x03(\tR\x03ips\x12F\n" +
+	"\n" +
+	"interfaces\x18\x02 \x03(\v2&.nri.pkg.api.v1alpha1.NetworkInterfaceR\n" +
+	"interfaces\x12:\n" +
+	"\x06routes\x18\x03 \x03(\v2\".nri.pkg.api.v1alpha1.NetworkRouteR\x06routes\x122\n" +
+	"\x03dns\x18\x04 \x01(\v2 .nri.pkg.api.v1alpha1.NetworkDNSR\x03dns\x12E\n" +
+	"\x04info\x18\x05 \x03(\v21.nri.pkg.api.v1alpha1.PodSandboxNetwork.InfoEntryR\x04info\x1a7\n" +
+	"\tInfoEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"h\n" +
+	"\x10NetworkInterface\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03mac\x18\x02 \x01(\tR\x03mac\x12\x1c\n" +
+	"\taddresses\x18\x03 \x03(\tR\taddresses\x12\x10\n" +
+	"\x03mtu\x18\x04 \x01(\rR\x03mtu\"h\n" +
+	"\fNetworkRoute\x12 \n" +
+	"\vdestination\x18\x01 \x01(\tR\vdestination\x12\x18\n" +
+	"\agateway\x18\x02 \x01(\tR\agateway\x12\x1c\n" +
+	"\tinterface\x18\x03 \x01(\tR\tinterface\"\\\n" +
+	"\n" +
+	"NetworkDNS\x12\x18\n" +
+	"\aservers\x18\x01 \x03(\tR\aservers\x12\x1a\n" +
+	"\bsearches\x18\x02 \x03(\tR\bsearches\x12\x18\n" +
+	"\aoptions\x18\x03 \x03(\tR\aoptions\"g\n" +
+	"\x17PodSandboxStatusRequest\x122\n" +
+	"\x03pod\x18\x01 \x01(\v2 .nri.pkg.api.v1alpha1.PodSandboxR\x03pod\x12\x18\n" +
+	"\averbose\x18\x02 \x01(\bR\averbose\"\x94\x01\n" +
+	"\x18PodSandboxStatusResponse\x12\x0e\n" +
+	"\x02ip\x18\x01 \x01(\tR\x02ip\x12%\n" +
+	"\x0eadditional_ips\x18\x02 \x03(\tR\radditionalIps\x12A\n" +
+	"\anetwork\x18\x03 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\anetwork\"z\n" +
+	"\x1eUpdatePodSandboxNetworkRequest\x12\x15\n" +
+	"\x06pod_id\x18\x01 \x01(\tR\x05podId\x12A\n" +
+	"\anetwork\x18\x02 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\anetwork\"!\n" +
+	"\x1fUpdatePodSandboxNetworkResponse\"\x93\x04\n" +
+	"\x10PodNetworkRecord\x12A\n" +
+	"\anetwork\x18\x01 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\anetwork\x12J\n" +
+	"\x06owners\x18\x02 \x03(\v22.nri.pkg.api.v1alpha1.PodNetworkRecord.OwnersEntryR\x06owners\x12G\n" +
+	"\x05stale\x18\x03 \x03(\v21.nri.pkg.api.v1alpha1.PodNetworkRecord.StaleEntryR\x05stale\x12M\n" +
+	"\aplugins\x18\x04 \x03(\v23.nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntryR\aplugins\x1a9\n" +
+	"\vOwnersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a8\n" +
+	"\n" +
+	"StaleEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1ac\n" +
+	"\fPluginsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12=\n" +
+	"\x05value\x18\x02 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\x05value:\x028\x01*\x8c\x03\n" +
 	"\x05Event\x12\v\n" +
 	"\aUNKNOWN\x10\x00\x12\x13\n" +
 	"\x0fRUN_POD_SANDBOX\x10\x01\x12\x14\n" +
@@ -6369,8 +7109,9 @@ const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
 	"\x10REMOVE_CONTAINER\x10\v\x12\x16\n" +
 	"\x12UPDATE_POD_SANDBOX\x10\f\x12\x1b\n" +
 	"\x17POST_UPDATE_POD_SANDBOX\x10\r\x12!\n" +
-	"\x1dVALIDATE_CONTAINER_ADJUSTMENT\x10\x0e\x12\b\n" +
-	"\x04LAST\x10\x0f*\x82\x01\n" +
+	"\x1dVALIDATE_CONTAINER_ADJUSTMENT\x10\x0e\x12\x16\n" +
+	"\x12POD_SANDBOX_STATUS\x10\x0f\x12\b\n" +
+	"\x04LAST\x10\x10*\x82\x01\n" +
 	"\x0eContainerState\x12\x15\n" +
 	"\x11CONTAINER_UNKNOWN\x10\x00\x12\x15\n" +
 	"\x11CONTAINER_CREATED\x10\x01\x12\x14\n" +
@@ -6464,10 +7205,11 @@ const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
 	"\tRdtClosID\x10%\x12\x0f\n" +
 	"\vRdtSchemata\x10&\x12\x17\n" +
 	"\x13RdtEnableMonitoring\x10'\x12\x10\n" +
-	"\fMemoryPolicy\x10(2\xd8\x01\n" +
+	"\fMemoryPolicy\x10(2\xe1\x02\n" +
 	"\aRuntime\x12Z\n" +
 	"\x0eRegisterPlugin\x12+.nri.pkg.api.v1alpha1.RegisterPluginRequest\x1a\x1b.nri.pkg.api.v1alpha1.Empty\x12q\n" +
-	"\x10UpdateContainers\x12-.nri.pkg.api.v1alpha1.UpdateContainersRequest\x1a..nri.pkg.api.v1alpha1.UpdateContainersResponse2\xcd\x0f\n" +
+	"\x10UpdateContainers\x12-.nri.pkg.api.v1alpha1.UpdateContainersRequest\x1a..nri.pkg.api.v1alpha1.UpdateContainersResponse\x12\x86\x01\n" +
+	"\x17UpdatePodSandboxNetwork\x124.nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkRequest\x1a5.nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkResponse2\xc0\x10\n" +
 	"\x06Plugin\x12\\\n" +
 	"\tConfigure\x12&.nri.pkg.api.v1alpha1.ConfigureRequest\x1a'.nri.pkg.api.v1alpha1.ConfigureResponse\x12b\n" +
 	"\vSynchronize\x12(.nri.pkg.api.v1alpha1.SynchronizeRequest\x1a).nri.pkg.api.v1alpha1.SynchronizeResponse\x12D\n" +
@@ -6486,7 +7228,8 @@ const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
 	"\rStopContainer\x12*.nri.pkg.api.v1alpha1.StopContainerRequest\x1a+.nri.pkg.api.v1alpha1.StopContainerResponse\x12n\n" +
 	"\x0fRemoveContainer\x12,.nri.pkg.api.v1alpha1.RemoveContainerRequest\x1a-.nri.pkg.api.v1alpha1.RemoveContainerResponse\x12R\n" +
 	"\vStateChange\x12&.nri.pkg.api.v1alpha1.StateChangeEvent\x1a\x1b.nri.pkg.api.v1alpha1.Empty\x12\x92\x01\n" +
-	"\x1bValidateContainerAdjustment\x128.nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest\x1a9.nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponseB\"Z github.com/nrinet/nrinet/api;apib\x06proto3"
+	"\x1bValidateContainerAdjustment\x128.nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest\x1a9.nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse\x12q\n" +
+	"\x10PodSandboxStatus\x12-.nri.pkg.api.v1alpha1.PodSandboxStatusRequest\x1a..nri.pkg.api.v1alpha1.PodSandboxStatusResponseB\"Z github.com/nrinet/nrinet/api;apib\x06proto3"
 
 var (
 	file_github_com_nrinet_nrinet_api_api_proto_rawDescOnce sync.Once
@@ -6501,7 +7244,7 @@ func file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP() []byte {
 }
 
 var file_github_com_nrinet_nrinet_api_api_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_github_com_nrinet_nrinet_api_api_proto_msgTypes = make([]protoimpl.MessageInfo, 99)
+var file_github_com_nrinet_nrinet_api_api_proto_msgTypes = make([]protoimpl.MessageInfo, 114)
 var file_github_com_nrinet_nrinet_api_api_proto_goTypes = []any{
 	(Event)(0),                                  // 0: nri.pkg.api.v1alpha1.Event
 	(ContainerState)(0),                         // 1: nri.pkg.api.v1alpha1.ContainerState
@@ -6597,215 +7340,249 @@ var file_github_com_nrinet_nrinet_api_api_proto_goTypes = []any{
 	(*CompoundFieldOwners)(nil),                 // 91: nri.pkg.api.v1alpha1.CompoundFieldOwners
 	(*FieldOwners)(nil),                         // 92: nri.pkg.api.v1alpha1.FieldOwners
 	(*OwningPlugins)(nil),                       // 93: nri.pkg.api.v1alpha1.OwningPlugins
-	nil,                                         // 94: nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
-	nil,                                         // 95: nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
-	nil,                                         // 96: nri.pkg.api.v1alpha1.Container.LabelsEntry
-	nil,                                         // 97: nri.pkg.api.v1alpha1.Container.AnnotationsEntry
-	nil,                                         // 98: nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
-	nil,                                         // 99: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
-	nil,                                         // 100: nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
-	nil,                                         // 101: nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
-	nil,                                         // 102: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
-	nil,                                         // 103: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
-	nil,                                         // 104: nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
-	nil,                                         // 105: nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
-	nil,                                         // 106: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
-	nil,                                         // 107: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
+	(*NetworkExtension)(nil),                    // 94: nri.pkg.api.v1alpha1.NetworkExtension
+	(*PodSandboxAdjustment)(nil),                // 95: nri.pkg.api.v1alpha1.PodSandboxAdjustment
+	(*PodSandboxNetwork)(nil),                   // 96: nri.pkg.api.v1alpha1.PodSandboxNetwork
+	(*NetworkInterface)(nil),                    // 97: nri.pkg.api.v1alpha1.NetworkInterface
+	(*NetworkRoute)(nil),                        // 98: nri.pkg.api.v1alpha1.NetworkRoute
+	(*NetworkDNS)(nil),                          // 99: nri.pkg.api.v1alpha1.NetworkDNS
+	(*PodSandboxStatusRequest)(nil),             // 100: nri.pkg.api.v1alpha1.PodSandboxStatusRequest
+	(*PodSandboxStatusResponse)(nil),            // 101: nri.pkg.api.v1alpha1.PodSandboxStatusResponse
+	(*UpdatePodSandboxNetworkRequest)(nil),      // 102: nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkRequest
+	(*UpdatePodSandboxNetworkResponse)(nil),     // 103: nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkResponse
+	(*PodNetworkRecord)(nil),                    // 104: nri.pkg.api.v1alpha1.PodNetworkRecord
+	nil,                                         // 105: nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
+	nil,                                         // 106: nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
+	nil,                                         // 107: nri.pkg.api.v1alpha1.Container.LabelsEntry
+	nil,                                         // 108: nri.pkg.api.v1alpha1.Container.AnnotationsEntry
+	nil,                                         // 109: nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
+	nil,                                         // 110: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
+	nil,                                         // 111: nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
+	nil,                                         // 112: nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
+	nil,                                         // 113: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
+	nil,                                         // 114: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
+	nil,                                         // 115: nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
+	nil,                                         // 116: nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
+	nil,                                         // 117: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
+	nil,                                         // 118: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
+	nil,                                         // 119: nri.pkg.api.v1alpha1.PodSandboxNetwork.InfoEntry
+	nil,                                         // 120: nri.pkg.api.v1alpha1.PodNetworkRecord.OwnersEntry
+	nil,                                         // 121: nri.pkg.api.v1alpha1.PodNetworkRecord.StaleEntry
+	nil,                                         // 122: nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntry
 }
 var file_github_com_nrinet_nrinet_api_api_proto_depIdxs = []int32{
 	77,  // 0: nri.pkg.api.v1alpha1.UpdateContainersRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
 	79,  // 1: nri.pkg.api.v1alpha1.UpdateContainersRequest.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
 	77,  // 2: nri.pkg.api.v1alpha1.UpdateContainersResponse.failed:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	14,  // 3: nri.pkg.api.v1alpha1.ConfigureResponse.failure_policy:type_name -> nri.pkg.api.v1alpha1.FailurePolicy
-	48,  // 4: nri.pkg.api.v1alpha1.SynchronizeRequest.pods:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 5: nri.pkg.api.v1alpha1.SynchronizeRequest.containers:type_name -> nri.pkg.api.v1alpha1.Container
-	77,  // 6: nri.pkg.api.v1alpha1.SynchronizeResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	48,  // 7: nri.pkg.api.v1alpha1.RunPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	48,  // 8: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	61,  // 9: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.overhead_linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	61,  // 10: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	48,  // 11: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	48,  // 12: nri.pkg.api.v1alpha1.StopPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	48,  // 13: nri.pkg.api.v1alpha1.RemovePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	48,  // 14: nri.pkg.api.v1alpha1.CreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 15: nri.pkg.api.v1alpha1.CreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	71,  // 16: nri.pkg.api.v1alpha1.CreateContainerResponse.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
-	77,  // 17: nri.pkg.api.v1alpha1.CreateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	79,  // 18: nri.pkg.api.v1alpha1.CreateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	48,  // 19: nri.pkg.api.v1alpha1.PostCreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 20: nri.pkg.api.v1alpha1.PostCreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	48,  // 21: nri.pkg.api.v1alpha1.StartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 22: nri.pkg.api.v1alpha1.StartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	48,  // 23: nri.pkg.api.v1alpha1.PostStartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 24: nri.pkg.api.v1alpha1.PostStartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	48,  // 25: nri.pkg.api.v1alpha1.UpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 26: nri.pkg.api.v1alpha1.UpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	61,  // 27: nri.pkg.api.v1alpha1.UpdateContainerRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	77,  // 28: nri.pkg.api.v1alpha1.UpdateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	79,  // 29: nri.pkg.api.v1alpha1.UpdateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	48,  // 30: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 31: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	48,  // 32: nri.pkg.api.v1alpha1.StopContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 33: nri.pkg.api.v1alpha1.StopContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	77,  // 34: nri.pkg.api.v1alpha1.StopContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	48,  // 35: nri.pkg.api.v1alpha1.RemoveContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 36: nri.pkg.api.v1alpha1.RemoveContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	0,   // 37: nri.pkg.api.v1alpha1.StateChangeEvent.event:type_name -> nri.pkg.api.v1alpha1.Event
-	48,  // 38: nri.pkg.api.v1alpha1.StateChangeEvent.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 39: nri.pkg.api.v1alpha1.StateChangeEvent.container:type_name -> nri.pkg.api.v1alpha1.Container
-	48,  // 40: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 41: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	71,  // 42: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
-	77,  // 43: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	93,  // 44: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins
-	45,  // 45: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.plugins:type_name -> nri.pkg.api.v1alpha1.PluginInstance
-	94,  // 46: nri.pkg.api.v1alpha1.PodSandbox.labels:type_name -> nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
-	95,  // 47: nri.pkg.api.v1alpha1.PodSandbox.annotations:type_name -> nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
-	49,  // 48: nri.pkg.api.v1alpha1.PodSandbox.linux:type_name -> nri.pkg.api.v1alpha1.LinuxPodSandbox
-	61,  // 49: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_overhead:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	61,  // 50: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	56,  // 51: nri.pkg.api.v1alpha1.LinuxPodSandbox.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	61,  // 52: nri.pkg.api.v1alpha1.LinuxPodSandbox.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	1,   // 53: nri.pkg.api.v1alpha1.Container.state:type_name -> nri.pkg.api.v1alpha1.ContainerState
-	96,  // 54: nri.pkg.api.v1alpha1.Container.labels:type_name -> nri.pkg.api.v1alpha1.Container.LabelsEntry
-	97,  // 55: nri.pkg.api.v1alpha1.Container.annotations:type_name -> nri.pkg.api.v1alpha1.Container.AnnotationsEntry
-	52,  // 56: nri.pkg.api.v1alpha1.Container.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
-	53,  // 57: nri.pkg.api.v1alpha1.Container.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
-	55,  // 58: nri.pkg.api.v1alpha1.Container.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainer
-	66,  // 59: nri.pkg.api.v1alpha1.Container.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
-	59,  // 60: nri.pkg.api.v1alpha1.Container.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
-	60,  // 61: nri.pkg.api.v1alpha1.Container.user:type_name -> nri.pkg.api.v1alpha1.User
-	51,  // 62: nri.pkg.api.v1alpha1.Container.image:type_name -> nri.pkg.api.v1alpha1.Image
-	54,  // 63: nri.pkg.api.v1alpha1.Hooks.prestart:type_name -> nri.pkg.api.v1alpha1.Hook
-	54,  // 64: nri.pkg.api.v1alpha1.Hooks.create_runtime:type_name -> nri.pkg.api.v1alpha1.Hook
-	54,  // 65: nri.pkg.api.v1alpha1.Hooks.create_container:type_name -> nri.pkg.api.v1alpha1.Hook
-	54,  // 66: nri.pkg.api.v1alpha1.Hooks.start_container:type_name -> nri.pkg.api.v1alpha1.Hook
-	54,  // 67: nri.pkg.api.v1alpha1.Hooks.poststart:type_name -> nri.pkg.api.v1alpha1.Hook
-	54,  // 68: nri.pkg.api.v1alpha1.Hooks.poststop:type_name -> nri.pkg.api.v1alpha1.Hook
-	84,  // 69: nri.pkg.api.v1alpha1.Hook.timeout:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	56,  // 70: nri.pkg.api.v1alpha1.LinuxContainer.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	57,  // 71: nri.pkg.api.v1alpha1.LinuxContainer.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
-	61,  // 72: nri.pkg.api.v1alpha1.LinuxContainer.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	84,  // 73: nri.pkg.api.v1alpha1.LinuxContainer.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	68,  // 74: nri.pkg.api.v1alpha1.LinuxContainer.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
-	65,  // 75: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_profile:type_name -> nri.pkg.api.v1alpha1.SecurityProfile
-	73,  // 76: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
-	98,  // 77: nri.pkg.api.v1alpha1.LinuxContainer.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
-	99,  // 78: nri.pkg.api.v1alpha1.LinuxContainer.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
-	70,  // 79: nri.pkg.api.v1alpha1.LinuxContainer.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
-	80,  // 80: nri.pkg.api.v1alpha1.LinuxContainer.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
-	90,  // 81: nri.pkg.api.v1alpha1.LinuxDevice.file_mode:type_name -> nri.pkg.api.v1alpha1.OptionalFileMode
-	86,  // 82: nri.pkg.api.v1alpha1.LinuxDevice.uid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	86,  // 83: nri.pkg.api.v1alpha1.LinuxDevice.gid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	87,  // 84: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.major:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	87,  // 85: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.minor:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	62,  // 86: nri.pkg.api.v1alpha1.LinuxResources.memory:type_name -> nri.pkg.api.v1alpha1.LinuxMemory
-	63,  // 87: nri.pkg.api.v1alpha1.LinuxResources.cpu:type_name -> nri.pkg.api.v1alpha1.LinuxCPU
-	64,  // 88: nri.pkg.api.v1alpha1.LinuxResources.hugepage_limits:type_name -> nri.pkg.api.v1alpha1.HugepageLimit
-	82,  // 89: nri.pkg.api.v1alpha1.LinuxResources.blockio_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	82,  // 90: nri.pkg.api.v1alpha1.LinuxResources.rdt_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	100, // 91: nri.pkg.api.v1alpha1.LinuxResources.unified:type_name -> nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
-	58,  // 92: nri.pkg.api.v1alpha1.LinuxResources.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDeviceCgroup
-	67,  // 93: nri.pkg.api.v1alpha1.LinuxResources.pids:type_name -> nri.pkg.api.v1alpha1.LinuxPids
-	87,  // 94: nri.pkg.api.v1alpha1.LinuxMemory.limit:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	87,  // 95: nri.pkg.api.v1alpha1.LinuxMemory.reservation:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	87,  // 96: nri.pkg.api.v1alpha1.LinuxMemory.swap:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	87,  // 97: nri.pkg.api.v1alpha1.LinuxMemory.kernel:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	87,  // 98: nri.pkg.api.v1alpha1.LinuxMemory.kernel_tcp:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	88,  // 99: nri.pkg.api.v1alpha1.LinuxMemory.swappiness:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	89,  // 100: nri.pkg.api.v1alpha1.LinuxMemory.disable_oom_killer:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	89,  // 101: nri.pkg.api.v1alpha1.LinuxMemory.use_hierarchy:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	88,  // 102: nri.pkg.api.v1alpha1.LinuxCPU.shares:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	87,  // 103: nri.pkg.api.v1alpha1.LinuxCPU.quota:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	88,  // 104: nri.pkg.api.v1alpha1.LinuxCPU.period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	87,  // 105: nri.pkg.api.v1alpha1.LinuxCPU.realtime_runtime:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	88,  // 106: nri.pkg.api.v1alpha1.LinuxCPU.realtime_period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	8,   // 107: nri.pkg.api.v1alpha1.SecurityProfile.profile_type:type_name -> nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
-	2,   // 108: nri.pkg.api.v1alpha1.LinuxIOPriority.class:type_name -> nri.pkg.api.v1alpha1.IOPrioClass
-	3,   // 109: nri.pkg.api.v1alpha1.LinuxScheduler.policy:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerPolicy
-	4,   // 110: nri.pkg.api.v1alpha1.LinuxScheduler.flags:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerFlag
-	101, // 111: nri.pkg.api.v1alpha1.ContainerAdjustment.annotations:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
-	52,  // 112: nri.pkg.api.v1alpha1.ContainerAdjustment.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
-	81,  // 113: nri.pkg.api.v1alpha1.ContainerAdjustment.env:type_name -> nri.pkg.api.v1alpha1.KeyValue
-	53,  // 114: nri.pkg.api.v1alpha1.ContainerAdjustment.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
-	72,  // 115: nri.pkg.api.v1alpha1.ContainerAdjustment.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment
-	66,  // 116: nri.pkg.api.v1alpha1.ContainerAdjustment.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
-	59,  // 117: nri.pkg.api.v1alpha1.ContainerAdjustment.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
-	57,  // 118: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
-	61,  // 119: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	84,  // 120: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	68,  // 121: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
-	73,  // 122: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
-	56,  // 123: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	102, // 124: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
-	103, // 125: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
-	70,  // 126: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
-	80,  // 127: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
-	76,  // 128: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.memory_policy:type_name -> nri.pkg.api.v1alpha1.LinuxMemoryPolicy
-	86,  // 129: nri.pkg.api.v1alpha1.LinuxSeccomp.default_errno:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	74,  // 130: nri.pkg.api.v1alpha1.LinuxSeccomp.syscalls:type_name -> nri.pkg.api.v1alpha1.LinuxSyscall
-	86,  // 131: nri.pkg.api.v1alpha1.LinuxSyscall.errno_ret:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	75,  // 132: nri.pkg.api.v1alpha1.LinuxSyscall.args:type_name -> nri.pkg.api.v1alpha1.LinuxSeccompArg
-	5,   // 133: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.mode:type_name -> nri.pkg.api.v1alpha1.MpolMode
-	6,   // 134: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.flags:type_name -> nri.pkg.api.v1alpha1.MpolFlag
-	78,  // 135: nri.pkg.api.v1alpha1.ContainerUpdate.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerUpdate
-	61,  // 136: nri.pkg.api.v1alpha1.LinuxContainerUpdate.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	82,  // 137: nri.pkg.api.v1alpha1.LinuxRdt.clos_id:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	83,  // 138: nri.pkg.api.v1alpha1.LinuxRdt.schemata:type_name -> nri.pkg.api.v1alpha1.OptionalRepeatedString
-	89,  // 139: nri.pkg.api.v1alpha1.LinuxRdt.enable_monitoring:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	104, // 140: nri.pkg.api.v1alpha1.CompoundFieldOwners.owners:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
-	105, // 141: nri.pkg.api.v1alpha1.FieldOwners.simple:type_name -> nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
-	106, // 142: nri.pkg.api.v1alpha1.FieldOwners.compound:type_name -> nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
-	107, // 143: nri.pkg.api.v1alpha1.OwningPlugins.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
-	69,  // 144: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
-	69,  // 145: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
-	91,  // 146: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry.value:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners
-	92,  // 147: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry.value:type_name -> nri.pkg.api.v1alpha1.FieldOwners
-	9,   // 148: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:input_type -> nri.pkg.api.v1alpha1.RegisterPluginRequest
-	10,  // 149: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:input_type -> nri.pkg.api.v1alpha1.UpdateContainersRequest
-	12,  // 150: nri.pkg.api.v1alpha1.Plugin.Configure:input_type -> nri.pkg.api.v1alpha1.ConfigureRequest
-	15,  // 151: nri.pkg.api.v1alpha1.Plugin.Synchronize:input_type -> nri.pkg.api.v1alpha1.SynchronizeRequest
-	47,  // 152: nri.pkg.api.v1alpha1.Plugin.Shutdown:input_type -> nri.pkg.api.v1alpha1.Empty
-	17,  // 153: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:input_type -> nri.pkg.api.v1alpha1.RunPodSandboxRequest
-	19,  // 154: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
-	21,  // 155: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
-	23,  // 156: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:input_type -> nri.pkg.api.v1alpha1.StopPodSandboxRequest
-	25,  // 157: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:input_type -> nri.pkg.api.v1alpha1.RemovePodSandboxRequest
-	27,  // 158: nri.pkg.api.v1alpha1.Plugin.CreateContainer:input_type -> nri.pkg.api.v1alpha1.CreateContainerRequest
-	29,  // 159: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:input_type -> nri.pkg.api.v1alpha1.PostCreateContainerRequest
-	31,  // 160: nri.pkg.api.v1alpha1.Plugin.StartContainer:input_type -> nri.pkg.api.v1alpha1.StartContainerRequest
-	33,  // 161: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:input_type -> nri.pkg.api.v1alpha1.PostStartContainerRequest
-	35,  // 162: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:input_type -> nri.pkg.api.v1alpha1.UpdateContainerRequest
-	37,  // 163: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:input_type -> nri.pkg.api.v1alpha1.PostUpdateContainerRequest
-	39,  // 164: nri.pkg.api.v1alpha1.Plugin.StopContainer:input_type -> nri.pkg.api.v1alpha1.StopContainerRequest
-	41,  // 165: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:input_type -> nri.pkg.api.v1alpha1.RemoveContainerRequest
-	43,  // 166: nri.pkg.api.v1alpha1.Plugin.StateChange:input_type -> nri.pkg.api.v1alpha1.StateChangeEvent
-	44,  // 167: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:input_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
-	47,  // 168: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:output_type -> nri.pkg.api.v1alpha1.Empty
-	11,  // 169: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:output_type -> nri.pkg.api.v1alpha1.UpdateContainersResponse
-	13,  // 170: nri.pkg.api.v1alpha1.Plugin.Configure:output_type -> nri.pkg.api.v1alpha1.ConfigureResponse
-	16,  // 171: nri.pkg.api.v1alpha1.Plugin.Synchronize:output_type -> nri.pkg.api.v1alpha1.SynchronizeResponse
-	47,  // 172: nri.pkg.api.v1alpha1.Plugin.Shutdown:output_type -> nri.pkg.api.v1alpha1.Empty
-	18,  // 173: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:output_type -> nri.pkg.api.v1alpha1.RunPodSandboxResponse
-	20,  // 174: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
-	22,  // 175: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
-	24,  // 176: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:output_type -> nri.pkg.api.v1alpha1.StopPodSandboxResponse
-	26,  // 177: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:output_type -> nri.pkg.api.v1alpha1.RemovePodSandboxResponse
-	28,  // 178: nri.pkg.api.v1alpha1.Plugin.CreateContainer:output_type -> nri.pkg.api.v1alpha1.CreateContainerResponse
-	30,  // 179: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:output_type -> nri.pkg.api.v1alpha1.PostCreateContainerResponse
-	32,  // 180: nri.pkg.api.v1alpha1.Plugin.StartContainer:output_type -> nri.pkg.api.v1alpha1.StartContainerResponse
-	34,  // 181: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:output_type -> nri.pkg.api.v1alpha1.PostStartContainerResponse
-	36,  // 182: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:output_type -> nri.pkg.api.v1alpha1.UpdateContainerResponse
-	38,  // 183: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:output_type -> nri.pkg.api.v1alpha1.PostUpdateContainerResponse
-	40,  // 184: nri.pkg.api.v1alpha1.Plugin.StopContainer:output_type -> nri.pkg.api.v1alpha1.StopContainerResponse
-	42,  // 185: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:output_type -> nri.pkg.api.v1alpha1.RemoveContainerResponse
-	47,  // 186: nri.pkg.api.v1alpha1.Plugin.StateChange:output_type -> nri.pkg.api.v1alpha1.Empty
-	46,  // 187: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:output_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
-	168, // [168:188] is the sub-list for method output_type
-	148, // [148:168] is the sub-list for method input_type
-	148, // [148:148] is the sub-list for extension type_name
-	148, // [148:148] is the sub-list for extension extendee
-	0,   // [0:148] is the sub-list for field type_name
+	94,  // 3: nri.pkg.api.v1alpha1.ConfigureRequest.network_extension:type_name -> nri.pkg.api.v1alpha1.NetworkExtension
+	14,  // 4: nri.pkg.api.v1alpha1.ConfigureResponse.failure_policy:type_name -> nri.pkg.api.v1alpha1.FailurePolicy
+	48,  // 5: nri.pkg.api.v1alpha1.SynchronizeRequest.pods:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 6: nri.pkg.api.v1alpha1.SynchronizeRequest.containers:type_name -> nri.pkg.api.v1alpha1.Container
+	77,  // 7: nri.pkg.api.v1alpha1.SynchronizeResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	48,  // 8: nri.pkg.api.v1alpha1.RunPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	95,  // 9: nri.pkg.api.v1alpha1.RunPodSandboxResponse.adjust:type_name -> nri.pkg.api.v1alpha1.PodSandboxAdjustment
+	48,  // 10: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	61,  // 11: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.overhead_linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	61,  // 12: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	48,  // 13: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	48,  // 14: nri.pkg.api.v1alpha1.StopPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	48,  // 15: nri.pkg.api.v1alpha1.RemovePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	48,  // 16: nri.pkg.api.v1alpha1.CreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 17: nri.pkg.api.v1alpha1.CreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	71,  // 18: nri.pkg.api.v1alpha1.CreateContainerResponse.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
+	77,  // 19: nri.pkg.api.v1alpha1.CreateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	79,  // 20: nri.pkg.api.v1alpha1.CreateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	48,  // 21: nri.pkg.api.v1alpha1.PostCreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 22: nri.pkg.api.v1alpha1.PostCreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	48,  // 23: nri.pkg.api.v1alpha1.StartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 24: nri.pkg.api.v1alpha1.StartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	48,  // 25: nri.pkg.api.v1alpha1.PostStartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 26: nri.pkg.api.v1alpha1.PostStartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	48,  // 27: nri.pkg.api.v1alpha1.UpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 28: nri.pkg.api.v1alpha1.UpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	61,  // 29: nri.pkg.api.v1alpha1.UpdateContainerRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	77,  // 30: nri.pkg.api.v1alpha1.UpdateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	79,  // 31: nri.pkg.api.v1alpha1.UpdateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	48,  // 32: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 33: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	48,  // 34: nri.pkg.api.v1alpha1.StopContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 35: nri.pkg.api.v1alpha1.StopContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	77,  // 36: nri.pkg.api.v1alpha1.StopContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	48,  // 37: nri.pkg.api.v1alpha1.RemoveContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 38: nri.pkg.api.v1alpha1.RemoveContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	0,   // 39: nri.pkg.api.v1alpha1.StateChangeEvent.event:type_name -> nri.pkg.api.v1alpha1.Event
+	48,  // 40: nri.pkg.api.v1alpha1.StateChangeEvent.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 41: nri.pkg.api.v1alpha1.StateChangeEvent.container:type_name -> nri.pkg.api.v1alpha1.Container
+	48,  // 42: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	50,  // 43: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	71,  // 44: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
+	77,  // 45: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	93,  // 46: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins
+	45,  // 47: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.plugins:type_name -> nri.pkg.api.v1alpha1.PluginInstance
+	105, // 48: nri.pkg.api.v1alpha1.PodSandbox.labels:type_name -> nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
+	106, // 49: nri.pkg.api.v1alpha1.PodSandbox.annotations:type_name -> nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
+	49,  // 50: nri.pkg.api.v1alpha1.PodSandbox.linux:type_name -> nri.pkg.api.v1alpha1.LinuxPodSandbox
+	61,  // 51: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_overhead:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	61,  // 52: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	56,  // 53: nri.pkg.api.v1alpha1.LinuxPodSandbox.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	61,  // 54: nri.pkg.api.v1alpha1.LinuxPodSandbox.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	1,   // 55: nri.pkg.api.v1alpha1.Container.state:type_name -> nri.pkg.api.v1alpha1.ContainerState
+	107, // 56: nri.pkg.api.v1alpha1.Container.labels:type_name -> nri.pkg.api.v1alpha1.Container.LabelsEntry
+	108, // 57: nri.pkg.api.v1alpha1.Container.annotations:type_name -> nri.pkg.api.v1alpha1.Container.AnnotationsEntry
+	52,  // 58: nri.pkg.api.v1alpha1.Container.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
+	53,  // 59: nri.pkg.api.v1alpha1.Container.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
+	55,  // 60: nri.pkg.api.v1alpha1.Container.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainer
+	66,  // 61: nri.pkg.api.v1alpha1.Container.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
+	59,  // 62: nri.pkg.api.v1alpha1.Container.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
+	60,  // 63: nri.pkg.api.v1alpha1.Container.user:type_name -> nri.pkg.api.v1alpha1.User
+	51,  // 64: nri.pkg.api.v1alpha1.Container.image:type_name -> nri.pkg.api.v1alpha1.Image
+	54,  // 65: nri.pkg.api.v1alpha1.Hooks.prestart:type_name -> nri.pkg.api.v1alpha1.Hook
+	54,  // 66: nri.pkg.api.v1alpha1.Hooks.create_runtime:type_name -> nri.pkg.api.v1alpha1.Hook
+	54,  // 67: nri.pkg.api.v1alpha1.Hooks.create_container:type_name -> nri.pkg.api.v1alpha1.Hook
+	54,  // 68: nri.pkg.api.v1alpha1.Hooks.start_container:type_name -> nri.pkg.api.v1alpha1.Hook
+	54,  // 69: nri.pkg.api.v1alpha1.Hooks.poststart:type_name -> nri.pkg.api.v1alpha1.Hook
+	54,  // 70: nri.pkg.api.v1alpha1.Hooks.poststop:type_name -> nri.pkg.api.v1alpha1.Hook
+	84,  // 71: nri.pkg.api.v1alpha1.Hook.timeout:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	56,  // 72: nri.pkg.api.v1alpha1.LinuxContainer.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	57,  // 73: nri.pkg.api.v1alpha1.LinuxContainer.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
+	61,  // 74: nri.pkg.api.v1alpha1.LinuxContainer.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	84,  // 75: nri.pkg.api.v1alpha1.LinuxContainer.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	68,  // 76: nri.pkg.api.v1alpha1.LinuxContainer.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
+	65,  // 77: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_profile:type_name -> nri.pkg.api.v1alpha1.SecurityProfile
+	73,  // 78: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
+	109, // 79: nri.pkg.api.v1alpha1.LinuxContainer.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
+	110, // 80: nri.pkg.api.v1alpha1.LinuxContainer.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
+	70,  // 81: nri.pkg.api.v1alpha1.LinuxContainer.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
+	80,  // 82: nri.pkg.api.v1alpha1.LinuxContainer.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
+	90,  // 83: nri.pkg.api.v1alpha1.LinuxDevice.file_mode:type_name -> nri.pkg.api.v1alpha1.OptionalFileMode
+	86,  // 84: nri.pkg.api.v1alpha1.LinuxDevice.uid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	86,  // 85: nri.pkg.api.v1alpha1.LinuxDevice.gid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	87,  // 86: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.major:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	87,  // 87: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.minor:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	62,  // 88: nri.pkg.api.v1alpha1.LinuxResources.memory:type_name -> nri.pkg.api.v1alpha1.LinuxMemory
+	63,  // 89: nri.pkg.api.v1alpha1.LinuxResources.cpu:type_name -> nri.pkg.api.v1alpha1.LinuxCPU
+	64,  // 90: nri.pkg.api.v1alpha1.LinuxResources.hugepage_limits:type_name -> nri.pkg.api.v1alpha1.HugepageLimit
+	82,  // 91: nri.pkg.api.v1alpha1.LinuxResources.blockio_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	82,  // 92: nri.pkg.api.v1alpha1.LinuxResources.rdt_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	111, // 93: nri.pkg.api.v1alpha1.LinuxResources.unified:type_name -> nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
+	58,  // 94: nri.pkg.api.v1alpha1.LinuxResources.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDeviceCgroup
+	67,  // 95: nri.pkg.api.v1alpha1.LinuxResources.pids:type_name -> nri.pkg.api.v1alpha1.LinuxPids
+	87,  // 96: nri.pkg.api.v1alpha1.LinuxMemory.limit:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	87,  // 97: nri.pkg.api.v1alpha1.LinuxMemory.reservation:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	87,  // 98: nri.pkg.api.v1alpha1.LinuxMemory.swap:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	87,  // 99: nri.pkg.api.v1alpha1.LinuxMemory.kernel:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	87,  // 100: nri.pkg.api.v1alpha1.LinuxMemory.kernel_tcp:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	88,  // 101: nri.pkg.api.v1alpha1.LinuxMemory.swappiness:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	89,  // 102: nri.pkg.api.v1alpha1.LinuxMemory.disable_oom_killer:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	89,  // 103: nri.pkg.api.v1alpha1.LinuxMemory.use_hierarchy:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	88,  // 104: nri.pkg.api.v1alpha1.LinuxCPU.shares:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	87,  // 105: nri.pkg.api.v1alpha1.LinuxCPU.quota:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	88,  // 106: nri.pkg.api.v1alpha1.LinuxCPU.period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	87,  // 107: nri.pkg.api.v1alpha1.LinuxCPU.realtime_runtime:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	88,  // 108: nri.pkg.api.v1alpha1.LinuxCPU.realtime_period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	8,   // 109: nri.pkg.api.v1alpha1.SecurityProfile.profile_type:type_name -> nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
+	2,   // 110: nri.pkg.api.v1alpha1.LinuxIOPriority.class:type_name -> nri.pkg.api.v1alpha1.IOPrioClass
+	3,   // 111: nri.pkg.api.v1alpha1.LinuxScheduler.policy:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerPolicy
+	4,   // 112: nri.pkg.api.v1alpha1.LinuxScheduler.flags:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerFlag
+	112, // 113: nri.pkg.api.v1alpha1.ContainerAdjustment.annotations:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
+	52,  // 114: nri.pkg.api.v1alpha1.ContainerAdjustment.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
+	81,  // 115: nri.pkg.api.v1alpha1.ContainerAdjustment.env:type_name -> nri.pkg.api.v1alpha1.KeyValue
+	53,  // 116: nri.pkg.api.v1alpha1.ContainerAdjustment.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
+	72,  // 117: nri.pkg.api.v1alpha1.ContainerAdjustment.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment
+	66,  // 118: nri.pkg.api.v1alpha1.ContainerAdjustment.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
+	59,  // 119: nri.pkg.api.v1alpha1.ContainerAdjustment.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
+	57,  // 120: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
+	61,  // 121: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	84,  // 122: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	68,  // 123: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
+	73,  // 124: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
+	56,  // 125: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	113, // 126: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
+	114, // 127: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
+	70,  // 128: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
+	80,  // 129: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
+	76,  // 130: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.memory_policy:type_name -> nri.pkg.api.v1alpha1.LinuxMemoryPolicy
+	86,  // 131: nri.pkg.api.v1alpha1.LinuxSeccomp.default_errno:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	74,  // 132: nri.pkg.api.v1alpha1.LinuxSeccomp.syscalls:type_name -> nri.pkg.api.v1alpha1.LinuxSyscall
+	86,  // 133: nri.pkg.api.v1alpha1.LinuxSyscall.errno_ret:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	75,  // 134: nri.pkg.api.v1alpha1.LinuxSyscall.args:type_name -> nri.pkg.api.v1alpha1.LinuxSeccompArg
+	5,   // 135: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.mode:type_name -> nri.pkg.api.v1alpha1.MpolMode
+	6,   // 136: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.flags:type_name -> nri.pkg.api.v1alpha1.MpolFlag
+	78,  // 137: nri.pkg.api.v1alpha1.ContainerUpdate.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerUpdate
+	61,  // 138: nri.pkg.api.v1alpha1.LinuxContainerUpdate.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	82,  // 139: nri.pkg.api.v1alpha1.LinuxRdt.clos_id:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	83,  // 140: nri.pkg.api.v1alpha1.LinuxRdt.schemata:type_name -> nri.pkg.api.v1alpha1.OptionalRepeatedString
+	89,  // 141: nri.pkg.api.v1alpha1.LinuxRdt.enable_monitoring:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	115, // 142: nri.pkg.api.v1alpha1.CompoundFieldOwners.owners:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
+	116, // 143: nri.pkg.api.v1alpha1.FieldOwners.simple:type_name -> nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
+	117, // 144: nri.pkg.api.v1alpha1.FieldOwners.compound:type_name -> nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
+	118, // 145: nri.pkg.api.v1alpha1.OwningPlugins.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
+	96,  // 146: nri.pkg.api.v1alpha1.PodSandboxAdjustment.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
+	97,  // 147: nri.pkg.api.v1alpha1.PodSandboxNetwork.interfaces:type_name -> nri.pkg.api.v1alpha1.NetworkInterface
+	98,  // 148: nri.pkg.api.v1alpha1.PodSandboxNetwork.routes:type_name -> nri.pkg.api.v1alpha1.NetworkRoute
+	99,  // 149: nri.pkg.api.v1alpha1.PodSandboxNetwork.dns:type_name -> nri.pkg.api.v1alpha1.NetworkDNS
+	119, // 150: nri.pkg.api.v1alpha1.PodSandboxNetwork.info:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork.InfoEntry
+	48,  // 151: nri.pkg.api.v1alpha1.PodSandboxStatusRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	96,  // 152: nri.pkg.api.v1alpha1.PodSandboxStatusResponse.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
+	96,  // 153: nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkRequest.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
+	96,  // 154: nri.pkg.api.v1alpha1.PodNetworkRecord.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
+	120, // 155: nri.pkg.api.v1alpha1.PodNetworkRecord.owners:type_name -> nri.pkg.api.v1alpha1.PodNetworkRecord.OwnersEntry
+	121, // 156: nri.pkg.api.v1alpha1.PodNetworkRecord.stale:type_name -> nri.pkg.api.v1alpha1.PodNetworkRecord.StaleEntry
+	122, // 157: nri.pkg.api.v1alpha1.PodNetworkRecord.plugins:type_name -> nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntry
+	69,  // 158: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
+	69,  // 159: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
+	91,  // 160: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry.value:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners
+	92,  // 161: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry.value:type_name -> nri.pkg.api.v1alpha1.FieldOwners
+	96,  // 162: nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntry.value:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
+	9,   // 163: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:input_type -> nri.pkg.api.v1alpha1.RegisterPluginRequest
+	10,  // 164: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:input_type -> nri.pkg.api.v1alpha1.UpdateContainersRequest
+	102, // 165: nri.pkg.api.v1alpha1.Runtime.UpdatePodSandboxNetwork:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkRequest
+	12,  // 166: nri.pkg.api.v1alpha1.Plugin.Configure:input_type -> nri.pkg.api.v1alpha1.ConfigureRequest
+	15,  // 167: nri.pkg.api.v1alpha1.Plugin.Synchronize:input_type -> nri.pkg.api.v1alpha1.SynchronizeRequest
+	47,  // 168: nri.pkg.api.v1alpha1.Plugin.Shutdown:input_type -> nri.pkg.api.v1alpha1.Empty
+	17,  // 169: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:input_type -> nri.pkg.api.v1alpha1.RunPodSandboxRequest
+	19,  // 170: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
+	21,  // 171: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
+	23,  // 172: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:input_type -> nri.pkg.api.v1alpha1.StopPodSandboxRequest
+	25,  // 173: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:input_type -> nri.pkg.api.v1alpha1.RemovePodSandboxRequest
+	27,  // 174: nri.pkg.api.v1alpha1.Plugin.CreateContainer:input_type -> nri.pkg.api.v1alpha1.CreateContainerRequest
+	29,  // 175: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:input_type -> nri.pkg.api.v1alpha1.PostCreateContainerRequest
+	31,  // 176: nri.pkg.api.v1alpha1.Plugin.StartContainer:input_type -> nri.pkg.api.v1alpha1.StartContainerRequest
+	33,  // 177: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:input_type -> nri.pkg.api.v1alpha1.PostStartContainerRequest
+	35,  // 178: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:input_type -> nri.pkg.api.v1alpha1.UpdateContainerRequest
+	37,  // 179: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:input_type -> nri.pkg.api.v1alpha1.PostUpdateContainerRequest
+	39,  // 180: nri.pkg.api.v1alpha1.Plugin.StopContainer:input_type -> nri.pkg.api.v1alpha1.StopContainerRequest
+	41,  // 181: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:input_type -> nri.pkg.api.v1alpha1.RemoveContainerRequest
+	43,  // 182: nri.pkg.api.v1alpha1.Plugin.StateChange:input_type -> nri.pkg.api.v1alpha1.StateChangeEvent
+	44,  // 183: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:input_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
+	100, // 184: nri.pkg.api.v1alpha1.Plugin.PodSandboxStatus:input_type -> nri.pkg.api.v1alpha1.PodSandboxStatusRequest
+	47,  // 185: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:output_type -> nri.pkg.api.v1alpha1.Empty
+	11,  // 186: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:output_type -> nri.pkg.api.v1alpha1.UpdateContainersResponse
+	103, // 187: nri.pkg.api.v1alpha1.Runtime.UpdatePodSandboxNetwork:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkResponse
+	13,  // 188: nri.pkg.api.v1alpha1.Plugin.Configure:output_type -> nri.pkg.api.v1alpha1.ConfigureResponse
+	16,  // 189: nri.pkg.api.v1alpha1.Plugin.Synchronize:output_type -> nri.pkg.api.v1alpha1.SynchronizeResponse
+	47,  // 190: nri.pkg.api.v1alpha1.Plugin.Shutdown:output_type -> nri.pkg.api.v1alpha1.Empty
+	18,  // 191: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:output_type -> nri.pkg.api.v1alpha1.RunPodSandboxResponse
+	20,  // 192: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
+	22,  // 193: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
+	24,  // 194: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:output_type -> nri.pkg.api.v1alpha1.StopPodSandboxResponse
+	26,  // 195: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:output_type -> nri.pkg.api.v1alpha1.RemovePodSandboxResponse
+	28,  // 196: nri.pkg.api.v1alpha1.Plugin.CreateContainer:output_type -> nri.pkg.api.v1alpha1.CreateContainerResponse
+	30,  // 197: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:output_type -> nri.pkg.api.v1alpha1.PostCreateContainerResponse
+	32,  // 198: nri.pkg.api.v1alpha1.Plugin.StartContainer:output_type -> nri.pkg.api.v1alpha1.StartContainerResponse
+	34,  // 199: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:output_type -> nri.pkg.api.v1alpha1.PostStartContainerResponse
+	36,  // 200: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:output_type -> nri.pkg.api.v1alpha1.UpdateContainerResponse
+	38,  // 201: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:output_type -> nri.pkg.api.v1alpha1.PostUpdateContainerResponse
+	40,  // 202: nri.pkg.api.v1alpha1.Plugin.StopContainer:output_type -> nri.pkg.api.v1alpha1.StopContainerResponse
+	42,  // 203: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:output_type -> nri.pkg.api.v1alpha1.RemoveContainerResponse
+	47,  // 204: nri.pkg.api.v1alpha1.Plugin.StateChange:output_type -> nri.pkg.api.v1alpha1.Empty
+	46,  // 205: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:output_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
+	101, // 206: nri.pkg.api.v1alpha1.Plugin.PodSandboxStatus:output_type -> nri.pkg.api.v1alpha1.PodSandboxStatusResponse
+	185, // [185:207] is the sub-list for method output_type
+	163, // [163:185] is the sub-list for method input_type
+	163, // [163:163] is the sub-list for extension type_name
+	163, // [163:163] is the sub-list for extension extendee
+	0,   // [0:163] is the sub-list for field type_name
 }
 
 func init() { file_github_com_nrinet_nrinet_api_api_proto_init() }
@@ -6819,7 +7596,7 @@ func file_github_com_nrinet_nrinet_api_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_github_com_nrinet_nrinet_api_api_proto_rawDesc), len(file_github_com_nrinet_nrinet_api_api_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   99,
+			NumMessages:   114,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

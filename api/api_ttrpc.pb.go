@@ -10,6 +10,7 @@ import (
 type RuntimeService interface {
 	RegisterPlugin(context.Context, *RegisterPluginRequest) (*Empty, error)
 	UpdateContainers(context.Context, *UpdateContainersRequest) (*UpdateContainersResponse, error)
+	UpdatePodSandboxNetwork(context.Context, *UpdatePodSandboxNetworkRequest) (*UpdatePodSandboxNetworkResponse, error)
 }
 
 func RegisterRuntimeService(srv *ttrpc.Server, svc RuntimeService) {
@@ -28,6 +29,13 @@ func RegisterRuntimeService(srv *ttrpc.Server, svc RuntimeService) {
 					return nil, err
 				}
 				return svc.UpdateContainers(ctx, &req)
+			},
+			"UpdatePodSandboxNetwork": func(ctx context.Context, unmarshal func(interface{}) error) (interface{}, error) {
+				var req UpdatePodSandboxNetworkRequest
+				if err := unmarshal(&req); err != nil {
+					return nil, err
+				}
+				return svc.UpdatePodSandboxNetwork(ctx, &req)
 			},
 		},
 	})
@@ -59,6 +67,14 @@ func (c *runtimeClient) UpdateContainers(ctx context.Context, req *UpdateContain
 	return &resp, nil
 }
 
+func (c *runtimeClient) UpdatePodSandboxNetwork(ctx context.Context, req *UpdatePodSandboxNetworkRequest) (*UpdatePodSandboxNetworkResponse, error) {
+	var resp UpdatePodSandboxNetworkResponse
+	if err := c.client.Call(ctx, "nri.pkg.api.v1alpha1.Runtime", "UpdatePodSandboxNetwork", req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
 type PluginService interface {
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
 	Synchronize(context.Context, *SynchronizeRequest) (*SynchronizeResponse, error)
@@ -78,6 +94,7 @@ type PluginService interface {
 	RemoveContainer(context.Context, *RemoveContainerRequest) (*RemoveContainerResponse, error)
 	StateChange(context.Context, *StateChangeEvent) (*Empty, error)
 	ValidateContainerAdjustment(context.Context, *ValidateContainerAdjustmentRequest) (*ValidateContainerAdjustmentResponse, error)
+	PodSandboxStatus(context.Context, *PodSandboxStatusRequest) (*PodSandboxStatusResponse, error)
 }
 
 func RegisterPluginService(srv *ttrpc.Server, svc PluginService) {
@@ -208,6 +225,13 @@ func RegisterPluginService(srv *ttrpc.Server, svc PluginService) {
 					return nil, err
 				}
 				return svc.ValidateContainerAdjustment(ctx, &req)
+			},
+			"PodSandboxStatus": func(ctx context.Context, unmarshal func(interface{}) error) (interface{}, error) {
+				var req PodSandboxStatusRequest
+				if err := unmarshal(&req); err != nil {
+					return nil, err
+				}
+				return svc.PodSandboxStatus(ctx, &req)
 			},
 		},
 	})
@@ -362,6 +386,14 @@ func (c *pluginClient) StateChange(ctx context.Context, req *StateChangeEvent) (
 func (c *pluginClient) ValidateContainerAdjustment(ctx context.Context, req *ValidateContainerAdjustmentRequest) (*ValidateContainerAdjustmentResponse, error) {
 	var resp ValidateContainerAdjustmentResponse
 	if err := c.client.Call(ctx, "nri.pkg.api.v1alpha1.Plugin", "ValidateContainerAdjustment", req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+func (c *pluginClient) PodSandboxStatus(ctx context.Context, req *PodSandboxStatusRequest) (*PodSandboxStatusResponse, error) {
+	var resp PodSandboxStatusResponse
+	if err := c.client.Call(ctx, "nri.pkg.api.v1alpha1.Plugin", "PodSandboxStatus", req, &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil

@@ -170,6 +170,7 @@ func RegisterFastPluginService(srv *ttrpc.Server, svc PluginService) {
 		"RemoveContainer":             Method(svc.RemoveContainer),
 		"StateChange":                 Method(svc.StateChange),
 		"ValidateContainerAdjustment": Method(svc.ValidateContainerAdjustment),
+		"PodSandboxStatus":            Method(svc.PodSandboxStatus),
 	}})
 }
 
@@ -177,7 +178,8 @@ func RegisterFastPluginService(srv *ttrpc.Server, svc PluginService) {
 // like the generated RegisterRuntimeService but with the fast codec.
 func RegisterFastRuntimeService(srv *ttrpc.Server, svc RuntimeService) {
 	srv.RegisterService(RuntimeServiceName, &ttrpc.ServiceDesc{Methods: map[string]ttrpc.Method{
-		"RegisterPlugin":   Method(svc.RegisterPlugin),
-		"UpdateContainers": Method(svc.UpdateContainers),
+		"RegisterPlugin":          Method(svc.RegisterPlugin),
+		"UpdateContainers":        Method(svc.UpdateContainers),
+		"UpdatePodSandboxNetwork": Method(svc.UpdatePodSandboxNetwork),
 	}})
 }

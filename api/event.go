@@ -15,8 +15,17 @@ type EventMask int32
 // Predefined event masks.
 const (
 	// ValidEvents holds every event a plugin can subscribe to, from
-	// Event_RUN_POD_SANDBOX to Event_VALIDATE_CONTAINER_ADJUSTMENT (0x3FFF).
+	// Event_RUN_POD_SANDBOX to Event_POD_SANDBOX_STATUS (0x7FFF).
 	ValidEvents EventMask = EventMask(1)<<(Event_LAST-1) - 1
+
+	// ClassicEvents holds the events of containerd NRI v0.12.5, from
+	// Event_RUN_POD_SANDBOX to Event_VALIDATE_CONTAINER_ADJUSTMENT
+	// (0x3FFF). Upstream runtimes refuse a subscription with other bits.
+	ClassicEvents EventMask = EventMask(1)<<(Event_VALIDATE_CONTAINER_ADJUSTMENT) - 1
+
+	// NetworkEvents holds the events of the pod network extension, which
+	// only runtimes advertising it in ConfigureRequest deliver.
+	NetworkEvents EventMask = 1 << (Event_POD_SANDBOX_STATUS - 1)
 
 	// PodEvents holds the pod sandbox lifecycle events.
 	PodEvents EventMask = 1<<(Event_RUN_POD_SANDBOX-1) |
@@ -57,6 +66,7 @@ var eventMethods = [...]string{
 	Event_UPDATE_POD_SANDBOX:            "UpdatePodSandbox",
 	Event_POST_UPDATE_POD_SANDBOX:       "PostUpdatePodSandbox",
 	Event_VALIDATE_CONTAINER_ADJUSTMENT: "ValidateContainerAdjustment",
+	Event_POD_SANDBOX_STATUS:            "PodSandboxStatus",
 }
 
 // eventGroups are the group names ParseEventMask accepts besides the
@@ -67,6 +77,7 @@ var eventGroups = map[string]EventMask{
 	"podsandbox": PodEvents,
 	"container":  ContainerEvents,
 	"validate":   ValidationEvents,
+	"network":    NetworkEvents,
 }
 
 // Method returns the name of the Plugin service method that delivers e,

@@ -16,11 +16,14 @@ func TestEventMaskConstants(t *testing.T) {
 		got  api.EventMask
 		want api.EventMask
 	}{
-		{"ValidEvents", api.ValidEvents, 0x3FFF},
+		{"ValidEvents", api.ValidEvents, 0x7FFF},
+		{"ClassicEvents", api.ClassicEvents, 0x3FFF},
+		{"NetworkEvents", api.NetworkEvents, 0x4000},
 		{"PodEvents", api.PodEvents, 0x0001 | 0x0002 | 0x0004 | 0x0800 | 0x1000},
 		{"ContainerEvents", api.ContainerEvents, 0x07F8},
 		{"ValidationEvents", api.ValidationEvents, 0x2000},
-		{"union", api.PodEvents | api.ContainerEvents | api.ValidationEvents, api.ValidEvents},
+		{"union", api.PodEvents | api.ContainerEvents | api.ValidationEvents, api.ClassicEvents},
+		{"union with network", api.ClassicEvents | api.NetworkEvents, api.ValidEvents},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -114,7 +117,7 @@ func TestEventMaskSetClearIsSet(t *testing.T) {
 		{
 			name: "LAST sets an invalid bit",
 			mask: api.MaskFor(api.Event_LAST),
-			want: 0x4000,
+			want: 0x8000,
 			set:  []api.Event{api.Event_LAST},
 		},
 		{
@@ -126,7 +129,7 @@ func TestEventMaskSetClearIsSet(t *testing.T) {
 		{
 			name:  "clear",
 			mask:  api.ValidEvents.Clear(api.Event_CREATE_CONTAINER, api.Event_UNKNOWN, api.Event_STOP_CONTAINER),
-			want:  0x3FFF &^ 0x8 &^ 0x200,
+			want:  0x7FFF &^ 0x8 &^ 0x200,
 			set:   []api.Event{api.Event_RUN_POD_SANDBOX, api.Event_POST_CREATE_CONTAINER},
 			unset: []api.Event{api.Event_CREATE_CONTAINER, api.Event_STOP_CONTAINER},
 		},
@@ -174,8 +177,8 @@ func TestEventMaskEvents(t *testing.T) {
 			t.Errorf("EventMask(%#x).Events() = %v, want %v", tt.mask, got, tt.want)
 		}
 	}
-	if n := len(api.ValidEvents.Events()); n != 14 {
-		t.Errorf("ValidEvents has %d events, want 14", n)
+	if n := len(api.ValidEvents.Events()); n != 15 {
+		t.Errorf("ValidEvents has %d events, want 15", n)
 	}
 }
 
@@ -188,8 +191,8 @@ func TestEventMaskValidate(t *testing.T) {
 		{api.ValidEvents, ""},
 		{0x1, ""},
 		{0x8000, "api: invalid event mask 0x8000: unknown bits 0x8000"},
-		{0x4001, "api: invalid event mask 0x4001: unknown bits 0x4000"},
-		{-1, "api: invalid event mask 0xffffffff: unknown bits 0xffffc000"},
+		{0x8001, "api: invalid event mask 0x8001: unknown bits 0x8000"},
+		{-1, "api: invalid event mask 0xffffffff: unknown bits 0xffff8000"},
 	}
 	for _, tt := range tests {
 		err := tt.mask.Validate()
@@ -211,7 +214,7 @@ func TestEventMaskString(t *testing.T) {
 		{0x1, "RunPodSandbox"},
 		{0x2008, "CreateContainer,ValidateContainerAdjustment"},
 		{api.PodEvents, "RunPodSandbox,StopPodSandbox,RemovePodSandbox,UpdatePodSandbox,PostUpdatePodSandbox"},
-		{0xC001, "RunPodSandbox,0xc000"},
+		{0x18001, "RunPodSandbox,0x18000"},
 	}
 	for _, tt := range tests {
 		if got := tt.mask.String(); got != tt.want {
@@ -239,7 +242,8 @@ func TestParseEventMask(t *testing.T) {
 		{in: "validate", want: 0x2000},
 		{in: "validatecontaineradjustment", want: 0x2000},
 		{in: "container,validate", want: 0x27F8},
-		{in: "pod,container,validate", want: api.ValidEvents},
+		{in: "pod,container,validate", want: api.ClassicEvents},
+		{in: "pod,container,validate,network", want: api.ValidEvents},
 		{in: "updatepodsandbox,updatepodsandbox", want: 0x800},
 		{in: "nosuchevent", wantErr: `api: invalid event list "nosuchevent": unknown event "nosuchevent"`},
 		{in: "pod,,container", wantErr: `api: invalid event list "pod,,container": empty event name`},

@@ -13,3 +13,7 @@ var ErrNotStarted = errors.New("plugin: not connected to a runtime")
 // ErrNoHandlers is returned by New for a plugin that implements no event
 // handler interface.
 var ErrNoHandlers = errors.New("plugin: implements no event handler")
+
+// ErrNoNetworkExtension is returned for pod network calls to a runtime that
+// does not support nrinet's pod network extension.
+var ErrNoNetworkExtension = errors.New("plugin: the runtime does not support the pod network extension")

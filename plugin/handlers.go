@@ -31,6 +31,23 @@ type RunPodSandboxHandler interface {
 	RunPodSandbox(ctx context.Context, pod *api.PodSandbox) error
 }
 
+// RunPodSandboxNetworkHandler handles the creation of a pod sandbox and
+// returns the pod's network as this plugin set it up (nil for none): the
+// pod network extension's variant of RunPodSandboxHandler. A plugin
+// implements one or the other. Against a runtime without the extension it
+// is still called, and the network it returns is dropped.
+type RunPodSandboxNetworkHandler interface {
+	RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (*api.PodSandboxNetwork, error)
+}
+
+// PodSandboxStatusHandler reports this plugin's part of a pod's network
+// when the runtime asks (pod network extension). With verbose the plugin
+// should check, not just recall, and may add details to the network's
+// info map. It is only called by runtimes that support the extension.
+type PodSandboxStatusHandler interface {
+	PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, verbose bool) (*api.PodSandboxNetwork, error)
+}
+
 // UpdatePodSandboxHandler handles a change of a pod's resources.
 type UpdatePodSandboxHandler interface {
 	UpdatePodSandbox(ctx context.Context, pod *api.PodSandbox, overhead, resources *api.LinuxResources) error
@@ -111,6 +128,10 @@ func implementedEvents(p any) api.EventMask {
 	}
 	_, ok := p.(RunPodSandboxHandler)
 	add(ok, api.Event_RUN_POD_SANDBOX)
+	_, ok = p.(RunPodSandboxNetworkHandler)
+	add(ok, api.Event_RUN_POD_SANDBOX)
+	_, ok = p.(PodSandboxStatusHandler)
+	add(ok, api.Event_POD_SANDBOX_STATUS)
 	_, ok = p.(StopPodSandboxHandler)
 	add(ok, api.Event_STOP_POD_SANDBOX)
 	_, ok = p.(RemovePodSandboxHandler)

@@ -37,6 +37,16 @@ func (svc *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*
 			events = m
 		}
 	}
+	netExt := req.GetNetworkExtension().GetVersion()
+	if netExt == 0 {
+		if events&api.NetworkEvents != 0 || s.implementsNetwork() {
+			s.log.Warn("the runtime does not support the pod network extension; running as a plain NRI plugin: "+
+				"networks returned from RunPodSandboxNetwork are dropped and PodSandboxStatus is not called",
+				"runtime", req.GetRuntimeName(), "runtimeVersion", req.GetRuntimeVersion())
+		}
+		// An upstream runtime refuses a subscription with unknown bits.
+		events &^= api.NetworkEvents
+	}
 	sess.mu.Lock()
 	sess.info = RuntimeInfo{
 		Name:                req.GetRuntimeName(),
@@ -45,6 +55,7 @@ func (svc *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*
 		RegistrationTimeout: msOr(req.GetRegistrationTimeout(), api.DefaultRegistrationTimeout),
 		RequestTimeout:      msOr(req.GetRequestTimeout(), api.DefaultRequestTimeout),
 		Events:              events,
+		NetworkExtension:    netExt,
 	}
 	first := !sess.isConfig
 	sess.isConfig = true
@@ -121,8 +132,11 @@ func (svc *service) podEvent(ctx context.Context, ev api.Event, pod *api.PodSand
 	var err error
 	switch ev {
 	case api.Event_RUN_POD_SANDBOX:
-		if h, ok := svc.stub.handler.(RunPodSandboxHandler); ok {
+		switch h := svc.stub.handler.(type) {
+		case RunPodSandboxHandler:
 			err = h.RunPodSandbox(ctx, pod)
+		case RunPodSandboxNetworkHandler: // through StateChange: the network is dropped
+			_, err = h.RunPodSandboxNetwork(ctx, pod)
 		}
 	case api.Event_STOP_POD_SANDBOX:
 		if h, ok := svc.stub.handler.(StopPodSandboxHandler); ok {
@@ -171,7 +185,44 @@ func (svc *service) containerEvent(ctx context.Context, ev api.Event, pod *api.P
 }
 
 func (svc *service) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
-	return &api.RunPodSandboxResponse{}, svc.podEvent(ctx, api.Event_RUN_POD_SANDBOX, req.GetPod())
+	h, ok := svc.stub.handler.(RunPodSandboxNetworkHandler)
+	if !ok {
+		return &api.RunPodSandboxResponse{}, svc.podEvent(ctx, api.Event_RUN_POD_SANDBOX, req.GetPod())
+	}
+	n, err := h.RunPodSandboxNetwork(ctx, req.GetPod())
+	if err != nil {
+		return nil, svc.wrap(api.Event_RUN_POD_SANDBOX, err)
+	}
+	if n == nil {
+		return &api.RunPodSandboxResponse{}, nil
+	}
+	if info, _ := svc.sess.runtimeInfo(); info.NetworkExtension == 0 {
+		return &api.RunPodSandboxResponse{}, nil // the runtime would ignore it
+	}
+	return &api.RunPodSandboxResponse{Adjust: &api.PodSandboxAdjustment{Network: n}}, nil
+}
+
+// PodSandboxStatus answers with the plugin's part of the pod's network, in
+// both the typed form and the ip/additional_ips fields of containerd/nri
+// PR #267.
+func (svc *service) PodSandboxStatus(ctx context.Context, req *api.PodSandboxStatusRequest) (*api.PodSandboxStatusResponse, error) {
+	h, ok := svc.stub.handler.(PodSandboxStatusHandler)
+	if !ok {
+		return &api.PodSandboxStatusResponse{}, nil
+	}
+	n, err := h.PodSandboxStatus(ctx, req.GetPod(), req.GetVerbose())
+	if err != nil {
+		return nil, svc.wrap(api.Event_POD_SANDBOX_STATUS, err)
+	}
+	rsp := &api.PodSandboxStatusResponse{Network: n}
+	for i, ip := range n.GetIps() {
+		if i == 0 {
+			rsp.Ip = ip
+		} else {
+			rsp.AdditionalIps = append(rsp.AdditionalIps, ip)
+		}
+	}
+	return rsp, nil
 }
 
 func (svc *service) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {

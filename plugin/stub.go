@@ -46,6 +46,11 @@ func New(handler any, opts ...Option) (*Stub, error) {
 	if s.implemented == 0 {
 		return nil, fmt.Errorf("%w: %T has none of the event handler methods", ErrNoHandlers, handler)
 	}
+	_, classic := handler.(RunPodSandboxHandler)
+	_, withNet := handler.(RunPodSandboxNetworkHandler)
+	if classic && withNet {
+		return nil, fmt.Errorf("plugin: %T implements both RunPodSandbox and RunPodSandboxNetwork; implement one", handler)
+	}
 	if s.cfg.env == nil {
 		s.cfg.env = os.Getenv
 		s.cfg.args0 = os.Args[0]
@@ -207,6 +212,10 @@ type RuntimeInfo struct {
 	RequestTimeout      time.Duration
 	// Events is the subscription the plugin answered Configure with.
 	Events api.EventMask
+	// NetworkExtension is the version of the pod network extension the
+	// runtime supports, 0 if none: then networks the plugin returns are
+	// dropped and PodSandboxStatus is never called.
+	NetworkExtension uint32
 }
 
 // Runtime returns what the runtime said in Configure, and false if the stub
@@ -217,4 +226,37 @@ func (s *Stub) Runtime() (RuntimeInfo, bool) {
 		return RuntimeInfo{}, false
 	}
 	return sess.runtimeInfo()
+}
+
+// UpdatePodSandboxNetwork tells the runtime that this plugin's part of a
+// pod's network changed. The runtime validates and merges it like a
+// RunPodSandbox result and persists it; a conflict with another plugin's
+// part is returned as an error. It fails with ErrNoNetworkExtension when
+// the runtime does not support the pod network extension.
+func (s *Stub) UpdatePodSandboxNetwork(ctx context.Context, podID string, network *api.PodSandboxNetwork) error {
+	sess := s.session()
+	if sess == nil || sess.isDone() {
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: %w", s.Name(), ErrNotStarted)
+	}
+	if info, _ := sess.runtimeInfo(); info.NetworkExtension == 0 {
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: %w", s.Name(), ErrNoNetworkExtension)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, sess.requestTimeout())
+		defer cancel()
+	}
+	err := api.Call(ctx, sess.client, api.RuntimeServiceName, "UpdatePodSandboxNetwork",
+		&api.UpdatePodSandboxNetworkRequest{PodId: podID, Network: network}, &api.UpdatePodSandboxNetworkResponse{})
+	if err != nil {
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: %w", s.Name(), podID, err)
+	}
+	return nil
+}
+
+// implementsNetwork reports whether the plugin has a pod network handler.
+func (s *Stub) implementsNetwork() bool {
+	_, run := s.handler.(RunPodSandboxNetworkHandler)
+	_, st := s.handler.(PodSandboxStatusHandler)
+	return run || st
 }

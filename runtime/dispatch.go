@@ -102,18 +102,6 @@ func stateChange(ev api.Event, pod *api.PodSandbox, ctr *api.Container) func(con
 	}
 }
 
-// RunPodSandbox relays the creation of a pod sandbox.
-func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
-	err := r.relay(ctx, api.Event_RUN_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
-		_, err := rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", req)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &api.RunPodSandboxResponse{}, nil
-}
-
 // UpdatePodSandbox relays a change of a pod's resources.
 func (r *Runtime) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {
 	err := r.relay(ctx, api.Event_UPDATE_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {

@@ -280,7 +280,7 @@ func entries(fd protoreflect.FieldDescriptor, v protoreflect.Value) []string {
 	return out
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

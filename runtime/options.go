@@ -33,6 +33,13 @@ type config struct {
 	logger              *slog.Logger
 	sync                SyncFunc
 	update              UpdateFunc
+
+	netStore         PodNetworkStore
+	conflictPolicy   ConflictPolicy
+	familyPreference FamilyPreference
+	statusTimeout    time.Duration
+	statusCacheTTL   time.Duration
+	requiredNetwork  []string
 }
 
 func defaultConfig() config {
@@ -43,6 +50,8 @@ func defaultConfig() config {
 		registrationTimeout: api.DefaultRegistrationTimeout,
 		requestTimeout:      api.DefaultRequestTimeout,
 		syncChunkSize:       DefaultSyncChunkSize,
+		statusTimeout:       DefaultStatusTimeout,
+		statusCacheTTL:      DefaultStatusCacheTTL,
 	}
 }
 
@@ -162,6 +171,104 @@ func WithSyncFunc(fn SyncFunc) Option {
 func WithUpdateFunc(fn UpdateFunc) Option {
 	return func(c *config) error {
 		c.update = fn
+		return nil
+	}
+}
+
+// PodNetworkStore is where the runtime keeps each pod's network record. The
+// runtime library reads it to answer a plugin's UpdatePodSandboxNetwork and
+// to fill pod addresses into Synchronize, and writes it when a plugin
+// changed a pod's network.
+type PodNetworkStore interface {
+	// PodNetwork returns the pod's record; nil, nil if the pod has none.
+	// It fails for an unknown pod.
+	PodNetwork(ctx context.Context, podID string) (*api.PodNetworkRecord, error)
+	// SetPodNetwork persists rec as the pod's record after plugin changed
+	// its part.
+	SetPodNetwork(ctx context.Context, podID, plugin string, rec *api.PodNetworkRecord) error
+}
+
+// Defaults of the pod network options.
+const (
+	DefaultStatusTimeout  = 250 * time.Millisecond
+	DefaultStatusCacheTTL = time.Second
+)
+
+// WithPodNetworkStore gives the runtime library access to the pod network
+// records the runtime persists (default: none; plugins then cannot push
+// UpdatePodSandboxNetwork, and Synchronize carries the addresses the
+// runtime's SyncFunc put in each pod).
+func WithPodNetworkStore(s PodNetworkStore) Option {
+	return func(c *config) error {
+		c.netStore = s
+		return nil
+	}
+}
+
+// WithNetworkConflictPolicy says what happens when two plugins set the same
+// part of a pod's network (default ConflictFail).
+func WithNetworkConflictPolicy(p ConflictPolicy) Option {
+	return func(c *config) error {
+		if p != ConflictFail && p != ConflictAggregate {
+			return fmt.Errorf("runtime: WithNetworkConflictPolicy: unknown policy %d", p)
+		}
+		c.conflictPolicy = p
+		return nil
+	}
+}
+
+// WithFamilyPreference picks the IP family of a pod's primary address
+// (default PreferIPv4).
+func WithFamilyPreference(p FamilyPreference) Option {
+	return func(c *config) error {
+		if p < PreferIPv4 || p > PreferPluginOrder {
+			return fmt.Errorf("runtime: WithFamilyPreference: unknown preference %d", p)
+		}
+		c.familyPreference = p
+		return nil
+	}
+}
+
+// WithStatusTimeout bounds a PodSandboxStatus round (default 250 ms):
+// plugins that have not answered by then are reported stale.
+func WithStatusTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("runtime: WithStatusTimeout: %v is not positive", d)
+		}
+		c.statusTimeout = d
+		return nil
+	}
+}
+
+// WithStatusCacheTTL sets how long a non-verbose PodSandboxStatus result
+// may be served again without asking the plugins (default 1 s; 0 never).
+func WithStatusCacheTTL(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("runtime: WithStatusCacheTTL: %v is negative", d)
+		}
+		c.statusCacheTTL = d
+		return nil
+	}
+}
+
+// WithRequiredNetworkPlugins names the plugins that provide pod networks,
+// as "NN-name" or "name". While any of them is not connected,
+// RunPodSandbox of a pod that is not host-network fails at once and
+// NetworkReady reports false (fail closed).
+func WithRequiredNetworkPlugins(names ...string) Option {
+	return func(c *config) error {
+		for _, n := range names {
+			base := n
+			if _, name, err := api.ParsePluginFileName(n); err == nil {
+				base = name
+			}
+			if err := api.ValidatePluginName(base); err != nil {
+				return fmt.Errorf("runtime: WithRequiredNetworkPlugins: %w", err)
+			}
+		}
+		c.requiredNetwork = append(c.requiredNetwork, names...)
 		return nil
 	}
 }

@@ -284,14 +284,16 @@ func (p *plugin) configure(ctx context.Context) error {
 		RegistrationTimeout: r.cfg.registrationTimeout.Milliseconds(),
 		RequestTimeout:      r.cfg.requestTimeout.Milliseconds(),
 		NRIVersion:          api.Version,
+		NetworkExtension:    &api.NetworkExtension{Version: api.NetworkExtensionVersion},
 	})
 	if err != nil {
 		return &PluginError{Plugin: p.fullName(), Method: "Configure", Err: err}
 	}
 	events := api.EventMask(rsp.GetEvents())
 	if events == 0 {
-		// Upstream compatibility: an empty mask subscribes to everything.
-		events = api.ValidEvents
+		// Upstream compatibility: an empty mask subscribes to every event
+		// of NRI v0.12.5; the network extension's must be asked for.
+		events = api.ClassicEvents
 	}
 	if err := events.Validate(); err != nil {
 		return fmt.Errorf("plugin %q: Configure: subscribed to invalid events: %w", p.fullName(), err)
@@ -363,6 +365,20 @@ func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPl
 	log.Info("plugin registered", "kind", p.kind, "pid", p.pid, "nriVersion", req.GetNRIVersion())
 	close(p.registered)
 	return &api.Empty{}, nil
+}
+
+func (s *runtimeService) UpdatePodSandboxNetwork(ctx context.Context, req *api.UpdatePodSandboxNetworkRequest) (*api.UpdatePodSandboxNetworkResponse, error) {
+	p := s.p
+	select {
+	case <-p.registered:
+	default:
+		return nil, fmt.Errorf("%s: UpdatePodSandboxNetwork before RegisterPlugin", p.label())
+	}
+	if err := p.r.updatePodNetwork(ctx, p, req); err != nil {
+		p.logger().Warn("UpdatePodSandboxNetwork refused", "pod", req.GetPodId(), "error", err)
+		return nil, err
+	}
+	return &api.UpdatePodSandboxNetworkResponse{}, nil
 }
 
 func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {

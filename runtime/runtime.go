@@ -31,6 +31,8 @@ type Runtime struct {
 	started  bool
 	stopped  bool
 
+	status statusCache
+
 	ctx    context.Context // lives until Stop; parent of background work
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // accept loop and per-plugin goroutines

@@ -3,6 +3,9 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -117,6 +120,7 @@ func (p *plugin) synchronize(ctx context.Context) ([]*api.ContainerUpdate, error
 			return nil, fmt.Errorf("listing pods and containers for Synchronize: %w", err)
 		}
 	}
+	pods = r.withAddresses(ctx, pods)
 	chunks, err := planSync(pods, ctrs, r.cfg.syncChunkSize)
 	if err != nil {
 		return nil, err
@@ -180,4 +184,31 @@ func (p *plugin) applySyncUpdates(ctx context.Context, updates []*api.ContainerU
 	if len(failed) > 0 {
 		p.logger().Warn("some Synchronize updates were not applied", "failed", len(failed))
 	}
+}
+
+// withAddresses fills in the addresses of pods that have none from the
+// pod network records, so that Synchronize carries every pod's current
+// addresses. The caller's pods are not modified.
+func (r *Runtime) withAddresses(ctx context.Context, pods []*api.PodSandbox) []*api.PodSandbox {
+	store := r.cfg.netStore
+	if store == nil {
+		return pods
+	}
+	out := pods
+	for i, pod := range pods {
+		if len(pod.GetIps()) > 0 {
+			continue
+		}
+		rec, err := store.PodNetwork(ctx, pod.GetId())
+		if err != nil || len(rec.GetNetwork().GetIps()) == 0 {
+			continue
+		}
+		if &out[0] == &pods[0] {
+			out = slices.Clone(pods)
+		}
+		withIPs := proto.CloneOf(pod)
+		withIPs.Ips = slices.Clone(rec.GetNetwork().GetIps())
+		out[i] = withIPs
+	}
+	return out
 }

@@ -1,0 +1,265 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// NetworkExtensionVersion is the version of the pod network extension this
+// package implements, as advertised in ConfigureRequest.network_extension.
+const NetworkExtensionVersion = 1
+
+// Owner keys of a PodNetworkRecord.
+const (
+	OwnerIPv4 = "ips/ipv4"
+	OwnerIPv6 = "ips/ipv6"
+	OwnerDNS  = "dns"
+)
+
+// OwnerInterface, OwnerRoute and OwnerInfo return the owner key of an
+// interface, a route destination and an info key.
+func OwnerInterface(name string) string { return "interface/" + name }
+
+// OwnerRoute returns the owner key of a route destination.
+func OwnerRoute(dst string) string { return "route/" + dst }
+
+// OwnerInfo returns the owner key of an info entry.
+func OwnerInfo(key string) string { return "info/" + key }
+
+// ErrInvalidNetwork is wrapped by every error of NormalizeNetwork.
+var ErrInvalidNetwork = errors.New("invalid pod network")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidNetwork}, args...)...)
+}
+
+// ParsePodAddress parses a pod address given as a bare IP or a CIDR and
+// returns the IP. Loopback, unspecified and multicast addresses are
+// refused, and so are zones; IPv4-mapped IPv6 addresses become IPv4.
+func ParsePodAddress(s string) (netip.Addr, error) {
+	var a netip.Addr
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return a, invalid("address %q: %v", s, err)
+		}
+		a = p.Addr()
+	} else {
+		var err error
+		if a, err = netip.ParseAddr(s); err != nil {
+			return a, invalid("address %q: %v", s, err)
+		}
+	}
+	if err := checkPodAddr(s, a); err != nil {
+		return netip.Addr{}, err
+	}
+	return a.Unmap(), nil
+}
+
+func checkPodAddr(s string, a netip.Addr) error {
+	switch {
+	case a.Zone() != "":
+		return invalid("address %q: zones are not allowed", s)
+	case a.IsLoopback():
+		return invalid("address %q is a loopback address", s)
+	case a.IsUnspecified():
+		return invalid("address %q is unspecified", s)
+	case a.IsMulticast():
+		return invalid("address %q is a multicast address", s)
+	}
+	return nil
+}
+
+// parseInterfaceAddress parses an interface address, which must be a CIDR
+// such as "198.18.0.5/24", and returns it with its host bits.
+func parseInterfaceAddress(s string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return p, invalid("interface address %q: want a CIDR such as 198.18.0.5/24: %v", s, err)
+	}
+	if err := checkPodAddr(s, p.Addr()); err != nil {
+		return p, err
+	}
+	a := p.Addr()
+	if a.Is4In6() {
+		a = a.Unmap()
+		if p.Bits() < 96 {
+			return p, invalid("interface address %q: prefix too short for an IPv4 address", s)
+		}
+		return netip.PrefixFrom(a, p.Bits()-96), nil
+	}
+	return p, nil
+}
+
+// checkIfName checks an interface name the way the kernel would.
+func checkIfName(what, name string) error {
+	if name == "" || len(name) > 15 || name == "." || name == ".." ||
+		strings.ContainsAny(name, "/: \t\n") {
+		return invalid("%s %q: not a valid interface name", what, name)
+	}
+	return nil
+}
+
+// NormalizeNetwork validates n and returns a normalized copy: addresses in
+// canonical form (ips as bare IPs, interface addresses as CIDRs, route
+// destinations as masked prefixes), MACs in lower-case colon form. The
+// error names the offending value. A nil network normalizes to nil.
+func NormalizeNetwork(n *PodSandboxNetwork) (*PodSandboxNetwork, error) {
+	if n == nil {
+		return nil, nil
+	}
+	out := &PodSandboxNetwork{}
+	for _, s := range n.GetIps() {
+		a, err := ParsePodAddress(s)
+		if err != nil {
+			return nil, err
+		}
+		out.Ips = appendUnique(out.Ips, a.String())
+	}
+	names := map[string]bool{}
+	for _, itf := range n.GetInterfaces() {
+		if err := checkIfName("interface", itf.GetName()); err != nil {
+			return nil, err
+		}
+		if names[itf.GetName()] {
+			return nil, invalid("interface %q listed twice", itf.GetName())
+		}
+		names[itf.GetName()] = true
+		ni := &NetworkInterface{Name: itf.GetName(), Mtu: itf.GetMtu()}
+		if mac := itf.GetMac(); mac != "" {
+			hw, err := net.ParseMAC(mac)
+			if err != nil || len(hw) != 6 {
+				return nil, invalid("interface %q: MAC %q is not a 48-bit hardware address", itf.GetName(), mac)
+			}
+			ni.Mac = hw.String()
+		}
+		if mtu := itf.GetMtu(); mtu != 0 && (mtu < 68 || mtu > 65535) {
+			return nil, invalid("interface %q: MTU %d is outside 68..65535", itf.GetName(), mtu)
+		}
+		for _, s := range itf.GetAddresses() {
+			p, err := parseInterfaceAddress(s)
+			if err != nil {
+				return nil, fmt.Errorf("interface %q: %w", itf.GetName(), err)
+			}
+			ni.Addresses = appendUnique(ni.Addresses, p.String())
+		}
+		out.Interfaces = append(out.Interfaces, ni)
+	}
+	dsts := map[string]bool{}
+	for _, r := range n.GetRoutes() {
+		nr, err := normalizeRoute(r)
+		if err != nil {
+			return nil, err
+		}
+		if dsts[nr.Destination] {
+			return nil, invalid("route to %q listed twice", nr.Destination)
+		}
+		dsts[nr.Destination] = true
+		out.Routes = append(out.Routes, nr)
+	}
+	if d := n.GetDns(); d != nil {
+		nd := &NetworkDNS{Searches: slices.Clone(d.GetSearches()), Options: slices.Clone(d.GetOptions())}
+		for _, s := range d.GetServers() {
+			a, err := netip.ParseAddr(s)
+			if err != nil || a.IsUnspecified() || a.IsMulticast() {
+				return nil, invalid("DNS server %q is not a usable IP address", s)
+			}
+			nd.Servers = append(nd.Servers, a.Unmap().String())
+		}
+		for _, s := range append(slices.Clone(nd.Searches), nd.Options...) {
+			if s == "" || strings.ContainsAny(s, " \t\n") {
+				return nil, invalid("DNS search domain or option %q is empty or has white space", s)
+			}
+		}
+		out.Dns = nd
+	}
+	for k, v := range n.GetInfo() {
+		if k == "" {
+			return nil, invalid("info key is empty")
+		}
+		if out.Info == nil {
+			out.Info = map[string]string{}
+		}
+		out.Info[k] = v
+	}
+	return out, nil
+}
+
+func normalizeRoute(r *NetworkRoute) (*NetworkRoute, error) {
+	dst := r.GetDestination()
+	if dst == "default" {
+		dst = "0.0.0.0/0"
+	}
+	p, err := netip.ParsePrefix(dst)
+	if err != nil {
+		return nil, invalid("route destination %q: want a prefix such as 0.0.0.0/0: %v", r.GetDestination(), err)
+	}
+	if p.Addr().Zone() != "" {
+		return nil, invalid("route destination %q: zones are not allowed", r.GetDestination())
+	}
+	nr := &NetworkRoute{Destination: p.Masked().String(), Interface: r.GetInterface()}
+	if gw := r.GetGateway(); gw != "" {
+		a, err := netip.ParseAddr(gw)
+		if err != nil {
+			return nil, invalid("route to %q: gateway %q: %v", nr.Destination, gw, err)
+		}
+		a = a.Unmap()
+		if a.Is4() != p.Addr().Is4() {
+			return nil, invalid("route to %q: gateway %q is of the other IP family", nr.Destination, gw)
+		}
+		if a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() {
+			return nil, invalid("route to %q: gateway %q is not a usable next hop", nr.Destination, gw)
+		}
+		nr.Gateway = a.String()
+	}
+	if nr.Interface != "" {
+		if err := checkIfName("route interface", nr.Interface); err != nil {
+			return nil, err
+		}
+	}
+	return nr, nil
+}
+
+// NetworkAddresses returns the pod addresses of a normalized network: its
+// ips, then the addresses of its interfaces, as bare IPs without
+// duplicates.
+func NetworkAddresses(n *PodSandboxNetwork) []netip.Addr {
+	var out []netip.Addr
+	add := func(a netip.Addr) {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	for _, s := range n.GetIps() {
+		if a, err := netip.ParseAddr(s); err == nil {
+			add(a)
+		}
+	}
+	for _, itf := range n.GetInterfaces() {
+		for _, s := range itf.GetAddresses() {
+			if p, err := netip.ParsePrefix(s); err == nil {
+				add(p.Addr())
+			}
+		}
+	}
+	return out
+}
+
+// FamilyOwnerKey returns the owner key of a's IP family.
+func FamilyOwnerKey(a netip.Addr) string {
+	if a.Is4() {
+		return OwnerIPv4
+	}
+	return OwnerIPv6
+}
+
+func appendUnique(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}

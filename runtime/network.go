@@ -1,0 +1,243 @@
+package runtime
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/nrinet/nrinet/api"
+)
+
+// ConflictPolicy says what happens when two plugins set the same part of
+// a pod's network.
+type ConflictPolicy int
+
+const (
+	// ConflictFail fails the request with a *ConflictError naming both
+	// plugins and the value (the default).
+	ConflictFail ConflictPolicy = iota
+	// ConflictAggregate appends a later plugin's addresses to those of the
+	// same family, dropping duplicates; for interfaces, routes, DNS and
+	// info entries the first plugin keeps what it set and the later
+	// plugin's value is dropped with a warning.
+	ConflictAggregate
+)
+
+// FamilyPreference picks the pod's primary address.
+type FamilyPreference int
+
+const (
+	// PreferIPv4 makes the first IPv4 address primary, if there is one
+	// (the default, like containerd's ip_pref).
+	PreferIPv4 FamilyPreference = iota
+	// PreferIPv6 makes the first IPv6 address primary, if there is one.
+	PreferIPv6
+	// PreferPluginOrder makes the first address primary, in plugin order.
+	PreferPluginOrder
+)
+
+// contribution is one plugin's normalized part of a pod's network.
+type contribution struct {
+	plugin string
+	net    *api.PodSandboxNetwork
+}
+
+// mergeNetworks merges contributions, given in invocation order, into a
+// pod network with an owner per part. Under ConflictFail a part set by two
+// plugins is a *ConflictError; under ConflictAggregate the conflicts are
+// resolved as documented on ConflictAggregate and described in warnings.
+func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPreference) (*api.PodNetworkRecord, []string, error) {
+	rec := &api.PodNetworkRecord{Network: &api.PodSandboxNetwork{}, Owners: map[string]string{}, Plugins: map[string]*api.PodSandboxNetwork{}}
+	var (
+		addrs    []netip.Addr
+		warnings []string
+		out      = rec.Network
+	)
+	// claim records plugin as owner of key, or reports whether it may not.
+	claim := func(key, plugin, value string) (bool, error) {
+		prev, ok := rec.Owners[key]
+		if !ok || prev == plugin {
+			rec.Owners[key] = plugin
+			return true, nil
+		}
+		if policy == ConflictFail {
+			return false, &ConflictError{Field: describeOwnerKey(key) + " (" + value + ")", Plugin: plugin, Owner: prev}
+		}
+		warnings = append(warnings, fmt.Sprintf("plugin %q: %s (%s) is already set by %q; keeping that", plugin, describeOwnerKey(key), value, prev))
+		return false, nil
+	}
+	for _, c := range parts {
+		n := c.net
+		if n == nil {
+			continue
+		}
+		rec.Plugins[c.plugin] = n
+		byFamily := map[string][]netip.Addr{}
+		for _, a := range api.NetworkAddresses(n) {
+			k := api.FamilyOwnerKey(a)
+			byFamily[k] = append(byFamily[k], a)
+		}
+		for _, key := range []string{api.OwnerIPv4, api.OwnerIPv6} {
+			fam := byFamily[key]
+			if len(fam) == 0 {
+				continue
+			}
+			prev, owned := rec.Owners[key]
+			switch {
+			case !owned || prev == c.plugin:
+				rec.Owners[key] = c.plugin
+			case policy == ConflictFail:
+				return nil, nil, &ConflictError{
+					Field:  fmt.Sprintf("the pod's %s addresses (%s; already %s)", familyName(key), joinAddrs(fam), joinAddrs(familyOf(addrs, key))),
+					Plugin: c.plugin, Owner: prev,
+				}
+			default:
+				if !strings.Contains(","+prev+",", ","+c.plugin+",") {
+					rec.Owners[key] = prev + "," + c.plugin
+				}
+			}
+			for _, a := range fam {
+				if !slices.Contains(addrs, a) {
+					addrs = append(addrs, a)
+				}
+			}
+		}
+		for _, itf := range n.GetInterfaces() {
+			if ok, err := claim(api.OwnerInterface(itf.GetName()), c.plugin, itf.GetName()); err != nil {
+				return nil, nil, err
+			} else if ok {
+				out.Interfaces = slices.DeleteFunc(out.Interfaces, func(x *api.NetworkInterface) bool { return x.GetName() == itf.GetName() })
+				out.Interfaces = append(out.Interfaces, itf)
+			}
+		}
+		for _, r := range n.GetRoutes() {
+			if ok, err := claim(api.OwnerRoute(r.GetDestination()), c.plugin, routeString(r)); err != nil {
+				return nil, nil, err
+			} else if ok {
+				out.Routes = slices.DeleteFunc(out.Routes, func(x *api.NetworkRoute) bool { return x.GetDestination() == r.GetDestination() })
+				out.Routes = append(out.Routes, r)
+			}
+		}
+		if d := n.GetDns(); d != nil {
+			if ok, err := claim(api.OwnerDNS, c.plugin, strings.Join(d.GetServers(), " ")); err != nil {
+				return nil, nil, err
+			} else if ok {
+				out.Dns = d
+			}
+		}
+		for _, k := range sortedKeys(n.GetInfo()) {
+			if ok, err := claim(api.OwnerInfo(k), c.plugin, n.GetInfo()[k]); err != nil {
+				return nil, nil, err
+			} else if ok {
+				if out.Info == nil {
+					out.Info = map[string]string{}
+				}
+				out.Info[k] = n.GetInfo()[k]
+			}
+		}
+	}
+	for _, a := range orderAddresses(addrs, pref) {
+		out.Ips = append(out.Ips, a.String())
+	}
+	return rec, warnings, nil
+}
+
+// orderAddresses puts the primary address first (by preference), then the
+// first address of the other family (the kubelet keeps one per family),
+// then the rest in their order.
+func orderAddresses(addrs []netip.Addr, pref FamilyPreference) []netip.Addr {
+	if len(addrs) == 0 {
+		return nil
+	}
+	first := func(want4 bool) int {
+		return slices.IndexFunc(addrs, func(a netip.Addr) bool { return a.Is4() == want4 })
+	}
+	primary := 0
+	switch pref {
+	case PreferIPv4:
+		if i := first(true); i >= 0 {
+			primary = i
+		}
+	case PreferIPv6:
+		if i := first(false); i >= 0 {
+			primary = i
+		}
+	}
+	out := []netip.Addr{addrs[primary]}
+	if i := first(!addrs[primary].Is4()); i >= 0 {
+		out = append(out, addrs[i])
+	}
+	for _, a := range addrs {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func familyName(key string) string {
+	if key == api.OwnerIPv4 {
+		return "IPv4"
+	}
+	return "IPv6"
+}
+
+func familyOf(addrs []netip.Addr, key string) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range addrs {
+		if api.FamilyOwnerKey(a) == key {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func joinAddrs(addrs []netip.Addr) string {
+	s := make([]string, len(addrs))
+	for i, a := range addrs {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+func routeString(r *api.NetworkRoute) string {
+	s := r.GetDestination()
+	if r.GetGateway() != "" {
+		s += " via " + r.GetGateway()
+	}
+	if r.GetInterface() != "" {
+		s += " dev " + r.GetInterface()
+	}
+	return s
+}
+
+// describeOwnerKey turns an owner key into words for error messages.
+func describeOwnerKey(key string) string {
+	switch {
+	case key == api.OwnerDNS:
+		return "the pod's DNS configuration"
+	case strings.HasPrefix(key, "interface/"):
+		return fmt.Sprintf("interface %q", strings.TrimPrefix(key, "interface/"))
+	case strings.HasPrefix(key, "route/"):
+		return fmt.Sprintf("the route to %s", strings.TrimPrefix(key, "route/"))
+	case strings.HasPrefix(key, "info/"):
+		return fmt.Sprintf("info %q", strings.TrimPrefix(key, "info/"))
+	}
+	return key
+}
+
+// normalizePluginNetwork validates what a plugin returned, naming the
+// plugin in the error.
+func normalizePluginNetwork(plugin, method string, n *api.PodSandboxNetwork) (*api.PodSandboxNetwork, error) {
+	out, err := api.NormalizeNetwork(n)
+	if err != nil {
+		return nil, &PluginError{Plugin: plugin, Method: method, Err: err}
+	}
+	if out != nil && proto.Size(out) == 0 {
+		return nil, nil // an empty network is no network
+	}
+	return out, nil
+}

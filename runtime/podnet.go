@@ -1,0 +1,207 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/nrinet/nrinet/api"
+)
+
+// RunPodSandbox relays the creation of a pod sandbox and returns the pod's
+// network as the plugins set it, merged, with the plugin that set each part
+// (nil if no plugin returned one, and always for host-network pods).
+//
+// Plugins are called in invocation order. Each sees in pod.ips the
+// addresses merged so far, after those the runtime put there. A plugin's
+// network is validated and merged under the ownership rules (see
+// WithNetworkConflictPolicy). If a plugin fails, or its network is invalid
+// or conflicts, the plugins that had succeeded get StopPodSandbox and
+// RemovePodSandbox for the pod before the error is returned, so that
+// nothing they allocated leaks.
+//
+// If required network plugins are configured and one of them is not
+// connected, RunPodSandbox of a pod that is not host-network fails at once.
+func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.PodNetworkRecord, error) {
+	pod := req.GetPod()
+	hostNetwork := pod.NetNSPath() == ""
+	if !hostNetwork {
+		if ready, why := r.NetworkReady(); !ready {
+			return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %s", pod.GetNamespace(), pod.GetName(), why)
+		}
+	}
+	r.syncMu.RLock()
+	defer r.syncMu.RUnlock()
+	if r.isStopped() {
+		return nil, ErrClosed
+	}
+	var (
+		view      = pod
+		parts     []contribution
+		rec       *api.PodNetworkRecord
+		succeeded []*plugin
+	)
+	fail := func(err error) (*api.PodNetworkRecord, error) {
+		r.cleanupPod(ctx, pod, succeeded)
+		return nil, err
+	}
+	for _, p := range r.subscribed(api.Event_RUN_POD_SANDBOX) {
+		var rsp *api.RunPodSandboxResponse
+		err := p.call(ctx, api.Event_RUN_POD_SANDBOX, view, nil, func(ctx context.Context, p *plugin) error {
+			var err error
+			rsp, err = rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: view})
+			return err
+		})
+		if err != nil {
+			return fail(err)
+		}
+		if rsp == nil {
+			continue // dropped, or answered through StateChange
+		}
+		succeeded = append(succeeded, p)
+		n, err := normalizePluginNetwork(p.fullName(), "RunPodSandbox", rsp.GetAdjust().GetNetwork())
+		if err != nil {
+			return fail(err)
+		}
+		if n == nil {
+			continue
+		}
+		if hostNetwork {
+			p.logger().Warn("ignoring the network a plugin returned for a host-network pod",
+				"pod", pod.GetNamespace()+"/"+pod.GetName(), "ips", n.GetIps())
+			continue
+		}
+		parts = append(parts, contribution{plugin: p.fullName(), net: n})
+		merged, warnings, err := mergeNetworks(parts, r.cfg.conflictPolicy, r.cfg.familyPreference)
+		if err != nil {
+			return fail(err)
+		}
+		for _, w := range warnings {
+			p.logger().Warn("network conflict resolved by aggregation", "pod", pod.GetId(), "detail", w)
+		}
+		rec = merged
+		// Later plugins see the addresses merged so far.
+		view = proto.CloneOf(pod)
+		view.Ips = slices.Clone(pod.GetIps())
+		for _, ip := range rec.GetNetwork().GetIps() {
+			if !slices.Contains(view.Ips, ip) {
+				view.Ips = append(view.Ips, ip)
+			}
+		}
+	}
+	r.forgetStatus(pod.GetId())
+	return rec, nil
+}
+
+// cleanupPod tells plugins that set up (part of) a pod that failed to
+// start to stop and remove it again. Errors are logged, not returned: the
+// caller is already failing with the reason.
+func (r *Runtime) cleanupPod(ctx context.Context, pod *api.PodSandbox, plugins []*plugin) {
+	for _, p := range plugins {
+		for _, ev := range []api.Event{api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX} {
+			if !p.events.IsSet(ev) || p.isClosed() {
+				continue
+			}
+			err := p.call(ctx, ev, pod, nil, func(ctx context.Context, p *plugin) error {
+				var err error
+				if ev == api.Event_STOP_POD_SANDBOX {
+					_, err = rpc[api.StopPodSandboxResponse](ctx, p, "StopPodSandbox", &api.StopPodSandboxRequest{Pod: pod})
+				} else {
+					_, err = rpc[api.RemovePodSandboxResponse](ctx, p, "RemovePodSandbox", &api.RemovePodSandboxRequest{Pod: pod})
+				}
+				return err
+			})
+			if err != nil {
+				p.logger().Warn("cleaning up after a failed RunPodSandbox failed", "pod", pod.GetId(), "event", ev.Method(), "error", err)
+			}
+		}
+	}
+}
+
+// NetworkReady reports whether every required network plugin (see
+// WithRequiredNetworkPlugins) is connected, and if not, which are missing.
+func (r *Runtime) NetworkReady() (bool, string) {
+	if len(r.cfg.requiredNetwork) == 0 {
+		return true, ""
+	}
+	r.mu.Lock()
+	var missing []string
+	for _, want := range r.cfg.requiredNetwork {
+		found := slices.ContainsFunc(r.plugins, func(p *plugin) bool {
+			return !p.isClosed() && (p.fullName() == want || p.name == want)
+		})
+		if !found {
+			missing = append(missing, fmt.Sprintf("%q", want))
+		}
+	}
+	r.mu.Unlock()
+	if len(missing) == 0 {
+		return true, ""
+	}
+	return false, fmt.Sprintf("required network plugin %s not connected", strings.Join(missing, ", "))
+}
+
+// updatePodNetwork applies a plugin's UpdatePodSandboxNetwork: the new part
+// is validated and merged under the same rules as a RunPodSandbox result,
+// then persisted through the PodNetworkStore.
+func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.UpdatePodSandboxNetworkRequest) error {
+	store := r.cfg.netStore
+	if store == nil {
+		return fmt.Errorf("runtime %s keeps no pod network records; UpdatePodSandboxNetwork from plugin %q is not supported", r.name, p.fullName())
+	}
+	podID := req.GetPodId()
+	if podID == "" {
+		return errors.New("UpdatePodSandboxNetwork: empty pod_id")
+	}
+	n, err := normalizePluginNetwork(p.fullName(), "UpdatePodSandboxNetwork", req.GetNetwork())
+	if err != nil {
+		return err
+	}
+	old, err := store.PodNetwork(ctx, podID)
+	if err != nil {
+		return fmt.Errorf("UpdatePodSandboxNetwork for pod %q: %w", podID, err)
+	}
+	parts := partsOf(old)
+	parts[p.fullName()] = n
+	rec, warnings, err := mergeNetworks(ordered(parts), r.cfg.conflictPolicy, r.cfg.familyPreference)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		p.logger().Warn("network conflict resolved by aggregation", "pod", podID, "detail", w)
+	}
+	rec.Stale = maps.Clone(old.GetStale())
+	delete(rec.Stale, p.fullName())
+	if err := store.SetPodNetwork(ctx, podID, p.fullName(), rec); err != nil {
+		return fmt.Errorf("UpdatePodSandboxNetwork for pod %q: persisting: %w", podID, err)
+	}
+	r.forgetStatus(podID)
+	p.logger().Info("pod network updated by plugin", "pod", podID, "ips", rec.GetNetwork().GetIps())
+	return nil
+}
+
+// partsOf returns the per-plugin parts of a record.
+func partsOf(rec *api.PodNetworkRecord) map[string]*api.PodSandboxNetwork {
+	parts := map[string]*api.PodSandboxNetwork{}
+	for k, v := range rec.GetPlugins() {
+		parts[k] = v
+	}
+	return parts
+}
+
+// ordered lists parts in invocation order: "NN-name" sorts by index, then
+// name.
+func ordered(parts map[string]*api.PodSandboxNetwork) []contribution {
+	out := make([]contribution, 0, len(parts))
+	for _, k := range sortedKeys(parts) {
+		if parts[k] != nil {
+			out = append(out, contribution{plugin: k, net: parts[k]})
+		}
+	}
+	return out
+}

@@ -1,0 +1,203 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/nrinet/nrinet/api"
+)
+
+// statusCache holds recent non-verbose PodSandboxStatus results and
+// coalesces concurrent rounds for the same pod.
+type statusCache struct {
+	group singleflight.Group
+	mu    sync.Mutex // guards entries
+	// entries are results by pod ID, until their expiry.
+	entries map[string]statusEntry
+}
+
+type statusEntry struct {
+	rec     *api.PodNetworkRecord
+	expires time.Time
+}
+
+// forgetStatus drops a pod's cached status, after its network changed.
+func (r *Runtime) forgetStatus(podID string) {
+	r.status.mu.Lock()
+	delete(r.status.entries, podID)
+	r.status.mu.Unlock()
+}
+
+// PodSandboxStatus returns a pod's current network. It starts from last,
+// the record the runtime persisted (from RunPodSandbox or a later
+// update), and asks the plugins subscribed to PodSandboxStatus, in
+// parallel, under the status timeout (WithStatusTimeout). A plugin that
+// answers replaces its own part; one that fails, does not answer in time or
+// is not connected keeps its last known part, and the result names it in
+// Stale with the reason. Concurrent calls for one pod share one round of
+// plugin calls, and a non-verbose call may be answered from the result of
+// a round less than WithStatusCacheTTL old. Verbose calls always ask.
+//
+// The result is the caller's to keep; it never fails because of a plugin.
+// Host-network pods get last back unchanged.
+func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, last *api.PodNetworkRecord, verbose bool) (*api.PodNetworkRecord, error) {
+	if pod.NetNSPath() == "" {
+		return proto.CloneOf(last), nil
+	}
+	id := pod.GetId()
+	if !verbose && r.cfg.statusCacheTTL > 0 {
+		r.status.mu.Lock()
+		e, ok := r.status.entries[id]
+		r.status.mu.Unlock()
+		if ok && time.Now().Before(e.expires) {
+			return proto.CloneOf(e.rec), nil
+		}
+	}
+	key := id
+	if verbose {
+		key += "\x00verbose"
+	}
+	v, err, _ := r.status.group.Do(key, func() (any, error) {
+		rec, err := r.statusRound(ctx, pod, last, verbose)
+		if err == nil && r.cfg.statusCacheTTL > 0 {
+			r.status.mu.Lock()
+			if r.status.entries == nil {
+				r.status.entries = map[string]statusEntry{}
+			}
+			r.status.entries[id] = statusEntry{rec: rec, expires: time.Now().Add(r.cfg.statusCacheTTL)}
+			r.status.mu.Unlock()
+		}
+		return rec, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return proto.CloneOf(v.(*api.PodNetworkRecord)), nil
+}
+
+// statusAnswer is one plugin's answer in a status round.
+type statusAnswer struct {
+	net *api.PodSandboxNetwork
+	err error
+}
+
+// statusRound asks the subscribed plugins in parallel and merges.
+func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *api.PodNetworkRecord, verbose bool) (*api.PodNetworkRecord, error) {
+	r.syncMu.RLock()
+	plugins := r.subscribed(api.Event_POD_SANDBOX_STATUS)
+	r.syncMu.RUnlock()
+	if r.isStopped() {
+		return nil, ErrClosed
+	}
+
+	sctx, cancel := context.WithTimeout(ctx, r.cfg.statusTimeout)
+	defer cancel()
+	answers := make([]statusAnswer, len(plugins))
+	var wg sync.WaitGroup
+	for i, p := range plugins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = p.status(sctx, pod, verbose)
+		}()
+	}
+	wg.Wait()
+
+	parts := partsOf(last)
+	stale := map[string]string{}
+	answered := map[string]bool{}
+	for i, p := range plugins {
+		name := p.fullName()
+		answered[name] = true
+		a := answers[i]
+		switch {
+		case a.err != nil:
+			stale[name] = a.err.Error()
+			p.logger().Warn("PodSandboxStatus: keeping the plugin's last known part of the pod network",
+				"pod", pod.GetId(), "reason", a.err)
+		case a.net != nil:
+			parts[name] = a.net
+		}
+	}
+	// Parts of plugins that are gone keep their values and are stale.
+	connected := map[string]bool{}
+	for _, info := range r.Plugins() {
+		connected[info.Name] = true
+	}
+	for name := range parts {
+		if !answered[name] && !connected[name] {
+			stale[name] = "plugin not connected"
+		}
+	}
+	rec, err := r.mergeStatus(pod, last, parts, stale)
+	if err != nil {
+		return nil, err
+	}
+	if len(stale) > 0 {
+		rec.Stale = stale
+	}
+	return rec, nil
+}
+
+// mergeStatus merges the parts. A plugin whose new part conflicts with
+// another plugin's keeps its old part and is marked stale with the
+// conflict.
+func (r *Runtime) mergeStatus(pod *api.PodSandbox, last *api.PodNetworkRecord, parts map[string]*api.PodSandboxNetwork, stale map[string]string) (*api.PodNetworkRecord, error) {
+	oldParts := partsOf(last)
+	for range len(parts) + 1 {
+		rec, _, err := mergeNetworks(ordered(parts), r.cfg.conflictPolicy, r.cfg.familyPreference)
+		var cerr *ConflictError
+		if !errors.As(err, &cerr) {
+			return rec, err
+		}
+		if proto.Equal(parts[cerr.Plugin], oldParts[cerr.Plugin]) {
+			return nil, fmt.Errorf("runtime: stored network of pod %q is inconsistent: %w", pod.GetId(), err)
+		}
+		stale[cerr.Plugin] = "reported a conflicting network: " + err.Error()
+		if old, ok := oldParts[cerr.Plugin]; ok {
+			parts[cerr.Plugin] = old
+		} else {
+			delete(parts, cerr.Plugin)
+		}
+	}
+	return nil, fmt.Errorf("runtime: could not merge the network of pod %q", pod.GetId())
+}
+
+// status asks one plugin for its part of the pod's network. An empty
+// answer, or UNIMPLEMENTED, means the plugin reports nothing.
+func (p *plugin) status(ctx context.Context, pod *api.PodSandbox, verbose bool) statusAnswer {
+	rsp, err := rpc[api.PodSandboxStatusResponse](ctx, p, "PodSandboxStatus", &api.PodSandboxStatusRequest{Pod: pod, Verbose: verbose})
+	if err != nil {
+		if status.Code(err) == codes.Unimplemented {
+			return statusAnswer{}
+		}
+		if p.isClosed() || isTransportError(err) {
+			return statusAnswer{err: fmt.Errorf("plugin %q: PodSandboxStatus: connection lost: %w", p.fullName(), err)}
+		}
+		if ctx.Err() != nil {
+			return statusAnswer{err: fmt.Errorf("plugin %q: PodSandboxStatus: no answer within %v", p.fullName(), p.r.cfg.statusTimeout)}
+		}
+		return statusAnswer{err: (&PluginError{Plugin: p.fullName(), Method: "PodSandboxStatus", Err: err})}
+	}
+	n := rsp.GetNetwork()
+	if n == nil && (rsp.GetIp() != "" || len(rsp.GetAdditionalIps()) > 0) {
+		n = &api.PodSandboxNetwork{}
+		if rsp.GetIp() != "" {
+			n.Ips = append(n.Ips, rsp.GetIp())
+		}
+		n.Ips = append(n.Ips, rsp.GetAdditionalIps()...)
+	}
+	norm, err := normalizePluginNetwork(p.fullName(), "PodSandboxStatus", n)
+	if err != nil {
+		return statusAnswer{err: err}
+	}
+	return statusAnswer{net: norm}
+}
