@@ -22,6 +22,10 @@ func TestMain(m *testing.M) {
 		launchedPluginMain()
 		return
 	}
+	if script := os.Getenv(netScriptEnv); script != "" {
+		netPluginMain(script)
+		return
+	}
 	os.Exit(m.Run())
 }
 

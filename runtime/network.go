@@ -99,10 +99,11 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 					rec.Owners[key] = prev + "," + c.plugin
 				}
 			}
-			for _, a := range fam {
-				if !slices.Contains(addrs, a) {
-					addrs = append(addrs, a)
-				}
+		}
+		// Addresses keep the plugin's order, across families.
+		for _, a := range api.NetworkAddresses(n) {
+			if !slices.Contains(addrs, a) {
+				addrs = append(addrs, a)
 			}
 		}
 		for _, itf := range n.GetInterfaces() {
