@@ -332,9 +332,28 @@ func TestSession(t *testing.T) {
 				t.Errorf("plugin received %v, want %v", got, allEvents)
 			}
 
+			// The pod network extension: only an nrinet runtime offers it,
+			// and only the nrinet plugin subscribes to it.
+			gotStatus := slices.Contains(events(readRecords(t, out)), "PodSandboxStatus")
+			if wantStatus := tc.runtime == "nrinet" && tc.plugin == "nrinet"; gotStatus != wantStatus {
+				t.Errorf("plugin got PodSandboxStatus: %v, want %v", gotStatus, wantStatus)
+			}
+			if tc.runtime == "nrinet" {
+				st := &api.PodNetworkRecord{}
+				if err := protojson.Unmarshal(results["PodSandboxStatus"].Response, st); err != nil && len(results["PodSandboxStatus"].Response) > 0 {
+					t.Fatal(err)
+				}
+				wantIPs := []string(nil)
+				if tc.plugin == "nrinet" {
+					wantIPs = []string{"198.18.0.42"}
+				}
+				if got := st.GetNetwork().GetIps(); !slices.Equal(got, wantIPs) || results["PodSandboxStatus"].Error != "" {
+					t.Errorf("PodSandboxStatus = %v (error %q), want ips %v", got, results["PodSandboxStatus"].Error, wantIPs)
+				}
+			}
+
 			d.quit(t)
-			closed := waitRecord(t, out, "Closed")
-			_ = closed
+			waitRecord(t, out, "Closed")
 			if tc.runtime == "nrinet" && !slices.Contains(events(readRecords(t, out)), "Shutdown") {
 				t.Errorf("nrinet runtime stopped without sending Shutdown: %v", events(readRecords(t, out)))
 			}

@@ -133,4 +133,5 @@ func runEvents(ctx context.Context, d *driver, pod *PodSandbox, ctr *Container, 
 	result("RemoveContainer", nil, d.RemoveContainer(ctx, &RemoveContainerRequest{Pod: pod, Container: ctr}))
 	result("StopPodSandbox", nil, d.StopPodSandbox(ctx, &StopPodSandboxRequest{Pod: pod}))
 	result("RemovePodSandbox", nil, d.RemovePodSandbox(ctx, &RemovePodSandboxRequest{Pod: pod}))
+	d.extensionEvents(ctx, pod, result)
 }

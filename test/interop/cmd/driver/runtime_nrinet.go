@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/runtime"
 )
@@ -74,4 +76,11 @@ func (d *driver) stop() {
 func (d *driver) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) error {
 	_, err := d.Runtime.RunPodSandbox(ctx, req)
 	return err
+}
+
+// extensionEvents exercises the pod network extension: a verbose
+// PodSandboxStatus of the golden pod.
+func (d *driver) extensionEvents(ctx context.Context, pod *PodSandbox, result func(string, proto.Message, error)) {
+	rec, err := d.PodSandboxStatus(ctx, pod, nil, true)
+	result("PodSandboxStatus", rec, err)
 }

@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 
+	"google.golang.org/protobuf/proto"
+
 	nri "github.com/containerd/nri/pkg/adaptation"
 )
 
@@ -58,3 +60,6 @@ func newDriver(socket, pluginDir, confDir string, pods []*PodSandbox, ctrs []*Co
 func (d *driver) awaitSync() { d.BlockPluginSync().Unblock() }
 
 func (d *driver) stop() { d.Stop() }
+
+// extensionEvents does nothing: upstream NRI has no pod network extension.
+func (d *driver) extensionEvents(context.Context, *PodSandbox, func(string, proto.Message, error)) {}
