@@ -284,3 +284,52 @@ func TestNetwork_UpdatePodSandboxNetwork(t *testing.T) {
 	}
 	waitFor(t, "plugin to see the answer", func() bool { return slices.Contains(p.lines(), "Updated "+pod.Id+" err=<nil>") })
 }
+
+func TestNetwork_StatusConflictIsStale(t *testing.T) {
+	e := newEnv(t)
+	e.startNetPlugin(netScript{Name: "a", Idx: "10", Network: pj(v4net("198.18.0.5"))})
+	// b owns IPv6 at creation, then claims an IPv4 address in status.
+	e.startNetPlugin(netScript{Name: "b", Idx: "20", Network: pj(v4net("fd00:198:18::5")), StatusNetwork: pj(v4net("198.18.0.6"))})
+	pod := netPod(1)
+	last, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := e.rt.PodSandboxStatus(context.Background(), pod, last, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.GetNetwork().GetIps(); !slices.Equal(got, []string{"198.18.0.5", "fd00:198:18::5"}) {
+		t.Errorf("ips = %v, want the stored ones", got)
+	}
+	if r := rec.GetStale()["20-b"]; !strings.Contains(r, "conflicting") || !strings.Contains(r, "198.18.0.6") {
+		t.Errorf("stale = %v", rec.GetStale())
+	}
+}
+
+func TestNetwork_SynchronizeCarriesAddresses(t *testing.T) {
+	store := newMemStore()
+	pod := netPod(1)
+	store.recs[pod.Id] = &api.PodNetworkRecord{Network: &api.PodSandboxNetwork{Ips: []string{"198.18.0.5"}}}
+	e := newEnv(t, runtime.WithPodNetworkStore(store), runtime.WithSyncFunc(func(context.Context) ([]*api.PodSandbox, []*api.Container, error) {
+		return []*api.PodSandbox{pod}, nil, nil
+	}))
+	rec := newRecorder()
+	e.startPlugin(&syncIPs{recorder: rec}, "10", "watcher")
+	if got := rec.pod(pod.Id).GetIps(); !slices.Equal(got, []string{"198.18.0.5"}) {
+		t.Fatalf("synchronized pod has ips %v, want the stored address", got)
+	}
+	if len(pod.Ips) != 0 {
+		t.Fatal("the runtime's own pod object was modified")
+	}
+}
+
+// syncIPs records the pods it is synchronized with.
+type syncIPs struct{ *recorder }
+
+func (s *syncIPs) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	for _, p := range pods {
+		s.record("Synchronize", p, nil)
+	}
+	return s.recorder.Synchronize(ctx, pods, ctrs)
+}

@@ -195,6 +195,7 @@ func (r *Runtime) withAddresses(ctx context.Context, pods []*api.PodSandbox) []*
 		return pods
 	}
 	out := pods
+	cloned := false
 	for i, pod := range pods {
 		if len(pod.GetIps()) > 0 {
 			continue
@@ -203,8 +204,8 @@ func (r *Runtime) withAddresses(ctx context.Context, pods []*api.PodSandbox) []*
 		if err != nil || len(rec.GetNetwork().GetIps()) == 0 {
 			continue
 		}
-		if &out[0] == &pods[0] {
-			out = slices.Clone(pods)
+		if !cloned {
+			out, cloned = slices.Clone(pods), true
 		}
 		withIPs := proto.CloneOf(pod)
 		withIPs.Ips = slices.Clone(rec.GetNetwork().GetIps())
