@@ -64,8 +64,11 @@ func (r runPodOnly) RunPodSandbox(ctx context.Context, pod *PodSandbox) error {
 }
 
 func handlerFor(p *plugin, mode string) any {
-	if mode == "create" {
+	switch mode {
+	case "create":
 		return p
+	case "status":
+		return statusHandler(p)
 	}
 	return runPodOnly{p}
 }
@@ -286,6 +289,42 @@ func BenchmarkRegisterSync(b *testing.B) {
 			stop()
 			h.awaitSync(0)
 			b.StartTimer()
+		}
+	})
+}
+
+// BenchmarkPodSandboxStatus measures a status round of the pod network
+// extension (nrinet only): 3 plugins in separate processes asked in
+// parallel, and a status served from the cache. Compare with
+// RunPodSandbox/plugins=3/process of upstream, which calls its plugins one
+// after another.
+func BenchmarkPodSandboxStatus(b *testing.B) {
+	if statusHandler(&plugin{}) == nil {
+		b.Skip("upstream NRI has no PodSandboxStatus")
+	}
+	pod := testPod()
+	pod.Linux.Namespaces = []*LinuxNamespace{{Type: "network", Path: "/var/run/netns/bench"}}
+	b.Run("plugins=3/process", func(b *testing.B) {
+		h, _ := setup(b, 3, true, "status")
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := h.podSandboxStatus(ctx, pod, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("plugins=3/cached", func(b *testing.B) {
+		h, _ := setup(b, 3, true, "status")
+		ctx := context.Background()
+		if err := h.podSandboxStatus(ctx, pod, false); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := h.podSandboxStatus(ctx, pod, false); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

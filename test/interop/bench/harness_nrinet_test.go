@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -87,4 +88,41 @@ func runPlugin(ctx context.Context, handler any, sock, idx string) error {
 		return err
 	}
 	return s.Run(ctx)
+}
+
+// statusPlugin answers PodSandboxStatus with its part of the pod network:
+// plugin 10 the IPv4 address, 11 the IPv6 address, 12 an info entry, as
+// a network plugin, a second-family IPAM and an observer might.
+type statusPlugin struct {
+	runPodOnly
+	net *api.PodSandboxNetwork
+}
+
+func (s statusPlugin) PodSandboxStatus(context.Context, *api.PodSandbox, bool) (*api.PodSandboxNetwork, error) {
+	return s.net, nil
+}
+
+func statusHandler(p *plugin) any {
+	var n *api.PodSandboxNetwork
+	switch p.name {
+	case "p10":
+		n = &api.PodSandboxNetwork{Ips: []string{"198.18.0.17"}}
+	case "p11":
+		n = &api.PodSandboxNetwork{Ips: []string{"fd00:198:18::17"}}
+	default:
+		n = &api.PodSandboxNetwork{Info: map[string]string{"bench.nrinet.io/" + p.name: "ok"}}
+	}
+	return statusPlugin{runPodOnly{p}, n}
+}
+
+// podSandboxStatus runs one status round; verbose skips the cache.
+func (h *harness) podSandboxStatus(ctx context.Context, pod *PodSandbox, verbose bool) error {
+	rec, err := h.rt.PodSandboxStatus(ctx, pod, nil, verbose)
+	if err == nil && (len(rec.GetNetwork().GetIps()) != 2 || len(rec.GetNetwork().GetInfo()) != 1) {
+		err = fmt.Errorf("status is %v, want two addresses and an info entry from 3 plugins", rec.GetNetwork())
+	}
+	if err == nil && len(rec.GetStale()) > 0 {
+		err = fmt.Errorf("stale plugins: %v", rec.GetStale())
+	}
+	return err
 }

@@ -91,3 +91,8 @@ func runPlugin(ctx context.Context, handler any, sock, idx string) error {
 	}
 	return s.Run(ctx)
 }
+
+// statusHandler: upstream NRI has no PodSandboxStatus.
+func statusHandler(*plugin) any { return nil }
+
+func (h *harness) podSandboxStatus(context.Context, *PodSandbox, bool) error { return nil }
