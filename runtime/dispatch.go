@@ -124,6 +124,7 @@ func (r *Runtime) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpdateP
 
 // StopPodSandbox relays the stop of a pod sandbox.
 func (r *Runtime) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxRequest) error {
+	r.forgetStatus(req.GetPod().GetId())
 	return r.relay(ctx, api.Event_STOP_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
 		_, err := rpc[api.StopPodSandboxResponse](ctx, p, "StopPodSandbox", req)
 		return err
@@ -132,6 +133,7 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxReq
 
 // RemovePodSandbox relays the removal of a pod sandbox.
 func (r *Runtime) RemovePodSandbox(ctx context.Context, req *api.RemovePodSandboxRequest) error {
+	r.forgetStatus(req.GetPod().GetId())
 	return r.relay(ctx, api.Event_REMOVE_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
 		_, err := rpc[api.RemovePodSandboxResponse](ctx, p, "RemovePodSandbox", req)
 		return err

@@ -29,6 +29,25 @@ type statusEntry struct {
 	expires time.Time
 }
 
+// put caches rec for ttl. Expired entries are swept when the cache has
+// grown, so pods that were never stopped through this Runtime do not pile up.
+func (c *statusCache) put(id string, rec *api.PodNetworkRecord, ttl time.Duration) {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[string]statusEntry{}
+	}
+	if len(c.entries) >= 1024 && len(c.entries)%256 == 0 {
+		for k, e := range c.entries {
+			if now.After(e.expires) {
+				delete(c.entries, k)
+			}
+		}
+	}
+	c.entries[id] = statusEntry{rec: rec, expires: now.Add(ttl)}
+}
+
 // forgetStatus drops a pod's cached status, after its network changed.
 func (r *Runtime) forgetStatus(podID string) {
 	r.status.mu.Lock()
@@ -68,12 +87,7 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 	v, err, _ := r.status.group.Do(key, func() (any, error) {
 		rec, err := r.statusRound(ctx, pod, last, verbose)
 		if err == nil && r.cfg.statusCacheTTL > 0 {
-			r.status.mu.Lock()
-			if r.status.entries == nil {
-				r.status.entries = map[string]statusEntry{}
-			}
-			r.status.entries[id] = statusEntry{rec: rec, expires: time.Now().Add(r.cfg.statusCacheTTL)}
-			r.status.mu.Unlock()
+			r.status.put(id, rec, r.cfg.statusCacheTTL)
 		}
 		return rec, err
 	})
