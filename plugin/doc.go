@@ -22,6 +22,16 @@
 //	...
 //	err = s.Run(ctx)
 //
+// # Pod networks
+//
+// A network plugin implements [RunPodSandboxNetworkHandler] instead of
+// [RunPodSandboxHandler] and returns its part of the pod's network, may
+// implement [PodSandboxStatusHandler], and can push changes with
+// [Stub.UpdatePodSandboxNetwork]. This is nrinet's pod network extension:
+// against a runtime that does not advertise it in Configure (containerd,
+// CRI-O) the plugin runs as a plain NRI plugin, logs one warning, and the
+// networks it returns are dropped. See docs/network-contract.md.
+//
 // # Connecting
 //
 // A plugin started by the runtime from its plugin directory finds an

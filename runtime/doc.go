@@ -40,6 +40,16 @@
 // with per-field ownership: two plugins setting the same field in one
 // request is an error naming both.
 //
+// # Pod networks
+//
+// [Runtime.RunPodSandbox] returns the pod's network as the plugins set it
+// up, merged with an owner per part ([api.PodNetworkRecord]); the runtime
+// persists it. [Runtime.PodSandboxStatus] refreshes it from the plugins in
+// parallel under a short deadline, keeping the last known part of any
+// plugin that fails, and [Runtime.NetworkReady] reports whether the
+// required network plugins are connected. The rules are in
+// docs/network-contract.md.
+//
 // # Logging
 //
 // Pass a *slog.Logger with [WithLogger]; every record about a plugin carries
