@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,11 +163,14 @@ func (w *logWriter) Write(p []byte) (int, error) {
 }
 
 // startPlugin runs an external recplugin against sock.
-func startPlugin(t *testing.T, impl, sock, name, idx, out string, adjust bool) {
+// startPlugin runs an external recplugin against sock; the returned
+// buffer collects its standard error.
+func startPlugin(t *testing.T, impl, sock, name, idx, out string, adjust bool) *syncBuffer {
 	t.Helper()
 	cfg := fmt.Sprintf(`{"out":%q,"adjust":%v}`, out, adjust)
 	cmd := exec.Command(bin[impl+"-recplugin"], "-socket", sock, "-name", name, "-idx", idx, "-config", cfg)
-	cmd.Stderr = &logWriter{t: t, prefix: impl + "-plugin: "}
+	stderr := &syncBuffer{}
+	cmd.Stderr = io.MultiWriter(stderr, &logWriter{t: t, prefix: impl + "-plugin: "})
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +180,25 @@ func startPlugin(t *testing.T, impl, sock, name, idx, out string, adjust bool) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
+	return stderr
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 type record = wire.Record
@@ -271,7 +295,7 @@ func TestSession(t *testing.T) {
 		t.Run(tc.runtime+"-runtime/"+tc.plugin+"-plugin", func(t *testing.T) {
 			d := startDriver(t, tc.runtime)
 			out := filepath.Join(t.TempDir(), "rec.jsonl")
-			startPlugin(t, tc.plugin, d.sock, "rec", "10", out, true)
+			stderr := startPlugin(t, tc.plugin, d.sock, "rec", "10", out, true)
 
 			cfg := waitRecord(t, out, "Configure")
 			if cfg.Runtime != tc.runtime+"-driver" || cfg.Version != "v0.0.1" || cfg.RegTimeout != 5000 || cfg.ReqTimeout != 2000 {
@@ -337,6 +361,10 @@ func TestSession(t *testing.T) {
 			gotStatus := slices.Contains(events(readRecords(t, out)), "PodSandboxStatus")
 			if wantStatus := tc.runtime == "nrinet" && tc.plugin == "nrinet"; gotStatus != wantStatus {
 				t.Errorf("plugin got PodSandboxStatus: %v, want %v", gotStatus, wantStatus)
+			}
+			warned := strings.Count(stderr.String(), "does not support the pod network extension")
+			if wantWarn := tc.runtime == "upstream" && tc.plugin == "nrinet"; (warned == 1) != wantWarn || warned > 1 {
+				t.Errorf("plugin warned %d times about the missing extension (runtime %s):\n%s", warned, tc.runtime, stderr)
 			}
 			if tc.runtime == "nrinet" {
 				st := &api.PodNetworkRecord{}

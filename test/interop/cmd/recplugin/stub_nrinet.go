@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"log/slog"
+	"os"
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
@@ -28,7 +30,7 @@ func timeouts() (reg, req int64) {
 
 // run serves the runtime until the connection ends.
 func run(rec *recorder, name, idx, socket string) error {
-	var opts []plugin.Option
+	opts := []plugin.Option{plugin.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
 	if name != "" {
 		opts = append(opts, plugin.WithPluginName(name))
 	}
