@@ -54,10 +54,11 @@ func ParsePodAddress(s string) (netip.Addr, error) {
 			return a, invalid("address %q: %v", s, err)
 		}
 	}
+	a = a.Unmap() // check what the address will be
 	if err := checkPodAddr(s, a); err != nil {
 		return netip.Addr{}, err
 	}
-	return a.Unmap(), nil
+	return a, nil
 }
 
 func checkPodAddr(s string, a netip.Addr) error {
@@ -81,24 +82,35 @@ func parseInterfaceAddress(s string) (netip.Prefix, error) {
 	if err != nil {
 		return p, invalid("interface address %q: want a CIDR such as 198.18.0.5/24: %v", s, err)
 	}
-	if err := checkPodAddr(s, p.Addr()); err != nil {
+	p, err = unmapPrefix(s, p)
+	if err != nil {
 		return p, err
 	}
-	a := p.Addr()
-	if a.Is4In6() {
-		a = a.Unmap()
-		if p.Bits() < 96 {
-			return p, invalid("interface address %q: prefix too short for an IPv4 address", s)
-		}
-		return netip.PrefixFrom(a, p.Bits()-96), nil
+	if err := checkPodAddr(s, p.Addr()); err != nil {
+		return p, err
 	}
 	return p, nil
 }
 
+// unmapPrefix turns an IPv4-mapped IPv6 prefix into the IPv4 prefix.
+func unmapPrefix(s string, p netip.Prefix) (netip.Prefix, error) {
+	if !p.Addr().Is4In6() {
+		return p, nil
+	}
+	if p.Bits() < 96 {
+		return p, invalid("%q: prefix too short for an IPv4-mapped address", s)
+	}
+	return netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96), nil
+}
+
 // checkIfName checks an interface name the way the kernel would.
 func checkIfName(what, name string) error {
-	if name == "" || len(name) > 15 || name == "." || name == ".." ||
-		strings.ContainsAny(name, "/: \t\n") {
+	bad := name == "" || len(name) > 15 || name == "." || name == ".."
+	for i := 0; i < len(name) && !bad; i++ {
+		c := name[i]
+		bad = c <= ' ' || c == 0x7f || c == '/' || c == ':'
+	}
+	if bad {
 		return invalid("%s %q: not a valid interface name", what, name)
 	}
 	return nil
@@ -161,14 +173,15 @@ func NormalizeNetwork(n *PodSandboxNetwork) (*PodSandboxNetwork, error) {
 		dsts[nr.Destination] = true
 		out.Routes = append(out.Routes, nr)
 	}
-	if d := n.GetDns(); d != nil {
+	if d := n.GetDns(); d != nil && len(d.GetServers())+len(d.GetSearches())+len(d.GetOptions()) > 0 {
 		nd := &NetworkDNS{Searches: slices.Clone(d.GetSearches()), Options: slices.Clone(d.GetOptions())}
 		for _, s := range d.GetServers() {
 			a, err := netip.ParseAddr(s)
-			if err != nil || a.IsUnspecified() || a.IsMulticast() {
+			a = a.Unmap()
+			if err != nil || a.IsUnspecified() || a.IsMulticast() || a.Zone() != "" {
 				return nil, invalid("DNS server %q is not a usable IP address", s)
 			}
-			nd.Servers = append(nd.Servers, a.Unmap().String())
+			nd.Servers = append(nd.Servers, a.String())
 		}
 		for _, s := range append(slices.Clone(nd.Searches), nd.Options...) {
 			if s == "" || strings.ContainsAny(s, " \t\n") {
@@ -193,6 +206,9 @@ func normalizeRoute(r *NetworkRoute) (*NetworkRoute, error) {
 	dst := r.GetDestination()
 	if dst == "default" {
 		dst = "0.0.0.0/0"
+		if gw, err := netip.ParseAddr(r.GetGateway()); err == nil && gw.Unmap().Is6() {
+			dst = "::/0"
+		}
 	}
 	p, err := netip.ParsePrefix(dst)
 	if err != nil {
@@ -201,6 +217,9 @@ func normalizeRoute(r *NetworkRoute) (*NetworkRoute, error) {
 	if p.Addr().Zone() != "" {
 		return nil, invalid("route destination %q: zones are not allowed", r.GetDestination())
 	}
+	if p, err = unmapPrefix(r.GetDestination(), p); err != nil {
+		return nil, err
+	}
 	nr := &NetworkRoute{Destination: p.Masked().String(), Interface: r.GetInterface()}
 	if gw := r.GetGateway(); gw != "" {
 		a, err := netip.ParseAddr(gw)
@@ -208,6 +227,9 @@ func normalizeRoute(r *NetworkRoute) (*NetworkRoute, error) {
 			return nil, invalid("route to %q: gateway %q: %v", nr.Destination, gw, err)
 		}
 		a = a.Unmap()
+		if a.Zone() != "" {
+			return nil, invalid("route to %q: gateway %q: zones are not allowed", nr.Destination, gw)
+		}
 		if a.Is4() != p.Addr().Is4() {
 			return nil, invalid("route to %q: gateway %q is of the other IP family", nr.Destination, gw)
 		}

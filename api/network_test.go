@@ -19,6 +19,18 @@ func TestNormalizeNetwork(t *testing.T) {
 		wantErr string
 	}{
 		{name: "nil", in: nil, want: nil},
+		{name: "empty DNS is no DNS", in: &api.PodSandboxNetwork{Dns: &api.NetworkDNS{}}, want: &api.PodSandboxNetwork{}},
+		{
+			name: "IPv6 default route and mapped prefixes",
+			in: &api.PodSandboxNetwork{Routes: []*api.NetworkRoute{
+				{Destination: "default", Gateway: "fd00:198:18::1"},
+				{Destination: "::ffff:198.18.0.0/112", Gateway: "198.18.0.1"},
+			}},
+			want: &api.PodSandboxNetwork{Routes: []*api.NetworkRoute{
+				{Destination: "::/0", Gateway: "fd00:198:18::1"},
+				{Destination: "198.18.0.0/16", Gateway: "198.18.0.1"},
+			}},
+		},
 		{
 			name: "canonical forms",
 			in: &api.PodSandboxNetwork{
@@ -53,6 +65,12 @@ func TestNormalizeNetwork(t *testing.T) {
 		{name: "unspecified", in: &api.PodSandboxNetwork{Ips: []string{"::"}}, wantErr: `"::" is unspecified`},
 		{name: "multicast", in: &api.PodSandboxNetwork{Ips: []string{"224.0.0.1"}}, wantErr: `"224.0.0.1" is a multicast address`},
 		{name: "zone", in: &api.PodSandboxNetwork{Ips: []string{"fe80::1%eth0"}}, wantErr: "zones are not allowed"},
+		{name: "mapped loopback", in: &api.PodSandboxNetwork{Ips: []string{"::ffff:127.0.0.1"}}, wantErr: "loopback"},
+		{name: "mapped unspecified", in: &api.PodSandboxNetwork{Ips: []string{"::ffff:0.0.0.0"}}, wantErr: "unspecified"},
+		{name: "mapped loopback on interface", in: &api.PodSandboxNetwork{Interfaces: []*api.NetworkInterface{{Name: "eth0", Addresses: []string{"::ffff:127.0.0.1/120"}}}}, wantErr: "loopback"},
+		{name: "control character in name", in: &api.PodSandboxNetwork{Interfaces: []*api.NetworkInterface{{Name: "eth\r0"}}}, wantErr: "not a valid interface name"},
+		{name: "zoned gateway", in: &api.PodSandboxNetwork{Routes: []*api.NetworkRoute{{Destination: "::/0", Gateway: "fe80::1%eth0"}}}, wantErr: "zones are not allowed"},
+		{name: "mapped DNS server", in: &api.PodSandboxNetwork{Dns: &api.NetworkDNS{Servers: []string{"::ffff:0.0.0.0"}}}, wantErr: "DNS server"},
 		{name: "bad MAC", in: &api.PodSandboxNetwork{Interfaces: []*api.NetworkInterface{{Name: "eth0", Mac: "02:42:zz:00:00:01"}}}, wantErr: `MAC "02:42:zz:00:00:01"`},
 		{name: "long MAC", in: &api.PodSandboxNetwork{Interfaces: []*api.NetworkInterface{{Name: "ib0", Mac: "00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01"}}}, wantErr: "not a 48-bit"},
 		{name: "bare interface address", in: &api.PodSandboxNetwork{Interfaces: []*api.NetworkInterface{{Name: "eth0", Addresses: []string{"198.18.0.5"}}}}, wantErr: "want a CIDR"},

@@ -46,6 +46,13 @@ func (svc *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*
 		}
 		// An upstream runtime refuses a subscription with unknown bits.
 		events &^= api.NetworkEvents
+		if events == 0 {
+			// A mask of 0 would subscribe to every classic event.
+			err := fmt.Errorf("plugin %q handles only events of the pod network extension, which runtime %s %s does not support",
+				s.Name(), req.GetRuntimeName(), req.GetRuntimeVersion())
+			sess.setConfigError(err)
+			return nil, err
+		}
 	}
 	sess.mu.Lock()
 	sess.info = RuntimeInfo{

@@ -333,3 +333,55 @@ func (s *syncIPs) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs 
 	}
 	return s.recorder.Synchronize(ctx, pods, ctrs)
 }
+
+func TestNetwork_StatusConflictByEarlierPlugin(t *testing.T) {
+	e := newEnv(t)
+	// a owns IPv6 at creation, then claims the IPv4 address b owns.
+	e.startNetPlugin(netScript{Name: "a", Idx: "10", Network: pj(v4net("fd00:198:18::5")), StatusNetwork: pj(v4net("198.18.0.6"))})
+	e.startNetPlugin(netScript{Name: "b", Idx: "20", Network: pj(v4net("198.18.0.5"))})
+	pod := netPod(1)
+	last, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := e.rt.PodSandboxStatus(context.Background(), pod, last, true)
+	if err != nil {
+		t.Fatalf("status failed because of a plugin: %v", err)
+	}
+	if got := rec.GetNetwork().GetIps(); !slices.Equal(got, []string{"198.18.0.5", "fd00:198:18::5"}) {
+		t.Errorf("ips = %v, want the stored ones", got)
+	}
+	if r := rec.GetStale()["10-a"]; !strings.Contains(r, "conflicting") {
+		t.Errorf("stale = %v, want 10-a, the plugin whose report changed, marked", rec.GetStale())
+	}
+}
+
+func TestNetwork_CleanupAfterCallerGaveUp(t *testing.T) {
+	e := newEnv(t)
+	first := e.startNetPlugin(netScript{Name: "first", Idx: "10", Network: pj(v4net("198.18.0.5"))})
+	e.startNetPlugin(netScript{Name: "liar", Idx: "20", Network: pj(v4net("224.0.0.5"))})
+	pod := netPod(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	// Cancel as soon as the request is under way: the cleanup must still
+	// reach the plugin that had succeeded.
+	go func() {
+		waitFor(t, "first plugin to be called", func() bool { return len(first.lines()) > 0 })
+		cancel()
+	}()
+	if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod}); err == nil {
+		t.Fatal("RunPodSandbox succeeded")
+	}
+	waitFor(t, "cleanup of the first plugin", func() bool {
+		return slices.Contains(first.lines(), "RemovePodSandbox "+pod.Id)
+	})
+}
+
+func TestNetwork_HostNetworkIgnoresInvalidNetwork(t *testing.T) {
+	e := newEnv(t)
+	e.startNetPlugin(netScript{Name: "net", Idx: "10", Network: pj(v4net("127.0.0.1"))})
+	pod := netPod(1)
+	pod.Linux = nil
+	if rec, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod}); err != nil || rec != nil {
+		t.Fatalf("RunPodSandbox of a host-network pod = %v, %v", rec, err)
+	}
+}

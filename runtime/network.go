@@ -57,16 +57,17 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 		out      = rec.Network
 	)
 	// claim records plugin as owner of key, or reports whether it may not.
-	claim := func(key, plugin, value string) (bool, error) {
+	// have describes what the current owner set.
+	claim := func(key, plugin, value, have string) (bool, error) {
 		prev, ok := rec.Owners[key]
 		if !ok || prev == plugin {
 			rec.Owners[key] = plugin
 			return true, nil
 		}
 		if policy == ConflictFail {
-			return false, &ConflictError{Field: describeOwnerKey(key) + " (" + value + ")", Plugin: plugin, Owner: prev}
+			return false, &ConflictError{Field: fmt.Sprintf("%s (%s; already %s)", describeOwnerKey(key), value, have), Plugin: plugin, Owner: prev}
 		}
-		warnings = append(warnings, fmt.Sprintf("plugin %q: %s (%s) is already set by %q; keeping that", plugin, describeOwnerKey(key), value, prev))
+		warnings = append(warnings, fmt.Sprintf("plugin %q: %s (%s) is already set by %q to %s; keeping that", plugin, describeOwnerKey(key), value, prev, have))
 		return false, nil
 	}
 	for _, c := range parts {
@@ -107,7 +108,11 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 			}
 		}
 		for _, itf := range n.GetInterfaces() {
-			if ok, err := claim(api.OwnerInterface(itf.GetName()), c.plugin, itf.GetName()); err != nil {
+			have := ""
+			if i := slices.IndexFunc(out.Interfaces, func(x *api.NetworkInterface) bool { return x.GetName() == itf.GetName() }); i >= 0 {
+				have = interfaceString(out.Interfaces[i])
+			}
+			if ok, err := claim(api.OwnerInterface(itf.GetName()), c.plugin, interfaceString(itf), have); err != nil {
 				return nil, nil, err
 			} else if ok {
 				out.Interfaces = slices.DeleteFunc(out.Interfaces, func(x *api.NetworkInterface) bool { return x.GetName() == itf.GetName() })
@@ -115,7 +120,11 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 			}
 		}
 		for _, r := range n.GetRoutes() {
-			if ok, err := claim(api.OwnerRoute(r.GetDestination()), c.plugin, routeString(r)); err != nil {
+			have := ""
+			if i := slices.IndexFunc(out.Routes, func(x *api.NetworkRoute) bool { return x.GetDestination() == r.GetDestination() }); i >= 0 {
+				have = routeString(out.Routes[i])
+			}
+			if ok, err := claim(api.OwnerRoute(r.GetDestination()), c.plugin, routeString(r), have); err != nil {
 				return nil, nil, err
 			} else if ok {
 				out.Routes = slices.DeleteFunc(out.Routes, func(x *api.NetworkRoute) bool { return x.GetDestination() == r.GetDestination() })
@@ -123,14 +132,14 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 			}
 		}
 		if d := n.GetDns(); d != nil {
-			if ok, err := claim(api.OwnerDNS, c.plugin, strings.Join(d.GetServers(), " ")); err != nil {
+			if ok, err := claim(api.OwnerDNS, c.plugin, "servers "+strings.Join(d.GetServers(), " "), "servers "+strings.Join(out.GetDns().GetServers(), " ")); err != nil {
 				return nil, nil, err
 			} else if ok {
 				out.Dns = d
 			}
 		}
 		for _, k := range sortedKeys(n.GetInfo()) {
-			if ok, err := claim(api.OwnerInfo(k), c.plugin, n.GetInfo()[k]); err != nil {
+			if ok, err := claim(api.OwnerInfo(k), c.plugin, fmt.Sprintf("%q", n.GetInfo()[k]), fmt.Sprintf("%q", out.GetInfo()[k])); err != nil {
 				return nil, nil, err
 			} else if ok {
 				if out.Info == nil {
@@ -202,6 +211,17 @@ func joinAddrs(addrs []netip.Addr) string {
 		s[i] = a.String()
 	}
 	return strings.Join(s, ", ")
+}
+
+func interfaceString(itf *api.NetworkInterface) string {
+	s := itf.GetName()
+	if itf.GetMac() != "" {
+		s += " " + itf.GetMac()
+	}
+	if len(itf.GetAddresses()) > 0 {
+		s += " " + strings.Join(itf.GetAddresses(), ",")
+	}
+	return s
 }
 
 func routeString(r *api.NetworkRoute) string {

@@ -180,11 +180,14 @@ func WithUpdateFunc(fn UpdateFunc) Option {
 // to fill pod addresses into Synchronize, and writes it when a plugin
 // changed a pod's network.
 type PodNetworkStore interface {
-	// PodNetwork returns the pod's record; nil, nil if the pod has none.
-	// It fails for an unknown pod.
+	// PodNetwork returns the pod's record: an empty record for a pod no
+	// plugin has set a network for yet, nil for a host-network pod, and
+	// an error for an unknown pod.
 	PodNetwork(ctx context.Context, podID string) (*api.PodNetworkRecord, error)
 	// SetPodNetwork persists rec as the pod's record after plugin changed
-	// its part.
+	// its part. Calls for one pod are serialized; the runtime must not
+	// write a pod's record concurrently from elsewhere without the same
+	// care (read the record, change it, write it back in one step).
 	SetPodNetwork(ctx context.Context, podID, plugin string, rec *api.PodNetworkRecord) error
 }
 

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -50,6 +51,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		r.cleanupPod(ctx, pod, succeeded)
 		return nil, err
 	}
+	defer r.forgetStatus(pod.GetId())
 	for _, p := range r.subscribed(api.Event_RUN_POD_SANDBOX) {
 		var rsp *api.RunPodSandboxResponse
 		err := p.call(ctx, api.Event_RUN_POD_SANDBOX, view, nil, func(ctx context.Context, p *plugin) error {
@@ -60,20 +62,25 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		if err != nil {
 			return fail(err)
 		}
-		if rsp == nil {
-			continue // dropped, or answered through StateChange
+		if p.isClosed() {
+			continue // dropped for a timeout or a broken connection
 		}
-		succeeded = append(succeeded, p)
+		succeeded = append(succeeded, p) // it may have allocated something
+		if rsp == nil {
+			continue // answered through StateChange: no network
+		}
+		if hostNetwork {
+			if rsp.GetAdjust().GetNetwork() != nil {
+				p.logger().Warn("ignoring the network a plugin returned for a host-network pod",
+					"pod", pod.GetNamespace()+"/"+pod.GetName(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
+			}
+			continue
+		}
 		n, err := normalizePluginNetwork(p.fullName(), "RunPodSandbox", rsp.GetAdjust().GetNetwork())
 		if err != nil {
 			return fail(err)
 		}
 		if n == nil {
-			continue
-		}
-		if hostNetwork {
-			p.logger().Warn("ignoring the network a plugin returned for a host-network pod",
-				"pod", pod.GetNamespace()+"/"+pod.GetName(), "ips", n.GetIps())
 			continue
 		}
 		parts = append(parts, contribution{plugin: p.fullName(), net: n})
@@ -94,7 +101,13 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 			}
 		}
 	}
-	r.forgetStatus(pod.GetId())
+	if !hostNetwork {
+		// A required plugin dropped during this round would leave the pod
+		// without the network it must provide: fail closed.
+		if ready, why := r.NetworkReady(); !ready {
+			return fail(fmt.Errorf("runtime: RunPodSandbox of pod %s/%s: %s", pod.GetNamespace(), pod.GetName(), why))
+		}
+	}
 	return rec, nil
 }
 
@@ -102,6 +115,8 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 // start to stop and remove it again. Errors are logged, not returned: the
 // caller is already failing with the reason.
 func (r *Runtime) cleanupPod(ctx context.Context, pod *api.PodSandbox, plugins []*plugin) {
+	// Clean up even when the caller gave up: that may be why we fail.
+	ctx = context.WithoutCancel(ctx)
 	for _, p := range plugins {
 		for _, ev := range []api.Event{api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX} {
 			if !p.events.IsSet(ev) || p.isClosed() {
@@ -150,25 +165,36 @@ func (r *Runtime) NetworkReady() (bool, string) {
 // is validated and merged under the same rules as a RunPodSandbox result,
 // then persisted through the PodNetworkStore.
 func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.UpdatePodSandboxNetworkRequest) error {
+	name := p.fullName()
 	store := r.cfg.netStore
 	if store == nil {
-		return fmt.Errorf("runtime %s keeps no pod network records; UpdatePodSandboxNetwork from plugin %q is not supported", r.name, p.fullName())
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: runtime %s keeps no pod network records", name, r.name)
 	}
 	podID := req.GetPodId()
 	if podID == "" {
-		return errors.New("UpdatePodSandboxNetwork: empty pod_id")
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: empty pod_id", name)
 	}
-	n, err := normalizePluginNetwork(p.fullName(), "UpdatePodSandboxNetwork", req.GetNetwork())
+	n, err := normalizePluginNetwork(name, "UpdatePodSandboxNetwork", req.GetNetwork())
 	if err != nil {
 		return err
 	}
+	unlock := r.lockPod(podID)
+	defer unlock()
 	old, err := store.PodNetwork(ctx, podID)
 	if err != nil {
-		return fmt.Errorf("UpdatePodSandboxNetwork for pod %q: %w", podID, err)
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: %w", name, podID, err)
+	}
+	if old == nil {
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: the pod has no pod network (host network)", name, podID)
 	}
 	parts := partsOf(old)
-	parts[p.fullName()] = n
+	parts[name] = n
 	rec, warnings, err := mergeNetworks(ordered(parts), r.cfg.conflictPolicy, r.cfg.familyPreference)
+	var cerr *ConflictError
+	if errors.As(err, &cerr) && cerr.Owner == name {
+		// The updater changed something; name it as the one in conflict.
+		cerr.Plugin, cerr.Owner = cerr.Owner, cerr.Plugin
+	}
 	if err != nil {
 		return err
 	}
@@ -178,7 +204,7 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 	rec.Stale = maps.Clone(old.GetStale())
 	delete(rec.Stale, p.fullName())
 	if err := store.SetPodNetwork(ctx, podID, p.fullName(), rec); err != nil {
-		return fmt.Errorf("UpdatePodSandboxNetwork for pod %q: persisting: %w", podID, err)
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: persisting: %w", name, podID, err)
 	}
 	r.forgetStatus(podID)
 	p.logger().Info("pod network updated by plugin", "pod", podID, "ips", rec.GetNetwork().GetIps())
@@ -204,4 +230,35 @@ func ordered(parts map[string]*api.PodSandboxNetwork) []contribution {
 		}
 	}
 	return out
+}
+
+// lockPod serializes changes to one pod's network record (updates from
+// several plugins at once) and returns the unlock function.
+func (r *Runtime) lockPod(podID string) func() {
+	r.podLocksMu.Lock()
+	l, ok := r.podLocks[podID]
+	if !ok {
+		l = &podLock{}
+		if r.podLocks == nil {
+			r.podLocks = map[string]*podLock{}
+		}
+		r.podLocks[podID] = l
+	}
+	l.refs++
+	r.podLocksMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		r.podLocksMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(r.podLocks, podID)
+		}
+		r.podLocksMu.Unlock()
+	}
+}
+
+// podLock is a reference-counted per-pod mutex.
+type podLock struct {
+	mu   sync.Mutex
+	refs int
 }

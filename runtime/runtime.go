@@ -33,6 +33,9 @@ type Runtime struct {
 
 	status statusCache
 
+	podLocksMu sync.Mutex // guards podLocks
+	podLocks   map[string]*podLock
+
 	ctx    context.Context // lives until Stop; parent of background work
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // accept loop and per-plugin goroutines
@@ -190,6 +193,13 @@ func (r *Runtime) join(p *plugin) error {
 		// It died between Synchronize and now; close has already
 		// dropped it, so it must not be added back.
 		return fmt.Errorf("connection closed while joining: %w", p.reason())
+	}
+	for _, q := range r.plugins {
+		if q.fullName() == p.fullName() && !q.isClosed() {
+			// Ownership and network authority go by name: a second
+			// connection may not take over a connected plugin's name.
+			return fmt.Errorf("plugin %q is already connected (%s, pid %d)", p.fullName(), q.kind, q.pid)
+		}
 	}
 	r.plugins = append(r.plugins, p)
 	slices.SortStableFunc(r.plugins, func(a, b *plugin) int {

@@ -19,9 +19,11 @@ import (
 // coalesces concurrent rounds for the same pod.
 type statusCache struct {
 	group singleflight.Group
-	mu    sync.Mutex // guards entries
+	mu    sync.Mutex // guards entries and gen
 	// entries are results by pod ID, until their expiry.
 	entries map[string]statusEntry
+	// gen counts, per pod, the changes that invalidate a round in flight.
+	gen map[string]uint64
 }
 
 type statusEntry struct {
@@ -29,12 +31,22 @@ type statusEntry struct {
 	expires time.Time
 }
 
+// generation returns the pod's current generation.
+func (c *statusCache) generation(id string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen[id]
+}
+
 // put caches rec for ttl. Expired entries are swept when the cache has
 // grown, so pods that were never stopped through this Runtime do not pile up.
-func (c *statusCache) put(id string, rec *api.PodNetworkRecord, ttl time.Duration) {
+func (c *statusCache) put(id string, gen uint64, rec *api.PodNetworkRecord, ttl time.Duration) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gen[id] != gen {
+		return // the pod's network changed while the round ran
+	}
 	if c.entries == nil {
 		c.entries = map[string]statusEntry{}
 	}
@@ -52,7 +64,13 @@ func (c *statusCache) put(id string, rec *api.PodNetworkRecord, ttl time.Duratio
 func (r *Runtime) forgetStatus(podID string) {
 	r.status.mu.Lock()
 	delete(r.status.entries, podID)
+	if r.status.gen == nil {
+		r.status.gen = map[string]uint64{}
+	}
+	r.status.gen[podID]++
 	r.status.mu.Unlock()
+	r.status.group.Forget(podID)
+	r.status.group.Forget(podID + "\x00verbose")
 }
 
 // PodSandboxStatus returns a pod's current network. It starts from last,
@@ -84,17 +102,27 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 	if verbose {
 		key += "\x00verbose"
 	}
-	v, err, _ := r.status.group.Do(key, func() (any, error) {
-		rec, err := r.statusRound(ctx, pod, last, verbose)
-		if err == nil && r.cfg.statusCacheTTL > 0 {
-			r.status.put(id, rec, r.cfg.statusCacheTTL)
+	gen := r.status.generation(id)
+	last = proto.CloneOf(last) // the round and the cache must not share the caller's record
+	// The round belongs to every caller that joins it: it runs without
+	// the first caller's cancellation, bounded by the status timeout, and
+	// each caller waits only as long as its own context allows.
+	ch := r.status.group.DoChan(key, func() (any, error) {
+		rec, err := r.statusRound(context.WithoutCancel(ctx), pod, last, verbose)
+		if err == nil && !verbose && r.cfg.statusCacheTTL > 0 {
+			r.status.put(id, gen, rec, r.cfg.statusCacheTTL)
 		}
 		return rec, err
 	})
-	if err != nil {
-		return nil, err
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return proto.CloneOf(res.Val.(*api.PodNetworkRecord)), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("runtime: PodSandboxStatus of pod %q: %w", id, ctx.Err())
 	}
-	return proto.CloneOf(v.(*api.PodNetworkRecord)), nil
 }
 
 // statusAnswer is one plugin's answer in a status round.
@@ -105,9 +133,7 @@ type statusAnswer struct {
 
 // statusRound asks the subscribed plugins in parallel and merges.
 func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *api.PodNetworkRecord, verbose bool) (*api.PodNetworkRecord, error) {
-	r.syncMu.RLock()
 	plugins := r.subscribed(api.Event_POD_SANDBOX_STATUS)
-	r.syncMu.RUnlock()
 	if r.isStopped() {
 		return nil, ErrClosed
 	}
@@ -161,28 +187,41 @@ func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *ap
 	return rec, nil
 }
 
-// mergeStatus merges the parts. A plugin whose new part conflicts with
-// another plugin's keeps its old part and is marked stale with the
-// conflict.
+// mergeStatus merges the parts. When a plugin's new part conflicts with
+// another plugin's, the plugin whose part changed keeps its old part and
+// is marked stale with the conflict. Parts that conflict although neither
+// changed (a record the runtime stored inconsistently) leave the stored
+// record as it was, with both plugins marked stale.
 func (r *Runtime) mergeStatus(pod *api.PodSandbox, last *api.PodNetworkRecord, parts map[string]*api.PodSandboxNetwork, stale map[string]string) (*api.PodNetworkRecord, error) {
 	oldParts := partsOf(last)
+	changed := func(name string) bool { return !proto.Equal(parts[name], oldParts[name]) }
 	for range len(parts) + 1 {
 		rec, _, err := mergeNetworks(ordered(parts), r.cfg.conflictPolicy, r.cfg.familyPreference)
 		var cerr *ConflictError
 		if !errors.As(err, &cerr) {
 			return rec, err
 		}
-		if proto.Equal(parts[cerr.Plugin], oldParts[cerr.Plugin]) {
-			return nil, fmt.Errorf("runtime: stored network of pod %q is inconsistent: %w", pod.GetId(), err)
+		culprit := cerr.Plugin
+		if !changed(culprit) {
+			culprit = cerr.Owner
 		}
-		stale[cerr.Plugin] = "reported a conflicting network: " + err.Error()
-		if old, ok := oldParts[cerr.Plugin]; ok {
-			parts[cerr.Plugin] = old
+		if !changed(culprit) {
+			stale[cerr.Plugin] = "stored part conflicts: " + err.Error()
+			stale[cerr.Owner] = "stored part conflicts: " + err.Error()
+			out := proto.CloneOf(last)
+			if out == nil {
+				out = &api.PodNetworkRecord{}
+			}
+			return out, nil
+		}
+		stale[culprit] = "reported a conflicting network: " + err.Error()
+		if old, ok := oldParts[culprit]; ok {
+			parts[culprit] = old
 		} else {
-			delete(parts, cerr.Plugin)
+			delete(parts, culprit)
 		}
 	}
-	return nil, fmt.Errorf("runtime: could not merge the network of pod %q", pod.GetId())
+	return nil, fmt.Errorf("runtime: PodSandboxStatus of pod %q: the plugins' parts do not merge", pod.GetId())
 }
 
 // status asks one plugin for its part of the pod's network. An empty

@@ -1,0 +1,59 @@
+package testutil
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// NetNSDir is where iproute2 keeps named network namespaces.
+const NetNSDir = "/var/run/netns"
+
+// NewNetNS creates the named network namespace with `ip netns add`, brings
+// its loopback up, and deletes it by name when the test ends. It returns
+// the namespace's path.
+func NewNetNS(t testing.TB, name string) string {
+	t.Helper()
+	Run(t, "ip", "netns", "add", name)
+	t.Cleanup(func() { DeleteNetNS(name) })
+	return filepath.Join(NetNSDir, name)
+}
+
+// DeleteNetNS deletes a named network namespace; a missing one is fine.
+func DeleteNetNS(name string) {
+	exec.Command("ip", "netns", "del", name).Run()
+}
+
+// Run runs a command and fails the test with its output if it fails.
+func Run(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// Ping sends one ICMP echo from inside the named namespace to addr and
+// returns an error with ping's output if no reply came back.
+func Ping(ns, addr string) error {
+	out, err := exec.Command("ip", "netns", "exec", ns, "ping", "-c", "1", "-W", "2", addr).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ping %s from netns %s: %v\n%s", addr, ns, err, out)
+	}
+	return nil
+}
+
+// LinkExists reports whether a network interface of that name exists in
+// the host namespace.
+func LinkExists(name string) bool {
+	return exec.Command("ip", "link", "show", "dev", name).Run() == nil
+}
+
+// DeleteLink deletes a host network interface by name; a missing one is
+// fine.
+func DeleteLink(name string) {
+	exec.Command("ip", "link", "del", "dev", name).Run()
+}
