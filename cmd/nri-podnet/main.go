@@ -1,0 +1,86 @@
+// Command nri-podnet is nrinet's native pod network plugin (package
+// plugins/podnet): bridge, veth created directly in the pod's network
+// namespace, persistent IPAM, no exec.
+//
+// Started by the runtime from its plugin directory (as NN-podnet) it reads
+// its configuration from the runtime (NN-podnet.conf or podnet.conf in the
+// runtime's configuration directory). Started by hand it connects to the
+// runtime's socket and reads -config:
+//
+//	nri-podnet -config /etc/nri-podnet.json [-socket /var/run/nri/nri.sock] [-idx 10] [-name podnet]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/nrinet/nrinet/plugin"
+	"github.com/nrinet/nrinet/plugins/podnet"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "nri-podnet:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		config  = flag.String("config", "", "configuration file (JSON); without it the runtime's configuration is used")
+		socket  = flag.String("socket", "", "runtime NRI socket (default /var/run/nri/nri.sock)")
+		name    = flag.String("name", "", "plugin name (default podnet, or from NRI_PLUGIN_NAME)")
+		idx     = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
+		verbose = flag.Bool("verbose", false, "debug logging")
+	)
+	flag.Parse()
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	var cfg *podnet.Config
+	if *config != "" {
+		c, err := podnet.FromFile(*config)
+		if err != nil {
+			return err
+		}
+		cfg = &c
+	}
+	p, err := podnet.New(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+
+	opts := []plugin.Option{plugin.WithLogger(log)}
+	if *name != "" || os.Getenv("NRI_PLUGIN_NAME") == "" {
+		opts = append(opts, plugin.WithPluginName(cmpOr(*name, "podnet")))
+	}
+	if *idx != "" || os.Getenv("NRI_PLUGIN_IDX") == "" {
+		opts = append(opts, plugin.WithPluginIdx(cmpOr(*idx, "10")))
+	}
+	if *socket != "" {
+		opts = append(opts, plugin.WithSocketPath(*socket))
+	}
+	stub, err := plugin.New(p, opts...)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return stub.Run(ctx)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,108 @@
+package podnet
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/nrinet/nrinet/ipam"
+)
+
+// Config is nri-podnet's configuration.
+type Config struct {
+	// Bridge is the host bridge pods attach to (default "nrinet0").
+	Bridge string `json:"bridge"`
+	// Subnets to allocate pod addresses from: one IPv4 and/or one IPv6.
+	Subnets []string `json:"subnets"`
+	// Exclude lists prefixes never handed out.
+	Exclude []string `json:"exclude,omitempty"`
+	// Gateways, one per subnet (default: the first host of each).
+	Gateways []string `json:"gateways,omitempty"`
+	// MTU of the pods' interfaces and the bridge (default 1500).
+	MTU int `json:"mtu,omitempty"`
+	// StateDir holds the allocator's database (default
+	// "/var/lib/nri-podnet").
+	StateDir string `json:"stateDir,omitempty"`
+}
+
+// Defaults.
+const (
+	DefaultBridge   = "nrinet0"
+	DefaultMTU      = 1500
+	DefaultStateDir = "/var/lib/nri-podnet"
+)
+
+// FromBytes parses and validates a JSON configuration, filling defaults.
+func FromBytes(b []byte) (Config, error) {
+	var c Config
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("podnet: parsing configuration: %w", err)
+	}
+	if c.Bridge == "" {
+		c.Bridge = DefaultBridge
+	}
+	if c.MTU == 0 {
+		c.MTU = DefaultMTU
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	return c, c.Validate()
+}
+
+// FromFile reads and parses a configuration file.
+func FromFile(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("podnet: %w", err)
+	}
+	c, err := FromBytes(b)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Validate checks the configuration; errors quote the bad value.
+func (c Config) Validate() error {
+	if len(c.Bridge) == 0 || len(c.Bridge) > 15 || bytes.ContainsAny([]byte(c.Bridge), "/: \t\n") {
+		return fmt.Errorf("podnet: bridge name %q is not a valid interface name", c.Bridge)
+	}
+	if c.MTU < 68 || c.MTU > 65535 {
+		return fmt.Errorf("podnet: MTU %d is outside 68..65535", c.MTU)
+	}
+	if c.StateDir == "" {
+		return errors.New("podnet: empty stateDir")
+	}
+	if _, err := c.ipamConfig(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ipamConfig returns the allocator configuration.
+func (c Config) ipamConfig() (ipam.Config, error) {
+	cfg, err := ipam.ParseConfig(c.Subnets, c.Exclude, c.Gateways)
+	if err != nil {
+		return cfg, fmt.Errorf("podnet: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("podnet: %w", err)
+	}
+	v4, v6 := 0, 0
+	for _, s := range cfg.Subnets {
+		if s.Addr().Is4() {
+			v4++
+		} else {
+			v6++
+		}
+	}
+	if v4 > 1 || v6 > 1 {
+		return cfg, fmt.Errorf("podnet: at most one IPv4 and one IPv6 subnet, got %v", c.Subnets)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,39 @@
+// Package podnet is nri-podnet, a native pod network for NRI: what a node
+// network agent would ship instead of exec'ing CNI binaries.
+//
+// For every pod that is not host-network it allocates one address per
+// configured subnet (IPv4, IPv6 or both) from a persistent allocator
+// ([github.com/nrinet/nrinet/ipam], a bbolt file), creates a veth pair
+// whose pod end is created directly inside the pod's network namespace as
+// eth0 (one netlink request: moving an interface between namespaces costs
+// tens of milliseconds), enslaves the host end to a Linux bridge whose
+// addresses are the subnets' gateways, and configures addresses, default
+// routes, lo and the MTU. It returns the typed network (eth0 with its MAC
+// and addresses, the routes) from RunPodSandbox, answers PodSandboxStatus
+// from its store (and, verbose, checks that eth0 still exists), releases
+// the addresses at StopPodSandbox, and at Synchronize releases the
+// addresses of pods that no longer exist.
+//
+// # Configuration
+//
+// JSON, from a file or from the runtime (NN-podnet.conf for a plugin the
+// runtime launches):
+//
+//	{
+//	  "bridge":   "nrinet0",
+//	  "subnets":  ["198.18.0.0/24", "fd00:198:18::/64"],
+//	  "exclude":  ["198.18.0.250/31"],
+//	  "gateways": [],
+//	  "mtu":      1500,
+//	  "stateDir": "/var/lib/nri-podnet"
+//	}
+//
+// Gateways default to the first host of each subnet. The bridge is created
+// if missing and reused if present.
+//
+// # Names
+//
+// The host end of a pod's veth is "nrp" followed by 12 hex digits of a
+// hash of the pod ID, and its MAC is derived from the same hash (locally
+// administered), so neither needs storing and both survive a restart.
+package podnet

@@ -1,0 +1,173 @@
+package podnet
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// ensureBridge creates the bridge if it is missing, sets its MTU, gives it
+// the gateway addresses and brings it up. An existing bridge is reused.
+func ensureBridge(name string, gateways []netip.Prefix, mtu int) (netlink.Link, error) {
+	br, err := netlink.LinkByName(name)
+	var notFound netlink.LinkNotFoundError
+	switch {
+	case errors.As(err, &notFound):
+		attrs := netlink.NewLinkAttrs()
+		attrs.Name, attrs.MTU = name, mtu
+		if err := netlink.LinkAdd(&netlink.Bridge{LinkAttrs: attrs}); err != nil && !errors.Is(err, unix.EEXIST) {
+			return nil, fmt.Errorf("creating bridge %q: %w", name, err)
+		}
+		if br, err = netlink.LinkByName(name); err != nil {
+			return nil, fmt.Errorf("bridge %q: %w", name, err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("bridge %q: %w", name, err)
+	case br.Type() != "bridge":
+		return nil, fmt.Errorf("interface %q exists and is a %s, not a bridge", name, br.Type())
+	}
+	for _, gw := range gateways {
+		addr := &netlink.Addr{IPNet: prefixNet(gw)}
+		if gw.Addr().Is6() {
+			addr.Flags = unix.IFA_F_NODAD
+		}
+		if err := netlink.AddrReplace(br, addr); err != nil {
+			return nil, fmt.Errorf("bridge %q: adding gateway %s: %w", name, gw, err)
+		}
+	}
+	if err := netlink.LinkSetUp(br); err != nil {
+		return nil, fmt.Errorf("bridge %q: %w", name, err)
+	}
+	return br, nil
+}
+
+func prefixNet(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
+
+// podLink describes what setupPod configures.
+type podLink struct {
+	netnsPath string
+	hostName  string
+	mac       net.HardwareAddr
+	mtu       int
+	bridge    netlink.Link
+	addrs     []netip.Prefix
+	gateways  []netip.Prefix
+}
+
+// setupPod creates the veth pair with its pod end directly in the pod's
+// network namespace as eth0, then configures the pod side. It is
+// idempotent: an existing pair is reused and its configuration completed.
+func setupPod(l podLink) error {
+	ns, err := netns.GetFromPath(l.netnsPath)
+	if err != nil {
+		return fmt.Errorf("opening network namespace %s: %w", l.netnsPath, err)
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return fmt.Errorf("netlink handle in %s: %w", l.netnsPath, err)
+	}
+	defer h.Close()
+
+	if _, err := netlink.LinkByName(l.hostName); err != nil {
+		attrs := netlink.NewLinkAttrs()
+		attrs.Name, attrs.MTU = l.hostName, l.mtu
+		attrs.MasterIndex = l.bridge.Attrs().Index
+		attrs.Flags = net.FlagUp
+		veth := &netlink.Veth{
+			LinkAttrs:        attrs,
+			PeerName:         podIfName,
+			PeerHardwareAddr: l.mac,
+			PeerNamespace:    netlink.NsFd(int(ns)),
+			PeerMTU:          uint32(l.mtu),
+		}
+		if err := netlink.LinkAdd(veth); err != nil {
+			return fmt.Errorf("creating veth %s/%s in %s: %w", l.hostName, podIfName, l.netnsPath, err)
+		}
+	}
+	eth0, err := h.LinkByName(podIfName)
+	if err != nil {
+		return fmt.Errorf("%s in %s: %w", podIfName, l.netnsPath, err)
+	}
+	for _, a := range l.addrs {
+		addr := &netlink.Addr{IPNet: prefixNet(a)}
+		if a.Addr().Is6() {
+			addr.Flags = unix.IFA_F_NODAD // usable at once
+		}
+		if err := h.AddrReplace(eth0, addr); err != nil {
+			return fmt.Errorf("adding %s to %s in %s: %w", a, podIfName, l.netnsPath, err)
+		}
+	}
+	if err := h.LinkSetUp(eth0); err != nil {
+		return fmt.Errorf("%s in %s: %w", podIfName, l.netnsPath, err)
+	}
+	if lo, err := h.LinkByName("lo"); err == nil {
+		if err := h.LinkSetUp(lo); err != nil {
+			return fmt.Errorf("lo in %s: %w", l.netnsPath, err)
+		}
+	}
+	for _, gw := range l.gateways {
+		r := &netlink.Route{LinkIndex: eth0.Attrs().Index, Gw: gw.Addr().AsSlice(), Family: family(gw.Addr())}
+		if err := h.RouteReplace(r); err != nil {
+			return fmt.Errorf("default route via %s in %s: %w", gw.Addr(), l.netnsPath, err)
+		}
+	}
+	return nil
+}
+
+func family(a netip.Addr) int {
+	if a.Is4() {
+		return netlink.FAMILY_V4
+	}
+	return netlink.FAMILY_V6
+}
+
+// deleteHostVeth deletes the host end of a pod's veth pair, which takes
+// the pod end with it. A missing one is fine.
+func deleteHostVeth(name string) error {
+	link, err := netlink.LinkByName(name)
+	var notFound netlink.LinkNotFoundError
+	if errors.As(err, &notFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := netlink.LinkDel(link); err != nil && !errors.Is(err, unix.ENODEV) {
+		return fmt.Errorf("deleting %s: %w", name, err)
+	}
+	return nil
+}
+
+// checkPod reports whether eth0 exists and is up in the pod's namespace.
+func checkPod(netnsPath string) error {
+	if _, err := os.Stat(netnsPath); err != nil {
+		return fmt.Errorf("network namespace %s: %w", netnsPath, err)
+	}
+	ns, err := netns.GetFromPath(netnsPath)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	link, err := h.LinkByName(podIfName)
+	if err != nil {
+		return fmt.Errorf("%s in %s: %w", podIfName, netnsPath, err)
+	}
+	if link.Attrs().Flags&net.FlagUp == 0 {
+		return fmt.Errorf("%s in %s is down", podIfName, netnsPath)
+	}
+	return nil
+}

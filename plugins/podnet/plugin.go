@@ -1,0 +1,280 @@
+package podnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/ipam"
+	"github.com/nrinet/nrinet/plugin"
+)
+
+// Info keys nri-podnet puts into the networks it returns.
+const (
+	InfoBridge   = "podnet.nrinet.io/bridge"
+	InfoHostVeth = "podnet.nrinet.io/host-veth"
+	InfoCheck    = "podnet.nrinet.io/check"
+)
+
+// Plugin is the nri-podnet handler. It implements the plugin library's
+// Configure, Synchronize, RunPodSandboxNetwork, PodSandboxStatus,
+// StopPodSandbox and Shutdown handlers.
+type Plugin struct {
+	log *slog.Logger
+
+	mu       sync.Mutex // guards the fields below
+	cfg      Config
+	ipam     *ipam.Allocator
+	bridge   netlink.Link
+	gateways []netip.Prefix
+
+	wg sync.WaitGroup // background veth deletions
+}
+
+var (
+	_ plugin.ConfigureHandler            = (*Plugin)(nil)
+	_ plugin.SynchronizeHandler          = (*Plugin)(nil)
+	_ plugin.RunPodSandboxNetworkHandler = (*Plugin)(nil)
+	_ plugin.PodSandboxStatusHandler     = (*Plugin)(nil)
+	_ plugin.StopPodSandboxHandler       = (*Plugin)(nil)
+	_ plugin.ShutdownHandler             = (*Plugin)(nil)
+)
+
+// New returns a plugin. With a non-nil cfg it opens the allocator and sets
+// up the bridge at once; otherwise it waits for the configuration the
+// runtime sends in Configure.
+func New(cfg *Config, log *slog.Logger) (*Plugin, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Plugin{log: log}
+	if cfg != nil {
+		if err := p.setup(*cfg); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// setup opens the allocator and prepares the bridge.
+func (p *Plugin) setup(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	icfg, _ := cfg.ipamConfig()
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("podnet: state directory: %w", err)
+	}
+	alloc, err := ipam.Open(filepath.Join(cfg.StateDir, "ipam.db"), icfg, &ipam.Options{Logger: p.log})
+	if err != nil {
+		return fmt.Errorf("podnet: %w", err)
+	}
+	gws := alloc.Gateways()
+	br, err := ensureBridge(cfg.Bridge, gws, cfg.MTU)
+	if err != nil {
+		alloc.Close()
+		return fmt.Errorf("podnet: %w", err)
+	}
+	p.mu.Lock()
+	p.cfg, p.ipam, p.bridge, p.gateways = cfg, alloc, br, gws
+	p.mu.Unlock()
+	p.log.Info("pod network ready", "bridge", cfg.Bridge, "subnets", cfg.Subnets, "state", cfg.StateDir)
+	return nil
+}
+
+// Configure takes the runtime's configuration when the plugin was started
+// without one.
+func (p *Plugin) Configure(_ context.Context, config, runtime, version string) (api.EventMask, error) {
+	p.mu.Lock()
+	ready := p.ipam != nil
+	p.mu.Unlock()
+	if ready {
+		return 0, nil
+	}
+	if config == "" {
+		return 0, errors.New("podnet: no configuration: give -config or a configuration file in the runtime's conf.d")
+	}
+	cfg, err := FromBytes([]byte(config))
+	if err != nil {
+		return 0, err
+	}
+	return 0, p.setup(cfg)
+}
+
+// state returns what the handlers need, or an error before setup.
+func (p *Plugin) state() (Config, *ipam.Allocator, netlink.Link, []netip.Prefix, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ipam == nil {
+		return Config{}, nil, nil, nil, errors.New("podnet: not configured")
+	}
+	return p.cfg, p.ipam, p.bridge, p.gateways, nil
+}
+
+// Synchronize releases the addresses of pods that no longer exist and
+// deletes their host veths; pods that exist keep theirs.
+func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*api.Container) ([]*api.ContainerUpdate, error) {
+	_, alloc, _, _, err := p.state()
+	if err != nil {
+		return nil, err
+	}
+	live := make(map[string]bool, len(pods))
+	for _, pod := range pods {
+		live[pod.GetId()] = true
+	}
+	released, err := alloc.ReleaseExcept(ctx, func(owner string) bool { return live[owner] })
+	if err != nil {
+		return nil, fmt.Errorf("podnet: reconciling allocations: %w", err)
+	}
+	for _, id := range released {
+		if err := deleteHostVeth(hostVethName(id)); err != nil {
+			p.log.Warn("deleting the veth of a pod that is gone", "pod", id, "error", err)
+		}
+	}
+	if len(released) > 0 {
+		p.log.Info("released the addresses of pods that no longer exist", "pods", len(released))
+	}
+	return nil, nil
+}
+
+// RunPodSandboxNetwork allocates the pod's addresses and wires eth0.
+func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (*api.PodSandboxNetwork, error) {
+	path := pod.NetNSPath()
+	if path == "" {
+		return nil, nil // host network: not ours
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("podnet: pod %s/%s: network namespace %q: %w", pod.GetNamespace(), pod.GetName(), path, err)
+	}
+	cfg, alloc, br, gws, err := p.state()
+	if err != nil {
+		return nil, err
+	}
+	id := pod.GetId()
+	addrs, err := alloc.Allocate(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
+	}
+	err = setupPod(podLink{
+		netnsPath: path, hostName: hostVethName(id), mac: podMAC(id), mtu: cfg.MTU,
+		bridge: br, addrs: addrs, gateways: gws,
+	})
+	if err != nil {
+		// Give the addresses back, and the half-built veth.
+		deleteHostVeth(hostVethName(id))
+		if rerr := alloc.Release(ctx, id); rerr != nil {
+			p.log.Warn("releasing addresses after a failed setup", "pod", id, "error", rerr)
+		}
+		return nil, fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
+	}
+	p.log.Debug("pod network set up", "pod", id, "addresses", addrs)
+	return p.network(cfg, id, addrs, gws), nil
+}
+
+// network describes a pod's network as nri-podnet set it up.
+func (p *Plugin) network(cfg Config, id string, addrs, gws []netip.Prefix) *api.PodSandboxNetwork {
+	itf := &api.NetworkInterface{Name: podIfName, Mac: podMAC(id).String(), Mtu: uint32(cfg.MTU)}
+	n := &api.PodSandboxNetwork{
+		Interfaces: []*api.NetworkInterface{itf},
+		Info:       map[string]string{InfoBridge: cfg.Bridge, InfoHostVeth: hostVethName(id)},
+	}
+	for _, a := range addrs {
+		itf.Addresses = append(itf.Addresses, a.String())
+		n.Ips = append(n.Ips, a.Addr().String())
+		for _, gw := range gws {
+			if gw.Addr().Is4() == a.Addr().Is4() {
+				dst := "0.0.0.0/0"
+				if !a.Addr().Is4() {
+					dst = "::/0"
+				}
+				n.Routes = append(n.Routes, &api.NetworkRoute{Destination: dst, Gateway: gw.Addr().String(), Interface: podIfName})
+			}
+		}
+	}
+	return n
+}
+
+// PodSandboxStatus reports the pod's network from the allocator; verbose
+// also checks that eth0 still exists and is up.
+func (p *Plugin) PodSandboxStatus(_ context.Context, pod *api.PodSandbox, verbose bool) (*api.PodSandboxNetwork, error) {
+	cfg, alloc, _, gws, err := p.state()
+	if err != nil {
+		return nil, err
+	}
+	addrs, ok, err := alloc.Lookup(pod.GetId())
+	if err != nil {
+		return nil, fmt.Errorf("podnet: %w", err)
+	}
+	if !ok {
+		return nil, nil // not ours (host network, or stopped)
+	}
+	n := p.network(cfg, pod.GetId(), addrs, gws)
+	if verbose {
+		if err := checkPod(pod.NetNSPath()); err != nil {
+			n.Info[InfoCheck] = err.Error()
+		} else {
+			n.Info[InfoCheck] = "ok"
+		}
+	}
+	return n, nil
+}
+
+// StopPodSandbox releases the pod's addresses and deletes its veth. The
+// deletion runs in the background: the kernel's veth teardown takes tens
+// of milliseconds and nothing waits for it (the runtime deletes the
+// namespace next, which would remove the pod end anyway).
+func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
+	_, alloc, _, _, err := p.state()
+	if err != nil {
+		return err
+	}
+	id := pod.GetId()
+	if err := alloc.Release(ctx, id); err != nil {
+		return fmt.Errorf("podnet: pod %s/%s: releasing addresses: %w", pod.GetNamespace(), pod.GetName(), err)
+	}
+	name := hostVethName(id)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		if err := deleteHostVeth(name); err != nil {
+			p.log.Warn("deleting pod veth", "pod", id, "veth", name, "error", err)
+		}
+	}()
+	return nil
+}
+
+// Shutdown waits for pending veth deletions.
+func (p *Plugin) Shutdown(context.Context) { p.wg.Wait() }
+
+// Close waits for pending work and closes the allocator.
+func (p *Plugin) Close() error {
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ipam == nil {
+		return nil
+	}
+	err := p.ipam.Close()
+	p.ipam = nil
+	return err
+}
+
+// Allocations lists the pods that hold addresses, sorted.
+func (p *Plugin) Allocations() ([]string, error) {
+	_, alloc, _, _, err := p.state()
+	if err != nil {
+		return nil, err
+	}
+	owners, err := alloc.Owners()
+	slices.Sort(owners)
+	return owners, err
+}

@@ -1,0 +1,433 @@
+package podnet_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/testutil"
+	"github.com/nrinet/nrinet/ipam"
+	"github.com/nrinet/nrinet/plugins/podnet"
+	"github.com/nrinet/nrinet/runtime"
+)
+
+// binary is the nri-podnet executable built by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "nri-podnet-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "nri-podnet")
+	out, err := exec.Command("go", "build", "-o", binary, "github.com/nrinet/nrinet/cmd/nri-podnet").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building nri-podnet: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// logBuffer collects the runtime's log.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// env is a runtime that launched nri-podnet from its plugin directory.
+type env struct {
+	t        *testing.T
+	rt       *runtime.Runtime
+	cfg      podnet.Config
+	dir      string
+	netPfx   string // unique prefix of this test's namespace names
+	logs     *logBuffer
+	opts     []runtime.Option
+	v4, v6   netip.Prefix
+	cleanups []func()
+}
+
+// newEnv writes a configuration with a unique bridge and subnets and
+// starts a runtime that launches nri-podnet with it.
+func newEnv(t *testing.T, dualStack bool, opts ...runtime.Option) *env {
+	t.Helper()
+	testutil.SkipUnlessRoot(t)
+	x := 1 + int(randHex(1)[0])%90 // a /24 of 198.18.0.0/16 per test
+	e := &env{t: t, dir: t.TempDir(), netPfx: "nrp" + randHex(3), logs: &logBuffer{}, opts: opts}
+	e.v4 = netip.MustParsePrefix(fmt.Sprintf("198.18.%d.0/24", x))
+	e.v6 = netip.MustParsePrefix(fmt.Sprintf("fd00:198:18:%x::/64", x))
+	e.cfg = podnet.Config{
+		Bridge:   "nrpb" + randHex(4),
+		Subnets:  []string{e.v4.String()},
+		MTU:      1400,
+		StateDir: filepath.Join(e.dir, "state"),
+	}
+	if dualStack {
+		e.cfg.Subnets = append(e.cfg.Subnets, e.v6.String())
+	}
+	t.Cleanup(func() { testutil.DeleteLink(e.cfg.Bridge) })
+	e.start(nil)
+	return e
+}
+
+// start (re)starts the runtime, which launches the plugin. sync lists the
+// pods the runtime reports to the plugin.
+func (e *env) start(pods []*api.PodSandbox) {
+	e.t.Helper()
+	pluginDir, confDir := filepath.Join(e.dir, "plugins"), filepath.Join(e.dir, "conf.d")
+	os.MkdirAll(pluginDir, 0o755)
+	os.MkdirAll(confDir, 0o755)
+	b, _ := json.Marshal(e.cfg)
+	if err := os.WriteFile(filepath.Join(confDir, "10-podnet.conf"), b, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.Symlink(binary, filepath.Join(pluginDir, "10-podnet")); err != nil && !os.IsExist(err) {
+		e.t.Fatal(err)
+	}
+	rt, err := runtime.New("podnet-test", "v0", append([]runtime.Option{
+		runtime.WithPluginPath(pluginDir), runtime.WithPluginConfigPath(confDir), runtime.WithoutExternalPlugins(),
+		runtime.WithRequiredNetworkPlugins("podnet"),
+		runtime.WithLogger(slog.New(slog.NewTextHandler(e.logs, nil))),
+		runtime.WithSyncFunc(func(context.Context) ([]*api.PodSandbox, []*api.Container, error) { return pods, nil, nil }),
+	}, e.opts...)...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := rt.Start(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	if ready, why := rt.NetworkReady(); !ready {
+		e.t.Fatalf("nri-podnet did not join: %s\n%s", why, e.logs)
+	}
+	e.rt = rt
+	e.t.Cleanup(e.stop)
+}
+
+// stop stops the runtime; the plugin gets Shutdown and exits.
+func (e *env) stop() {
+	if e.rt == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e.rt.Stop(ctx)
+	e.rt = nil
+}
+
+// pod returns a pod with a fresh named network namespace.
+func (e *env) pod(i int) (*api.PodSandbox, string) {
+	e.t.Helper()
+	name := fmt.Sprintf("%s-%d", e.netPfx, i)
+	path := testutil.NewNetNS(e.t, name)
+	return &api.PodSandbox{
+		Id: "pod-" + e.netPfx + "-" + strconv.Itoa(i), Name: fmt.Sprintf("web-%d", i), Namespace: "default",
+		Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: "network", Path: path}}},
+	}, name
+}
+
+// owners opens the plugin's allocator (the plugin must be stopped) and
+// lists the pods holding addresses.
+func (e *env) owners() []string {
+	e.t.Helper()
+	icfg, err := ipam.ParseConfig(e.cfg.Subnets, nil, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	a, err := ipam.Open(filepath.Join(e.cfg.StateDir, "ipam.db"), icfg, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Check(); err != nil {
+		e.t.Fatalf("allocator inconsistent: %v", err)
+	}
+	o, err := a.Owners()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return o
+}
+
+// bridgePorts lists the interfaces attached to the bridge.
+func (e *env) bridgePorts() []string {
+	out, _ := exec.Command("ip", "-o", "link", "show", "master", e.cfg.Bridge).Output()
+	var ports []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(l); len(f) > 1 {
+			ports = append(ports, strings.TrimSuffix(strings.Split(f[1], "@")[0], ":"))
+		}
+	}
+	return ports
+}
+
+// podAddrs lists the global addresses of eth0 inside the namespace.
+func podAddrs(t *testing.T, ns string) []string {
+	t.Helper()
+	out := testutil.Run(t, "ip", "-n", ns, "-o", "addr", "show", "dev", "eth0", "scope", "global")
+	var addrs []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		for i := range f {
+			if (f[i] == "inet" || f[i] == "inet6") && i+1 < len(f) {
+				addrs = append(addrs, strings.Split(f[i+1], "/")[0])
+			}
+		}
+	}
+	slices.Sort(addrs)
+	return addrs
+}
+
+func TestPodnet_ThreePodsDualStack(t *testing.T) {
+	e := newEnv(t, true)
+	ctx := context.Background()
+	type podInfo struct {
+		pod *api.PodSandbox
+		ns  string
+		ips []string
+	}
+	var pods []podInfo
+	for i := range 3 {
+		pod, ns := e.pod(i)
+		rec, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod})
+		if err != nil {
+			t.Fatalf("RunPodSandbox: %v\n%s", err, e.logs)
+		}
+		ips := rec.GetNetwork().GetIps()
+		if len(ips) != 2 || !e.v4.Contains(netip.MustParseAddr(ips[0])) || !e.v6.Contains(netip.MustParseAddr(ips[1])) {
+			t.Fatalf("pod %d ips = %v, want one from %s then one from %s", i, ips, e.v4, e.v6)
+		}
+		if got := rec.GetOwners()[api.OwnerIPv4]; got != "10-podnet" {
+			t.Errorf("IPv4 owner = %q", got)
+		}
+		itf := rec.GetNetwork().GetInterfaces()[0]
+		if itf.GetName() != "eth0" || itf.GetMtu() != 1400 || itf.GetMac() == "" {
+			t.Errorf("interface = %v", itf)
+		}
+		// What the plugin reported is what the kernel has.
+		want := slices.Sorted(slices.Values(ips))
+		if got := podAddrs(t, ns); !slices.Equal(got, want) {
+			t.Errorf("eth0 in %s has %v, plugin reported %v", ns, got, want)
+		}
+		mac := testutil.Run(t, "ip", "-n", ns, "-o", "link", "show", "dev", "eth0")
+		if !strings.Contains(mac, itf.GetMac()) {
+			t.Errorf("eth0 in %s: %s; want MAC %s", ns, mac, itf.GetMac())
+		}
+		pods = append(pods, podInfo{pod, ns, ips})
+	}
+	for _, from := range pods {
+		for _, to := range pods {
+			if from.ns == to.ns {
+				continue
+			}
+			for _, ip := range to.ips {
+				if err := testutil.Ping(from.ns, ip); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+	for _, p := range pods {
+		rec, err := e.rt.PodSandboxStatus(ctx, p.pod, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.GetNetwork().GetIps(); !slices.Equal(got, p.ips) || rec.GetNetwork().GetInfo()[podnet.InfoCheck] != "ok" {
+			t.Errorf("status = %v, want ips %v and check ok", rec.GetNetwork(), p.ips)
+		}
+	}
+	for _, p := range pods {
+		if err := e.rt.StopPodSandbox(ctx, &api.StopPodSandboxRequest{Pod: p.pod}); err != nil {
+			t.Fatal(err)
+		}
+		testutil.DeleteNetNS(p.ns)
+	}
+	e.stop()
+	if o := e.owners(); len(o) != 0 {
+		t.Errorf("addresses still allocated after stop: %v", o)
+	}
+	testutil.WaitFor(t, "veths to go", 10*time.Second, func() bool { return len(e.bridgePorts()) == 0 })
+}
+
+func TestPodnet_RestartKeepsAllocations(t *testing.T) {
+	e := newEnv(t, true)
+	ctx := context.Background()
+	keep, _ := e.pod(1)
+	gone, goneNS := e.pod(2)
+	recKeep, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: gone}); err != nil {
+		t.Fatal(err)
+	}
+	e.stop() // the plugin process exits
+	if o := e.owners(); len(o) != 2 {
+		t.Fatalf("allocations after the plugin exited: %v", o)
+	}
+	testutil.DeleteNetNS(goneNS)
+	// The runtime restarts and knows only the first pod: the plugin keeps
+	// its addresses and releases the other pod's.
+	e.start([]*api.PodSandbox{keep})
+	st, err := e.rt.PodSandboxStatus(ctx, keep, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.GetNetwork().GetIps(); !slices.Equal(got, recKeep.GetNetwork().GetIps()) {
+		t.Errorf("after restart status ips = %v, before %v", got, recKeep.GetNetwork().GetIps())
+	}
+	again, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.GetNetwork().GetIps(); !slices.Equal(got, recKeep.GetNetwork().GetIps()) {
+		t.Errorf("RunPodSandbox again gave %v, first time %v", got, recKeep.GetNetwork().GetIps())
+	}
+	e.stop()
+	if o := e.owners(); !slices.Equal(o, []string{keep.Id}) {
+		t.Errorf("allocations = %v, want only %s", o, keep.Id)
+	}
+}
+
+func TestPodnet_HostNetworkAndMissingNetns(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	host := &api.PodSandbox{Id: "host-pod", Name: "host", Namespace: "kube-system"}
+	if rec, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: host}); err != nil || rec != nil {
+		t.Fatalf("host-network pod: %v, %v", rec, err)
+	}
+	missing := &api.PodSandbox{Id: "lost-pod", Name: "lost", Namespace: "default",
+		Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: "network", Path: "/var/run/netns/" + e.netPfx + "-missing"}}}}
+	_, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: missing})
+	if err == nil || !strings.Contains(err.Error(), `plugin "10-podnet"`) || !strings.Contains(err.Error(), e.netPfx+"-missing") {
+		t.Fatalf("error = %v, want one naming the plugin and the missing namespace", err)
+	}
+}
+
+func TestPodnet_BadConfig(t *testing.T) {
+	testutil.SkipUnlessRoot(t)
+	for _, tc := range []struct{ name, config, want string }{
+		{"bad JSON", `{"bridge": "nrpbad", "subnets": [`, "parsing configuration"},
+		{"overlapping subnets", `{"bridge": "nrpbad", "subnets": ["198.18.0.0/16", "198.18.7.0/24"]}`, "overlap"},
+		{"two IPv4 subnets", `{"bridge": "nrpbad", "subnets": ["198.18.0.0/24", "198.18.1.0/24"]}`, "at most one IPv4"},
+		{"unknown field", `{"bridge": "nrpbad", "subnets": ["198.18.0.0/24"], "mtu2": 1}`, "unknown field"},
+		{"bad bridge name", `{"bridge": "a/b", "subnets": ["198.18.0.0/24"]}`, `bridge name "a/b"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "podnet.json")
+			os.WriteFile(path, []byte(tc.config), 0o644)
+			out, err := exec.Command(binary, "-config", path, "-socket", filepath.Join(t.TempDir(), "none.sock")).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "panic") {
+				t.Fatalf("nri-podnet with %s: %v\n%s\nwant an error containing %q", tc.name, err, out, tc.want)
+			}
+		})
+	}
+}
+
+// TestPodnet_Cycles runs many sequential pod run/stop cycles (10000, or
+// NRINET_PODNET_CYCLES) and checks that nothing leaks and that the plugin's
+// memory stays flat.
+func TestPodnet_Cycles(t *testing.T) {
+	n := 10000
+	if v := os.Getenv("NRINET_PODNET_CYCLES"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
+	if testing.Short() {
+		n = 200
+	}
+	// A generous request timeout: this test is about leaks, and a loaded
+	// CI machine must not turn a slow netlink call into a dropped plugin.
+	e := newEnv(t, true, runtime.WithRequestTimeout(15*time.Second))
+	ctx := context.Background()
+	pid := e.rt.Plugins()[0].Pid
+	rss := map[int]int{}
+	start := time.Now()
+	for i := 0; i <= n; i++ {
+		if i == 0 || i == n/2 || i == n {
+			rss[i] = readRSS(t, pid)
+		}
+		if i == n {
+			break
+		}
+		name := fmt.Sprintf("%s-c%d", e.netPfx, i%4)
+		path := testutil.NewNetNS(t, name)
+		pod := &api.PodSandbox{Id: fmt.Sprintf("cycle-%d", i), Name: "cycle", Namespace: "soak",
+			Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: "network", Path: path}}}}
+		if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod}); err != nil {
+			t.Fatalf("cycle %d: %v\n%s", i, err, tail(e.logs.String(), 3000))
+		}
+		if err := e.rt.StopPodSandbox(ctx, &api.StopPodSandboxRequest{Pod: pod}); err != nil {
+			t.Fatalf("cycle %d: %v", i, err)
+		}
+		testutil.DeleteNetNS(name)
+	}
+	t.Logf("%d cycles in %v; plugin RSS: %d KiB at 0, %d KiB at %d, %d KiB at %d", n, time.Since(start).Round(time.Second),
+		rss[0], rss[n/2], n/2, rss[n], n)
+	if rss[n] > 2*rss[n/2]+8<<10 {
+		t.Errorf("plugin memory grew: %d KiB at %d cycles, %d KiB at %d", rss[n/2], n/2, rss[n], n)
+	}
+	e.stop()
+	if o := e.owners(); len(o) != 0 {
+		t.Errorf("%d addresses leaked: %v", len(o), o[:min(len(o), 5)])
+	}
+	testutil.WaitFor(t, "veths to go", 60*time.Second, func() bool { return len(e.bridgePorts()) == 0 })
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), e.netPfx) {
+		t.Errorf("namespaces left: %s", out)
+	}
+}
+
+// readRSS returns the resident set size of a process in KiB.
+func readRSS(t *testing.T, pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			f := strings.Fields(l)
+			v, _ := strconv.Atoi(f[1])
+			return v
+		}
+	}
+	return 0
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
