@@ -1,0 +1,69 @@
+// Package cniplugin runs a CNI network as an NRI network plugin: it
+// attaches pods to a CNI network configuration list with libcni, the way
+// containerd and the kubelet do, and reports each pod's network to the
+// runtime under nrinet's pod network contract (docs/network-contract.md).
+// cmd/nri-cni is its executable.
+//
+//	h, err := cniplugin.New(ctx, cniplugin.WithLogger(logger))
+//	...
+//	s, err := plugin.New(h, plugin.WithPluginName("cni"), plugin.WithPluginIdx("10"))
+//	...
+//	err = s.Run(ctx)
+//
+// # Configuration
+//
+// [Config] is JSON: the runtime passes it in Configure (for a pre-installed
+// plugin, the contents of NN-cni.conf), or [WithConfig] gives it from a
+// file ([ConfigFromFile]); the runtime's wins.
+//
+//	{"confDir": "/etc/cni/net.d", "binDirs": ["/opt/cni/bin"], "cacheDir": "/var/lib/cni", "network": ""}
+//
+// [LoadNetwork] picks the network like containerd: the lexically first
+// *.conflist, *.conf or *.json file in confDir (a single configuration is
+// wrapped into a list), or the first one whose network is named "network".
+// Every plugin type must have an executable in binDirs that supports the
+// list's cniVersion. Errors say what is wrong and where: a file that does
+// not parse is named with the parse error, a missing executable with its
+// type and the directories searched, an empty confDir by its path. They
+// wrap [ErrInvalidNetworkConfig], [ErrPluginNotFound], [ErrNoNetworkConfig]
+// or [ErrNetworkNotFound].
+//
+// Before each RunPodSandbox the plugin compares the names, sizes and
+// modification times of the configuration files with those seen at load
+// time, and reloads if they changed. A changed configuration that does not
+// load fails the pod, and the plugin keeps the old one until it does.
+//
+// # Pods
+//
+//   - RunPodSandbox: ADD with container ID = pod ID, the pod's netns,
+//     interface [IfName] and the kubelet's CNI_ARGS (K8S_POD_NAMESPACE,
+//     K8S_POD_NAME, K8S_POD_INFRA_CONTAINER_ID, K8S_POD_UID,
+//     IgnoreUnknown=1). The result becomes the pod's network: the
+//     interfaces in the pod's netns with their addresses, the pod IPs,
+//     routes and DNS, and info [InfoNetwork] and [InfoCNIVersion]. A failed
+//     ADD is undone with DEL. Host-network pods are left alone.
+//   - StopPodSandbox: DEL with the configuration and arguments libcni
+//     cached at ADD, so that a configuration changed since still tears
+//     down what the old one set up. A pod unknown to the cache gets a DEL
+//     with the current configuration, which is a no-op for plugins.
+//   - PodSandboxStatus: the cached ADD result; verbose also runs CHECK and
+//     reports it in info under [InfoCheck].
+//   - Synchronize: with cniVersion 1.1.0 or later, GC with the pods that
+//     exist as the valid attachments.
+//
+// # Errors
+//
+// A failed CNI operation is an [*OpError] that names the network and the
+// operation, keeps libcni's description of the failing plugin, and spells
+// out the CNI error's code, message and details:
+//
+//	CNI network "net1" ADD failed: plugin type="bridge" failed (add): code 999: no IP addresses available in range set: 198.18.101.1-198.18.101.2
+//
+// # Caveats
+//
+// The status deadline of the runtime (250 ms by default) bounds a verbose
+// PodSandboxStatus, whose CHECK runs every plugin of the list once; a
+// runtime that wants CHECK results should allow more. Plugin
+// configurations loaded from confDir/<network>/*.conf (libcni's
+// non-inlined plugins) are not watched for changes.
+package cniplugin

@@ -1,0 +1,4 @@
+package cniplugin
+
+// ConvertResult exposes convertResult to the external tests.
+var ConvertResult = convertResult

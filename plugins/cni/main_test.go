@@ -1,0 +1,35 @@
+package cniplugin_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// nriCNIBinary is the nri-cni executable TestMain built, "" when not
+// running as root (the tests that launch it skip then).
+var nriCNIBinary string
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	if os.Geteuid() == 0 {
+		dir, err := os.MkdirTemp("", "nrcni-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		nriCNIBinary = filepath.Join(dir, "nri-cni")
+		cmd := exec.Command("go", "build", "-o", nriCNIBinary, "github.com/nrinet/nrinet/cmd/nri-cni")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building nri-cni: %v\n%s", err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}

@@ -1,0 +1,61 @@
+package cniplugin
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/containernetworking/cni/pkg/invoke"
+)
+
+// Option configures a Plugin.
+type Option func(*options) error
+
+type options struct {
+	log  *slog.Logger
+	cfg  *Config
+	exec invoke.Exec
+}
+
+// WithLogger sets the logger (default: discard). What CNI plugins write to
+// their standard error is logged as a warning.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return errors.New("cniplugin: WithLogger: nil logger")
+		}
+		o.log = l
+		return nil
+	}
+}
+
+// WithConfig sets the configuration to load in New, for a plugin started
+// by hand with a configuration file. A non-empty configuration from the
+// runtime in Configure replaces it. Without it (and without one from the
+// runtime) the plugin uses DefaultConfig. Empty fields take their
+// defaults.
+func WithConfig(cfg Config) Option {
+	return func(o *options) error {
+		if o.cfg != nil {
+			return errors.New("cniplugin: WithConfig given twice")
+		}
+		cfg = cfg.withDefaults()
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("cniplugin: WithConfig: %w", err)
+		}
+		o.cfg = &cfg
+		return nil
+	}
+}
+
+// WithExec replaces the way CNI plugin executables are found and run
+// (default: libcni's invoke.DefaultExec, standard error logged).
+func WithExec(e invoke.Exec) Option {
+	return func(o *options) error {
+		if e == nil {
+			return errors.New("cniplugin: WithExec: nil Exec")
+		}
+		o.exec = e
+		return nil
+	}
+}
