@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,27 +13,12 @@ import (
 	"time"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/runtime"
 )
 
-// logBuffer is a concurrency-safe slog sink that tests search.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer = testutil.LogBuffer
 
 // waitFor polls cond until it holds or the test's patience (10 s) runs out.
 func waitFor(t testing.TB, what string, cond func() bool) {

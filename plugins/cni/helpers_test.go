@@ -1,7 +1,6 @@
 package cniplugin_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,23 +33,7 @@ func randHex(n int) string {
 // hex digits, short enough for an interface name.
 func randName() string { return "nrcni-" + randHex(6) }
 
-// logBuffer is a concurrency-safe slog sink that tests search and print.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer = testutil.LogBuffer
 
 // newLogger returns a debug logger into a buffer that is printed if the
 // test fails.
