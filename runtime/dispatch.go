@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -52,7 +53,9 @@ func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ct
 		fn = stateChange(ev, pod, ctr)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.r.cfg.requestTimeout)
+	start := time.Now()
 	err := fn(cctx, p)
+	p.r.cfg.observer.PluginCall(p.fullName(), ev.Method(), time.Since(start), err)
 	cancel()
 	if err == nil {
 		return nil

@@ -40,6 +40,7 @@ type config struct {
 	statusTimeout    time.Duration
 	statusCacheTTL   time.Duration
 	requiredNetwork  []string
+	observer         Observer
 }
 
 func defaultConfig() config {
@@ -52,6 +53,7 @@ func defaultConfig() config {
 		syncChunkSize:       DefaultSyncChunkSize,
 		statusTimeout:       DefaultStatusTimeout,
 		statusCacheTTL:      DefaultStatusCacheTTL,
+		observer:            nopObserver{},
 	}
 }
 

@@ -86,6 +86,10 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		parts = append(parts, contribution{plugin: p.fullName(), net: n})
 		merged, warnings, err := mergeNetworks(parts, r.cfg.conflictPolicy, r.cfg.familyPreference)
 		if err != nil {
+			var cerr *ConflictError
+			if errors.As(err, &cerr) {
+				r.cfg.observer.NetworkConflict(cerr.Plugin, cerr.Owner)
+			}
 			return fail(err)
 		}
 		for _, w := range warnings {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -306,5 +307,45 @@ func TestRuntime_DeadPluginIsDropped(t *testing.T) {
 	}
 	if got := rec.seen(); len(got) != 1 {
 		t.Fatalf("surviving plugin saw %v", got)
+	}
+}
+
+// countingObserver records what a Runtime reports.
+type countingObserver struct {
+	mu        sync.Mutex
+	calls     []string
+	conflicts []string
+	stale     []string
+}
+
+func (o *countingObserver) PluginCall(plugin, method string, _ time.Duration, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, fmt.Sprintf("%s %s %v", plugin, method, err != nil))
+}
+
+func (o *countingObserver) NetworkConflict(plugin, owner string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.conflicts = append(o.conflicts, plugin+" vs "+owner)
+}
+
+func (o *countingObserver) StatusStale(plugin string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stale = append(o.stale, plugin)
+}
+
+func TestRuntime_Observer(t *testing.T) {
+	obs := &countingObserver{}
+	e := newEnv(t, runtime.WithObserver(obs))
+	rec := newRecorder()
+	rec.fail["RunPodSandbox"] = errors.New("boom")
+	e.startPlugin(rec, "10", "seen")
+	e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: testPod(1)})
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if !slices.Contains(obs.calls, "10-seen RunPodSandbox true") {
+		t.Fatalf("observer saw %v", obs.calls)
 	}
 }

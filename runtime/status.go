@@ -183,6 +183,9 @@ func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *ap
 	}
 	if len(stale) > 0 {
 		rec.Stale = stale
+		for name := range stale {
+			r.cfg.observer.StatusStale(name)
+		}
 	}
 	return rec, nil
 }
@@ -227,7 +230,9 @@ func (r *Runtime) mergeStatus(pod *api.PodSandbox, last *api.PodNetworkRecord, p
 // status asks one plugin for its part of the pod's network. An empty
 // answer, or UNIMPLEMENTED, means the plugin reports nothing.
 func (p *plugin) status(ctx context.Context, pod *api.PodSandbox, verbose bool) statusAnswer {
+	start := time.Now()
 	rsp, err := rpc[api.PodSandboxStatusResponse](ctx, p, "PodSandboxStatus", &api.PodSandboxStatusRequest{Pod: pod, Verbose: verbose})
+	p.r.cfg.observer.PluginCall(p.fullName(), "PodSandboxStatus", time.Since(start), err)
 	if err != nil {
 		if status.Code(err) == codes.Unimplemented {
 			return statusAnswer{}

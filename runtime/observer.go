@@ -1,0 +1,34 @@
+package runtime
+
+import "time"
+
+// Observer is told about plugin calls and pod network events, for metrics.
+// Its methods are called synchronously on request paths and must be fast
+// and safe for concurrent use. See WithObserver.
+type Observer interface {
+	// PluginCall reports one request to a plugin: the plugin's full name,
+	// the method ("RunPodSandbox", "PodSandboxStatus", ...), how long it
+	// took and its error (nil on success).
+	PluginCall(plugin, method string, took time.Duration, err error)
+	// NetworkConflict reports two plugins setting the same part of a
+	// pod's network.
+	NetworkConflict(plugin, owner string)
+	// StatusStale reports a plugin whose part of a pod's network could
+	// not be refreshed in a PodSandboxStatus round.
+	StatusStale(plugin string)
+}
+
+// nopObserver is the default Observer.
+type nopObserver struct{}
+
+func (nopObserver) PluginCall(string, string, time.Duration, error) {}
+func (nopObserver) NetworkConflict(string, string)                  {}
+func (nopObserver) StatusStale(string)                              {}
+
+// WithObserver sets the Observer (default: none).
+func WithObserver(o Observer) Option {
+	return func(c *config) error {
+		c.observer = o
+		return nil
+	}
+}
