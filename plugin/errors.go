@@ -17,3 +17,8 @@ var ErrNoHandlers = errors.New("plugin: implements no event handler")
 // ErrNoNetworkExtension is returned for pod network calls to a runtime that
 // does not support nrinet's pod network extension.
 var ErrNoNetworkExtension = errors.New("plugin: the runtime does not support the pod network extension")
+
+// ErrShutdown is the reason given to WithOnClose and returned by Wait when
+// the runtime asked the plugin to shut down and then closed the
+// connection. Run returns nil for it.
+var ErrShutdown = errors.New("plugin: the runtime shut the plugin down")

@@ -118,6 +118,9 @@ func (svc *service) Synchronize(ctx context.Context, req *api.SynchronizeRequest
 
 func (svc *service) Shutdown(ctx context.Context, _ *api.Empty) (*api.Empty, error) {
 	svc.stub.log.Info("runtime asked the plugin to shut down")
+	svc.sess.mu.Lock()
+	svc.sess.shutdown = true
+	svc.sess.mu.Unlock()
 	if h, ok := svc.stub.handler.(ShutdownHandler); ok {
 		h.Shutdown(ctx)
 	}

@@ -31,6 +31,7 @@ type session struct {
 	isConfig   bool
 	configErr  error
 	err        error
+	shutdown   bool // the runtime sent Shutdown
 	syncPods   []*api.PodSandbox
 	syncCtrs   []*api.Container
 	syncChunks int
@@ -152,14 +153,19 @@ func (sess *session) close(err error) {
 			sess.wg.Add(1) // before done is closed, so wait covers onClose
 		}
 		sess.mu.Lock()
+		if sess.shutdown && !errors.Is(err, ErrStopped) {
+			// The runtime asked us to shut down, then closed the
+			// connection: an orderly end, not a loss.
+			err = ErrShutdown
+		}
 		sess.err = err
 		sess.mu.Unlock()
 		close(sess.done)
 		sess.server.Close()
 		sess.client.Close()
 		sess.mux.Close()
-		if errors.Is(err, ErrStopped) {
-			s.log.Debug("stopped")
+		if errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown) {
+			s.log.Debug("connection ended", "reason", err)
 		} else {
 			s.log.Warn("connection to runtime ended", "error", err)
 		}

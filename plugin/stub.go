@@ -144,7 +144,8 @@ func (s *Stub) Start(ctx context.Context) error {
 
 // Run starts the stub and serves the runtime until the connection ends or
 // ctx is cancelled (which stops the stub). It returns the reason the
-// connection ended; nil if it was stopped through ctx.
+// connection ended; nil if it was stopped through ctx or the runtime shut
+// the plugin down.
 func (s *Stub) Run(ctx context.Context) error {
 	if err := s.Start(ctx); err != nil {
 		return err
@@ -155,7 +156,10 @@ func (s *Stub) Run(ctx context.Context) error {
 		s.Stop()
 		return nil
 	case <-sess.done:
-		return sess.wait()
+		if err := sess.wait(); !errors.Is(err, ErrShutdown) {
+			return err
+		}
+		return nil
 	}
 }
 

@@ -11,6 +11,10 @@ import (
 // ErrClosed is returned by requests made after Stop.
 var ErrClosed = errors.New("runtime: stopped")
 
+// ErrNetworkNotReady is wrapped by the error of a RunPodSandbox refused
+// because a required network plugin is not connected.
+var ErrNetworkNotReady = errors.New("network not ready")
+
 // PluginError is a failure of one plugin while handling a request.
 type PluginError struct {
 	// Plugin is the plugin's full name, "NN-name".

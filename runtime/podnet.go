@@ -33,7 +33,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 	hostNetwork := pod.NetNSPath() == ""
 	if !hostNetwork {
 		if ready, why := r.NetworkReady(); !ready {
-			return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %s", pod.GetNamespace(), pod.GetName(), why)
+			return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %w: %s", pod.GetNamespace(), pod.GetName(), ErrNetworkNotReady, why)
 		}
 	}
 	r.syncMu.RLock()
@@ -109,7 +109,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		// A required plugin dropped during this round would leave the pod
 		// without the network it must provide: fail closed.
 		if ready, why := r.NetworkReady(); !ready {
-			return fail(fmt.Errorf("runtime: RunPodSandbox of pod %s/%s: %s", pod.GetNamespace(), pod.GetName(), why))
+			return fail(fmt.Errorf("runtime: RunPodSandbox of pod %s/%s: %w: %s", pod.GetNamespace(), pod.GetName(), ErrNetworkNotReady, why))
 		}
 	}
 	return rec, nil

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/runtime"
+)
+
+// Config is nrinetd's configuration file (TOML). Keys left out keep their
+// defaults; command-line flags override the file.
+type Config struct {
+	// CRISocket is the unix socket nrinetd serves CRI on.
+	CRISocket string `toml:"cri_socket" json:"criSocket"`
+	// NRISocket is the unix socket external NRI plugins connect to; ""
+	// disables external plugins.
+	NRISocket string `toml:"nri_socket" json:"nriSocket"`
+	// PluginDir holds pre-installed plugins (NN-name executables); ""
+	// disables launching.
+	PluginDir string `toml:"plugin_dir" json:"pluginDir"`
+	// PluginConfigDir holds NN-name.conf or name.conf for them.
+	PluginConfigDir string `toml:"plugin_config_dir" json:"pluginConfigDir"`
+	// StateDir holds the sandbox store (sandboxes.db).
+	StateDir string `toml:"state_dir" json:"stateDir"`
+	// RequiredNetworkPlugins must be connected for pods to be created
+	// (fail closed), as "NN-name" or "name".
+	RequiredNetworkPlugins []string `toml:"required_network_plugins" json:"requiredNetworkPlugins"`
+	// StatusTimeout bounds a pod network status round.
+	StatusTimeout Duration `toml:"status_timeout" json:"statusTimeout"`
+	// StatusCacheTTL is how long a non-verbose status may be reused; 0
+	// never.
+	StatusCacheTTL Duration `toml:"status_cache_ttl" json:"statusCacheTTL"`
+	// RequestTimeout is a plugin's time for each request.
+	RequestTimeout Duration `toml:"request_timeout" json:"requestTimeout"`
+	// RegistrationTimeout is a connected plugin's time to register.
+	RegistrationTimeout Duration `toml:"registration_timeout" json:"registrationTimeout"`
+	// FamilyPreference picks the primary pod address: "ipv4", "ipv6" or
+	// "plugin-order".
+	FamilyPreference string `toml:"family_preference" json:"familyPreference"`
+	// ConflictPolicy says what happens when two plugins set the same
+	// part of a pod network: "fail" or "aggregate".
+	ConflictPolicy string `toml:"conflict_policy" json:"conflictPolicy"`
+	// MetricsAddress is the host:port of the Prometheus /metrics
+	// endpoint; "" disables it.
+	MetricsAddress string `toml:"metrics_address" json:"metricsAddress"`
+	// LogLevel is "debug", "info", "warn" or "error".
+	LogLevel string `toml:"log_level" json:"logLevel"`
+	// ShutdownTimeout bounds the graceful shutdown.
+	ShutdownTimeout Duration `toml:"shutdown_timeout" json:"shutdownTimeout"`
+}
+
+// Duration is a time.Duration written as a string such as "250ms".
+type Duration time.Duration
+
+// UnmarshalText parses a duration such as "1s".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the duration as time.Duration prints it.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		CRISocket:           "/run/nrinet/cri.sock",
+		NRISocket:           api.DefaultSocketPath,
+		PluginDir:           api.DefaultPluginPath,
+		PluginConfigDir:     api.DefaultPluginConfigPath,
+		StateDir:            "/var/lib/nrinetd",
+		StatusTimeout:       Duration(runtime.DefaultStatusTimeout),
+		StatusCacheTTL:      Duration(runtime.DefaultStatusCacheTTL),
+		RequestTimeout:      Duration(api.DefaultRequestTimeout),
+		RegistrationTimeout: Duration(api.DefaultRegistrationTimeout),
+		FamilyPreference:    "ipv4",
+		ConflictPolicy:      "fail",
+		LogLevel:            "info",
+		ShutdownTimeout:     Duration(10 * time.Second),
+	}
+}
+
+// FromBytes parses a TOML configuration over the defaults and validates
+// it. Unknown keys are errors.
+func FromBytes(b []byte) (Config, error) {
+	c := DefaultConfig()
+	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&c)
+	if err != nil {
+		return c, fmt.Errorf("parsing configuration: %w", err)
+	}
+	if keys := md.Undecoded(); len(keys) > 0 {
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = fmt.Sprintf("%q", k.String())
+		}
+		return c, fmt.Errorf("unknown configuration keys %s", strings.Join(names, ", "))
+	}
+	return c, c.Validate()
+}
+
+// FromFile reads and parses a configuration file.
+func FromFile(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	c, err := FromBytes(b)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Validate checks the configuration; errors name the key and the value.
+func (c Config) Validate() error {
+	var errs []error
+	if c.CRISocket == "" {
+		errs = append(errs, errors.New("cri_socket is empty"))
+	}
+	if c.StateDir == "" || !filepath.IsAbs(c.StateDir) {
+		errs = append(errs, fmt.Errorf("state_dir %q is not an absolute path", c.StateDir))
+	}
+	for key, d := range map[string]Duration{
+		"status_timeout": c.StatusTimeout, "request_timeout": c.RequestTimeout,
+		"registration_timeout": c.RegistrationTimeout, "shutdown_timeout": c.ShutdownTimeout,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s %v is not positive", key, time.Duration(d)))
+		}
+	}
+	if c.StatusCacheTTL < 0 {
+		errs = append(errs, fmt.Errorf("status_cache_ttl %v is negative", time.Duration(c.StatusCacheTTL)))
+	}
+	if _, err := c.familyPreference(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.conflictPolicy(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.level(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) familyPreference() (runtime.FamilyPreference, error) {
+	switch c.FamilyPreference {
+	case "ipv4", "":
+		return runtime.PreferIPv4, nil
+	case "ipv6":
+		return runtime.PreferIPv6, nil
+	case "plugin-order":
+		return runtime.PreferPluginOrder, nil
+	}
+	return 0, fmt.Errorf("family_preference %q is not ipv4, ipv6 or plugin-order", c.FamilyPreference)
+}
+
+func (c Config) conflictPolicy() (runtime.ConflictPolicy, error) {
+	switch c.ConflictPolicy {
+	case "fail", "":
+		return runtime.ConflictFail, nil
+	case "aggregate":
+		return runtime.ConflictAggregate, nil
+	}
+	return 0, fmt.Errorf("conflict_policy %q is not fail or aggregate", c.ConflictPolicy)
+}
+
+func (c Config) level() (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return l, fmt.Errorf("log_level %q is not debug, info, warn or error", c.LogLevel)
+	}
+	return l, nil
+}
+
+// runtimeOptions turns the configuration into options of the runtime
+// library.
+func (c Config) runtimeOptions() []runtime.Option {
+	fam, _ := c.familyPreference()
+	pol, _ := c.conflictPolicy()
+	opts := []runtime.Option{
+		runtime.WithPluginPath(c.PluginDir),
+		runtime.WithPluginConfigPath(c.PluginConfigDir),
+		runtime.WithStatusTimeout(time.Duration(c.StatusTimeout)),
+		runtime.WithStatusCacheTTL(time.Duration(c.StatusCacheTTL)),
+		runtime.WithRequestTimeout(time.Duration(c.RequestTimeout)),
+		runtime.WithRegistrationTimeout(time.Duration(c.RegistrationTimeout)),
+		runtime.WithFamilyPreference(fam),
+		runtime.WithNetworkConflictPolicy(pol),
+	}
+	if c.NRISocket == "" {
+		opts = append(opts, runtime.WithoutExternalPlugins())
+	} else {
+		opts = append(opts, runtime.WithSocketPath(c.NRISocket))
+	}
+	if len(c.RequiredNetworkPlugins) > 0 {
+		opts = append(opts, runtime.WithRequiredNetworkPlugins(c.RequiredNetworkPlugins...))
+	}
+	return opts
+}

@@ -1,0 +1,191 @@
+// Command nrinetd is a pod-sandbox-only CRI runtime: it serves the CRI
+// RuntimeService (package cri) for pod sandboxes whose networks NRI plugins
+// set up (package runtime), e.g. nri-podnet launched from the plugin
+// directory. It runs no containers.
+//
+//	nrinetd [-config /etc/nrinetd/config.toml] [-cri-socket /run/nrinet/cri.sock]
+//	        [-nri-socket /var/run/nri/nri.sock] [-plugin-dir /opt/nri/plugins]
+//	        [-plugin-config-dir /etc/nri/conf.d] [-state-dir /var/lib/nrinetd]
+//	        [-required-network-plugins podnet] [-status-timeout 250ms]
+//	        [-status-cache-ttl 1s] [-metrics-address 127.0.0.1:9464] [-log-level info]
+//
+// The configuration file is TOML (see contrib/nrinetd.toml); flags given
+// on the command line override it. SIGTERM or SIGINT shut down gracefully:
+// CRI requests in flight finish, then the plugins are shut down.
+// Sandboxes and their network namespaces survive a restart.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/nrinet/nrinet/cri"
+	"github.com/nrinet/nrinet/runtime"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0"
+
+func main() {
+	o, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nrinetd:", err)
+		os.Exit(2)
+	}
+	if o.showVersion {
+		fmt.Println("nrinetd", version)
+		return
+	}
+	level, _ := o.config.level()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, o, log); err != nil {
+		log.Error("nrinetd failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until ctx ends, then shuts down gracefully.
+func run(ctx context.Context, o options, log *slog.Logger) error {
+	cfg := o.config
+	log.Info("starting nrinetd", "version", version, "config", o.configPath, "criSocket", cfg.CRISocket,
+		"nriSocket", cfg.NRISocket, "pluginDir", cfg.PluginDir, "stateDir", cfg.StateDir,
+		"requiredNetworkPlugins", cfg.RequiredNetworkPlugins)
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	store, err := cri.OpenStore(filepath.Join(cfg.StateDir, "sandboxes.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	pluginMetrics, err := cri.NewPluginMetrics(reg)
+	if err != nil {
+		return err
+	}
+	rt, err := runtime.New(cri.RuntimeName, version, append(cfg.runtimeOptions(),
+		runtime.WithObserver(pluginMetrics),
+		runtime.WithPodNetworkStore(store),
+		runtime.WithSyncFunc(store.SyncPods),
+		runtime.WithLogger(log.With("component", "nri")))...)
+	if err != nil {
+		return err
+	}
+	srv, err := cri.New(rt, store,
+		cri.WithLogger(log.With("component", "cri")),
+		cri.WithRuntimeVersion(version),
+		cri.WithStateDir(cfg.StateDir),
+		cri.WithMetrics(reg),
+		cri.WithStatusInfo("config", cfg))
+	if err != nil {
+		return err
+	}
+	shutdownCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), time.Duration(cfg.ShutdownTimeout))
+	}
+	if err := rt.Start(ctx); err != nil {
+		return fmt.Errorf("starting the NRI runtime: %w", err)
+	}
+	defer func() {
+		sctx, cancel := shutdownCtx()
+		defer cancel()
+		if err := rt.Stop(sctx); err != nil {
+			log.Warn("stopping the NRI plugins", "error", err)
+		}
+	}()
+	if ready, why := rt.NetworkReady(); !ready {
+		log.Warn("network not ready", "reason", why)
+	}
+
+	l, err := listenUnix(cfg.CRISocket)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(context.WithoutCancel(ctx), l) }()
+	log.Info("serving CRI", "socket", cfg.CRISocket)
+
+	var metricsSrv *http.Server
+	if cfg.MetricsAddress != "" {
+		ml, err := net.Listen("tcp", cfg.MetricsAddress)
+		if err != nil {
+			srv.Close()
+			<-errc
+			return fmt.Errorf("metrics address: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- metricsSrv.Serve(ml) }()
+		log.Info("serving metrics", "address", ml.Addr().String())
+	}
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case serveErr = <-errc:
+		log.Error("server ended", "error", serveErr)
+	}
+	sctx, cancel := shutdownCtx()
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("CRI requests still running at shutdown were cancelled", "error", err)
+	}
+	if metricsSrv != nil {
+		metricsSrv.Shutdown(sctx)
+	}
+	os.Remove(cfg.CRISocket)
+	if serveErr != nil && !errors.Is(serveErr, cri.ErrClosed) && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return nil
+}
+
+// listenUnix listens on a unix socket, creating its directory and
+// replacing a stale socket file; the socket is accessible to root only.
+func listenUnix(path string) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("CRI socket directory: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("CRI socket %s exists and is not a socket", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("CRI socket %s is in use by another process", path)
+		}
+		os.Remove(path)
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("CRI socket: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("CRI socket: %w", err)
+	}
+	return l, nil
+}

@@ -1,0 +1,189 @@
+package cri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/runtime"
+)
+
+// Names Version reports.
+const (
+	// RuntimeName is the runtime_name of Version.
+	RuntimeName = "nrinetd"
+	// CRIVersion is the version of Version, which the kubelet requires
+	// to be "0.1.0".
+	CRIVersion = "0.1.0"
+	// RuntimeAPIVersion is the runtime_api_version of Version.
+	RuntimeAPIVersion = "v1"
+)
+
+// Server is a CRI RuntimeService and ImageService for pod sandboxes. It
+// does not own the runtime or the store: the caller starts and stops them.
+type Server struct {
+	criapi.UnimplementedRuntimeServiceServer
+
+	rt      *runtime.Runtime
+	store   *Store
+	cfg     config
+	log     *slog.Logger
+	metrics *metrics
+	names   names
+	locks   podLocks
+	grpc    *grpc.Server
+
+	mu     sync.Mutex // guards closed
+	closed bool
+}
+
+var _ criapi.RuntimeServiceServer = (*Server)(nil)
+
+// New returns a server for the sandboxes of store whose NRI events go to
+// rt. It reserves the names of the stored sandboxes and reconciles them
+// with the system: a READY sandbox whose network namespace no longer
+// exists (the node rebooted) becomes NOTREADY, and the namespace of a
+// NOTREADY sandbox that a crash left behind is deleted. Call it before
+// rt.Start, so that joining plugins see the reconciled sandboxes.
+func New(rt *runtime.Runtime, store *Store, opts ...Option) (*Server, error) {
+	if rt == nil || store == nil {
+		return nil, errors.New("cri: New: nil runtime or store")
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{rt: rt, store: store, cfg: cfg, log: cfg.logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.registerer != nil {
+		m, err := newMetrics(cfg.registerer, s)
+		if err != nil {
+			return nil, err
+		}
+		s.metrics = m
+	}
+	if err := s.reconcile(); err != nil {
+		return nil, err
+	}
+	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(s.metrics.interceptor, s.logRequest))
+	criapi.RegisterRuntimeServiceServer(s.grpc, s)
+	criapi.RegisterImageServiceServer(s.grpc, &imageService{s: s})
+	return s, nil
+}
+
+// reconcile loads the stored sandboxes at start.
+func (s *Server) reconcile() error {
+	sbs, err := s.store.list()
+	if err != nil {
+		return fmt.Errorf("cri: loading sandboxes: %w", err)
+	}
+	ready := 0
+	for _, sb := range sbs {
+		if err := s.names.reserve(sb.reservedName(), sb.ID); err != nil {
+			s.log.Warn("two stored sandboxes have the same name", "sandbox", sb.ID, "error", err)
+		}
+		switch {
+		case sb.ready() && !sb.HostNetwork && !netnsExists(sb.NetNSPath):
+			s.log.Warn("network namespace of a ready sandbox is gone; the sandbox is NOTREADY",
+				"sandbox", sb.ID, "pod", sb.Namespace+"/"+sb.Name, "netns", sb.NetNSPath)
+			err := s.store.update(sb.ID, func(sb *sandbox, _ *api.PodNetworkRecord) (*api.PodNetworkRecord, error) {
+				sb.State = stateNotReady
+				return &api.PodNetworkRecord{}, nil
+			})
+			if err != nil {
+				return fmt.Errorf("cri: marking sandbox %q NOTREADY: %w", sb.ID, err)
+			}
+		case !sb.ready() && sb.NetNSName != "" && netnsExists(sb.NetNSPath):
+			if err := deleteNetNS(sb.NetNSName); err != nil {
+				s.log.Warn("deleting the network namespace of a stopped sandbox", "sandbox", sb.ID, "error", err)
+			}
+		case sb.ready():
+			ready++
+		}
+	}
+	s.log.Info("sandboxes loaded", "total", len(sbs), "ready", ready)
+	return nil
+}
+
+// Serve serves CRI on l until Shutdown or Close, or until ctx ends, which
+// closes the server. It returns ErrClosed after a shutdown.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		l.Close()
+		return ErrClosed
+	}
+	stop := context.AfterFunc(ctx, func() { s.Close() })
+	defer stop()
+	err := s.grpc.Serve(l)
+	if err == nil || errors.Is(err, grpc.ErrServerStopped) {
+		return ErrClosed
+	}
+	return fmt.Errorf("cri: serving: %w", err)
+}
+
+// Shutdown stops accepting connections and waits for the requests in
+// flight, until ctx ends; then it closes the server.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.markClosed()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.grpc.Stop()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// Close stops the server at once, cancelling requests in flight.
+func (s *Server) Close() error {
+	s.markClosed()
+	s.grpc.Stop()
+	return nil
+}
+
+func (s *Server) markClosed() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// logRequest logs each CRI request at debug level, and failures at info.
+func (s *Server) logRequest(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	rsp, err := handler(ctx, req)
+	attrs := []any{"method", shortMethod(info.FullMethod), "code", status.Code(err).String(), "duration", time.Since(start)}
+	if err != nil {
+		s.log.Info("CRI request failed", append(attrs, "error", err)...)
+	} else {
+		s.log.Debug("CRI request", attrs...)
+	}
+	return rsp, err
+}
+
+// cleanupContext is the context for work that must finish although the
+// caller gave up: it keeps ctx's values, not its cancellation.
+func (s *Server) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.cleanupTimeout)
+}

@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// CrictlVersion is the cri-tools release the tests drive nrinetd with.
+const CrictlVersion = "v1.37.0"
+
+// Binaries built by TestMain (root runs only).
+var (
+	nrinetdBin string
+	podnetBin  string
+	crictlBin  string
+)
+
+func TestMain(m *testing.M) {
+	if os.Geteuid() != 0 {
+		os.Exit(m.Run()) // every test skips
+	}
+	dir, err := os.MkdirTemp("", "nrinetd-e2e-bin-")
+	if err != nil {
+		panic(err)
+	}
+	code := 1
+	if err := setup(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func setup(dir string) error {
+	nrinetdBin, podnetBin = filepath.Join(dir, "nrinetd"), filepath.Join(dir, "nri-podnet")
+	for bin, pkg := range map[string]string{
+		nrinetdBin: "github.com/nrinet/nrinet/cmd/nrinetd",
+		podnetBin:  "github.com/nrinet/nrinet/cmd/nri-podnet",
+	} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s: %v\n%s", pkg, err, out)
+		}
+	}
+	var err error
+	crictlBin, err = installCrictl()
+	return err
+}
+
+// installCrictl builds crictl once into a directory shared by all test
+// runs and returns its path; NRINET_CRICTL overrides it.
+func installCrictl() (string, error) {
+	if p := os.Getenv("NRINET_CRICTL"); p != "" {
+		return p, nil
+	}
+	dir := filepath.Join(os.TempDir(), "nrinet-crictl-"+CrictlVersion)
+	bin := filepath.Join(dir, "crictl")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// Several test processes may get here at once: serialize.
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	cmd := exec.Command("go", "install", "sigs.k8s.io/cri-tools/cmd/crictl@"+CrictlVersion)
+	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building crictl %s: %v\n%s", CrictlVersion, err, out)
+	}
+	return bin, nil
+}
