@@ -1,137 +1,340 @@
-// Command nrinet-demo shows the nrinet runtime library and plugin library
-// working together: it starts a runtime on a temporary socket, connects two
-// plugins to it over that socket, and walks one pod through its lifecycle,
-// printing what each plugin saw and what the runtime got back.
+// Command nrinet-demo shows the whole nrinet path on one machine: crictl
+// talks CRI to nrinetd, which runs every pod sandbox's NRI hooks through
+// the nrinet runtime library, where nri-podnet wires the pod's network
+// and hands its addresses back; crictl inspectp then shows them, with the
+// plugin that owns each.
+//
+// It builds nrinetd and nri-podnet, installs crictl (go install, cached),
+// starts everything in a temporary directory, runs three pods, pings
+// between them, and removes everything it created. It needs root.
+//
+//	go run ./cmd/nrinet-demo      (or: make demo)
 package main
 
 import (
-	"context"
+	"bytes"
+	"encoding/json"
+	"flag"
 	"fmt"
-	"log/slog"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
-
-	"github.com/nrinet/nrinet/api"
-	"github.com/nrinet/nrinet/plugin"
-	"github.com/nrinet/nrinet/runtime"
 )
 
-// watcher prints every pod event it sees.
-type watcher struct{}
+// crictlVersion is the cri-tools release the demo installs.
+const crictlVersion = "v1.37.0"
 
-func (watcher) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
-	fmt.Printf("  10-watcher  Synchronize: %d existing pod(s), %d container(s)\n", len(pods), len(ctrs))
-	return nil, nil
-}
-
-func (watcher) RunPodSandbox(_ context.Context, pod *api.PodSandbox) error {
-	fmt.Printf("  10-watcher  RunPodSandbox %s/%s netns=%s\n", pod.GetNamespace(), pod.GetName(), pod.NetNSPath())
-	return nil
-}
-
-func (watcher) StopPodSandbox(_ context.Context, pod *api.PodSandbox) error {
-	fmt.Printf("  10-watcher  StopPodSandbox %s/%s\n", pod.GetNamespace(), pod.GetName())
-	return nil
-}
-
-func (watcher) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error {
-	fmt.Printf("  10-watcher  RemovePodSandbox %s/%s\n", pod.GetNamespace(), pod.GetName())
-	return nil
-}
-
-// injector adds an environment variable and an annotation to containers.
-type injector struct{}
-
-func (injector) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
-	fmt.Printf("  20-injector CreateContainer %s in pod %s: adding env and annotation\n", ctr.GetName(), pod.GetName())
-	return &api.ContainerAdjustment{
-		Env:         []*api.KeyValue{{Key: "POD_NETWORK", Value: "nrinet"}},
-		Annotations: map[string]string{"demo.nrinet.io/injected": "true"},
-	}, nil, nil
-}
+// Demo network: an RFC 2544 benchmarking range, never routed.
+const (
+	bridge   = "nrdemo0"
+	subnetV4 = "198.18.50.0/24"
+	subnetV6 = "fd00:198:18:50::/64"
+)
 
 func main() {
-	if err := run(); err != nil {
+	keep := flag.Bool("keep", false, "leave nrinetd and the pods running (prints how to clean up)")
+	flag.Parse()
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "nrinet-demo: needs root (network namespaces, bridges, veths)")
+		os.Exit(1)
+	}
+	d := &demo{keep: *keep}
+	err := d.run()
+	if !d.keep || err != nil {
+		d.cleanup()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "nrinet-demo-")
+// demo holds what the demo created, for cleanup.
+type demo struct {
+	keep    bool
+	dir     string
+	bin     map[string]string
+	crictl  string
+	criSock string
+	daemon  *exec.Cmd
+	log     bytes.Buffer
+	pods    []string
+	step    int
+}
+
+const steps = 9
+
+func (d *demo) progress(format string, args ...any) {
+	d.step++
+	fmt.Printf("[%d/%d] %s\n", d.step, steps, fmt.Sprintf(format, args...))
+}
+
+func (d *demo) run() error {
+	var err error
+	if d.dir, err = os.MkdirTemp("", "nrinet-demo-"); err != nil {
+		return err
+	}
+
+	d.progress("building nrinetd and nri-podnet")
+	d.bin = map[string]string{}
+	for _, name := range []string{"nrinetd", "nri-podnet"} {
+		out := filepath.Join(d.dir, "bin", name)
+		if b, err := exec.Command("go", "build", "-o", out, "github.com/nrinet/nrinet/cmd/"+name).CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s: %v\n%s", name, err, b)
+		}
+		d.bin[name] = out
+	}
+
+	d.progress("installing crictl %s (go install, cached in %s)", crictlVersion, crictlDir())
+	if d.crictl, err = installCrictl(); err != nil {
+		return err
+	}
+
+	d.progress("writing configuration in %s (bridge %s, pods in %s and %s)", d.dir, bridge, subnetV4, subnetV6)
+	conf, err := d.writeConfig()
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "nri.sock")
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
-	existing := &api.PodSandbox{Id: "p0", Name: "already-running", Namespace: "default"}
-	rt, err := runtime.New("nrinet-demo", "v0.1.0",
-		runtime.WithSocketPath(sock),
-		runtime.WithPluginPath(""),
-		runtime.WithLogger(logger),
-		runtime.WithSyncFunc(func(context.Context) ([]*api.PodSandbox, []*api.Container, error) {
-			return []*api.PodSandbox{existing}, nil, nil
-		}))
+	d.progress("starting nrinetd, which launches nri-podnet from its plugin directory")
+	if err := d.startDaemon(conf); err != nil {
+		return err
+	}
+
+	d.progress("crictl info: runtime and network ready?")
+	info, err := d.crictlJSON("info")
 	if err != nil {
 		return err
 	}
-	if err := rt.Start(ctx); err != nil {
-		return err
+	for _, c := range asSlice(dig(info, "status", "conditions")) {
+		fmt.Printf("      %-14s %v %s\n", dig(c, "type"), dig(c, "status"), strOr(dig(c, "message"), ""))
 	}
-	defer rt.Stop(ctx)
-	fmt.Println("runtime listening on", sock)
 
-	for _, p := range []struct {
-		h         any
-		idx, name string
-	}{{watcher{}, "10", "watcher"}, {injector{}, "20", "injector"}} {
-		s, err := plugin.New(p.h, plugin.WithPluginName(p.name), plugin.WithPluginIdx(p.idx),
-			plugin.WithSocketPath(sock), plugin.WithLogger(logger))
+	d.progress("running 3 pods with crictl runp")
+	for _, name := range []string{"web", "api", "db"} {
+		cfg := filepath.Join(d.dir, name+".json")
+		b, _ := json.Marshal(map[string]any{
+			"metadata": map[string]any{"name": name, "namespace": "demo", "uid": "demo-" + name, "attempt": 0},
+			"labels":   map[string]string{"app": name},
+		})
+		os.WriteFile(cfg, b, 0o644)
+		out, err := d.crictlCmd("runp", cfg)
 		if err != nil {
 			return err
 		}
-		if err := s.Start(ctx); err != nil {
+		id := strings.TrimSpace(out)
+		d.pods = append(d.pods, id)
+		fmt.Printf("      %-4s sandbox %s\n", name, id[:13])
+	}
+
+	d.progress("crictl inspectp: the addresses the kubelet would see, and who set them")
+	type podIPs struct {
+		name, netns string
+		ips         []string
+	}
+	var all []podIPs
+	for _, id := range d.pods {
+		insp, err := d.crictlJSON("inspectp", id)
+		if err != nil {
 			return err
 		}
-		defer s.Stop()
+		ip := strOr(dig(insp, "status", "network", "ip"), "")
+		ips := []string{ip}
+		for _, a := range asSlice(dig(insp, "status", "network", "additionalIps")) {
+			ips = append(ips, strOr(dig(a, "ip"), ""))
+		}
+		var v struct {
+			NetNS string `json:"netns"`
+			IPs   []struct{ IP, Owner string }
+		}
+		// nrinetd's verbose info is one JSON object under the key "info";
+		// crictl shows it decoded, as the value of "info".
+		raw := dig(insp, "info")
+		if dig(raw, "netns") == nil {
+			raw = dig(raw, "info")
+		}
+		if str, ok := raw.(string); ok {
+			json.Unmarshal([]byte(str), &v)
+		} else {
+			b, _ := json.Marshal(raw)
+			json.Unmarshal(b, &v)
+		}
+		name := strOr(dig(insp, "status", "metadata", "name"), id[:13])
+		fmt.Printf("      %-4s ip %-15s additionalIps %v\n", name, ip, ips[1:])
+		for _, o := range v.IPs {
+			fmt.Printf("           %-24s owned by %s\n", o.IP, o.Owner)
+		}
+		all = append(all, podIPs{name: name, netns: filepath.Base(v.NetNS), ips: ips})
 	}
-	for deadline := time.Now().Add(5 * time.Second); len(rt.Plugins()) < 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("plugins did not join")
+
+	d.progress("pinging between the pods, from inside their network namespaces")
+	for _, from := range all {
+		for _, to := range all {
+			if from.name == to.name {
+				continue
+			}
+			for _, ip := range to.ips {
+				out, err := exec.Command("ip", "netns", "exec", from.netns, "ping", "-c", "1", "-W", "2", ip).CombinedOutput()
+				if err != nil {
+					return fmt.Errorf("ping %s → %s (%s): %v\n%s", from.name, to.name, ip, err, out)
+				}
+				fmt.Printf("      %-4s → %-4s %-24s ok\n", from.name, to.name, ip)
+			}
 		}
 	}
-	fmt.Print("plugins, in invocation order:")
-	for _, p := range rt.Plugins() {
-		fmt.Printf(" %s (%s)", p.Name, p.Events)
-	}
-	fmt.Println()
 
-	pod := &api.PodSandbox{
-		Id: "p1", Name: "web", Namespace: "shop", Uid: "u1",
-		Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: "network", Path: "/var/run/netns/demo-web"}}},
+	if d.keep {
+		d.progress("leaving everything running: crictl --runtime-endpoint unix://%s pods", d.criSock)
+		fmt.Printf("      to clean up: kill %d; ip link del %s; rm -r %s\n", d.daemon.Process.Pid, bridge, d.dir)
+		return nil
 	}
-	ctr := &api.Container{Id: "c1", PodSandboxId: "p1", Name: "nginx", Env: []string{"PATH=/bin"}}
-
-	fmt.Println("RunPodSandbox:")
-	if _, err := rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod}); err != nil {
-		return err
-	}
-	fmt.Println("CreateContainer:")
-	rsp, err := rt.CreateContainer(ctx, &api.CreateContainerRequest{Pod: pod, Container: ctr})
-	if err != nil {
-		return err
-	}
-	fmt.Printf("  runtime got adjustment: env=%v annotations=%v\n", rsp.GetAdjust().GetEnv(), rsp.GetAdjust().GetAnnotations())
-	fmt.Println("StopPodSandbox, RemovePodSandbox:")
-	if err := rt.StopPodSandbox(ctx, &api.StopPodSandboxRequest{Pod: pod}); err != nil {
-		return err
-	}
-	if err := rt.RemovePodSandbox(ctx, &api.RemovePodSandboxRequest{Pod: pod}); err != nil {
-		return err
-	}
+	d.progress("cleaning up: stopping and removing the pods, nrinetd, the bridge and %s", d.dir)
 	return nil
+}
+
+// writeConfig lays out nrinetd's and nri-podnet's configuration.
+func (d *demo) writeConfig() (string, error) {
+	pluginDir, confDir := filepath.Join(d.dir, "plugins"), filepath.Join(d.dir, "conf.d")
+	for _, p := range []string{pluginDir, confDir} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return "", err
+		}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"bridge": bridge, "subnets": []string{subnetV4, subnetV6}, "stateDir": filepath.Join(d.dir, "podnet"),
+	})
+	if err := os.WriteFile(filepath.Join(confDir, "10-podnet.conf"), b, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Symlink(d.bin["nri-podnet"], filepath.Join(pluginDir, "10-podnet")); err != nil {
+		return "", err
+	}
+	d.criSock = filepath.Join(d.dir, "cri.sock")
+	conf := filepath.Join(d.dir, "nrinetd.toml")
+	toml := fmt.Sprintf(`cri_socket = %q
+nri_socket = %q
+plugin_dir = %q
+plugin_config_dir = %q
+state_dir = %q
+required_network_plugins = ["podnet"]
+`, d.criSock, filepath.Join(d.dir, "nri.sock"), pluginDir, confDir, filepath.Join(d.dir, "state"))
+	return conf, os.WriteFile(conf, []byte(toml), 0o644)
+}
+
+// startDaemon runs nrinetd and waits until it serves CRI.
+func (d *demo) startDaemon(conf string) error {
+	d.daemon = exec.Command(d.bin["nrinetd"], "-config", conf)
+	d.daemon.Stdout, d.daemon.Stderr = &d.log, &d.log
+	if err := d.daemon.Start(); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if c, err := net.Dial("unix", d.criSock); err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nrinetd did not start:\n%s", d.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (d *demo) crictlCmd(args ...string) (string, error) {
+	cmd := exec.Command(d.crictl, append([]string{"--config", "/dev/null", "--runtime-endpoint", "unix://" + d.criSock, "--timeout", "30s"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("crictl %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out), nil
+}
+
+func (d *demo) crictlJSON(sub string, args ...string) (any, error) {
+	out, err := d.crictlCmd(append([]string{sub, "-o", "json"}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		return nil, fmt.Errorf("crictl %s: %w", sub, err)
+	}
+	return v, nil
+}
+
+// cleanup removes everything the demo created, by exact name.
+func (d *demo) cleanup() {
+	for _, id := range d.pods {
+		d.crictlCmd("stopp", id)
+		d.crictlCmd("rmp", id)
+	}
+	if d.daemon != nil && d.daemon.Process != nil {
+		d.daemon.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { d.daemon.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			d.daemon.Process.Kill()
+			<-done
+		}
+	}
+	for _, id := range d.pods {
+		if len(id) >= 12 {
+			exec.Command("ip", "netns", "del", "nrinet-"+id[:12]).Run()
+		}
+	}
+	exec.Command("ip", "link", "del", "dev", bridge).Run()
+	if d.dir != "" {
+		os.RemoveAll(d.dir)
+	}
+}
+
+func crictlDir() string { return filepath.Join(os.TempDir(), "nrinet-crictl-"+crictlVersion) }
+
+// installCrictl installs crictl into a cache directory shared with the
+// end-to-end tests, unless it is already there.
+func installCrictl() (string, error) {
+	bin := filepath.Join(crictlDir(), "crictl")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	cmd := exec.Command("go", "install", "sigs.k8s.io/cri-tools/cmd/crictl@"+crictlVersion)
+	cmd.Env = append(os.Environ(), "GOBIN="+crictlDir(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("installing crictl: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// dig walks decoded JSON by object keys.
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+func strOr(v any, def string) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	if v == nil {
+		return def
+	}
+	return fmt.Sprint(v)
 }
