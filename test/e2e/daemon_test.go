@@ -43,7 +43,7 @@ type daemonConfig struct {
 // daemon is an nrinetd process with its own sockets, plugin and state
 // directories and configuration file, driven with crictl.
 type daemon struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	conf    string
 	criSock string
@@ -74,7 +74,7 @@ func (s *syncBuffer) String() string {
 }
 
 // newDaemon writes a configuration and starts nrinetd.
-func newDaemon(t *testing.T, cfg daemonConfig) *daemon {
+func newDaemon(t testing.TB, cfg daemonConfig) *daemon {
 	t.Helper()
 	testutil.SkipUnlessRoot(t)
 	dir, err := os.MkdirTemp("", "nrinetd-e2e-")
