@@ -385,3 +385,35 @@ func TestNetwork_HostNetworkIgnoresInvalidNetwork(t *testing.T) {
 		t.Fatalf("RunPodSandbox of a host-network pod = %v, %v", rec, err)
 	}
 }
+
+func TestNetwork_StatusServedWhileRefreshing(t *testing.T) {
+	const ttl = 100 * time.Millisecond
+	e := newEnv(t, runtime.WithStatusCacheTTL(ttl), runtime.WithStatusTimeout(time.Second))
+	p := e.startNetPlugin(netScript{Name: "net", Idx: "10", Network: pj(v4net("198.18.0.5"))})
+	pod := netPod(1)
+	last, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rt.PodSandboxStatus(context.Background(), pod, last, false); err != nil { // cold: a full round
+		t.Fatal(err)
+	}
+	// The plugin now takes far longer than the status deadline. A call that
+	// waited for a round would come back with the plugin marked stale; one
+	// served from the recently expired cache comes back clean at once.
+	p.kill()
+	waitFor(t, "the plugin to be dropped", func() bool { return !e.joined("10-net") })
+	time.Sleep(ttl + 20*time.Millisecond)
+	rec, err := e.rt.PodSandboxStatus(context.Background(), pod, last, false)
+	if err != nil || !slices.Equal(rec.GetNetwork().GetIps(), []string{"198.18.0.5"}) {
+		t.Fatalf("status = %v, %v", rec, err)
+	}
+	if len(rec.GetStale()) != 0 {
+		t.Errorf("the expired cached status was not served: stale = %v", rec.GetStale())
+	}
+	// The background round has since noticed the plugin is gone.
+	waitFor(t, "the background refresh", func() bool {
+		rec, _ := e.rt.PodSandboxStatus(context.Background(), pod, last, false)
+		return rec.GetStale()["10-net"] != ""
+	})
+}

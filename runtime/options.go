@@ -248,6 +248,8 @@ func WithStatusTimeout(d time.Duration) Option {
 
 // WithStatusCacheTTL sets how long a non-verbose PodSandboxStatus result
 // may be served again without asking the plugins (default 1 s; 0 never).
+// A result expired less than 4 TTLs ago is still served at once, while one
+// background round refreshes it.
 func WithStatusCacheTTL(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {

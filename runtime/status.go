@@ -15,6 +15,11 @@ import (
 	"github.com/nrinet/nrinet/api"
 )
 
+// staleServeFactor bounds, in multiples of the cache TTL past expiry, how
+// long an expired cached status is still served while a background round
+// refreshes it.
+const staleServeFactor = 4
+
 // statusCache holds recent non-verbose PodSandboxStatus results and
 // coalesces concurrent rounds for the same pod.
 type statusCache struct {
@@ -90,14 +95,6 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 		return proto.CloneOf(last), nil
 	}
 	id := pod.GetId()
-	if !verbose && r.cfg.statusCacheTTL > 0 {
-		r.status.mu.Lock()
-		e, ok := r.status.entries[id]
-		r.status.mu.Unlock()
-		if ok && time.Now().Before(e.expires) {
-			return proto.CloneOf(e.rec), nil
-		}
-	}
 	key := id
 	if verbose {
 		key += "\x00verbose"
@@ -107,13 +104,35 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 	// The round belongs to every caller that joins it: it runs without
 	// the first caller's cancellation, bounded by the status timeout, and
 	// each caller waits only as long as its own context allows.
-	ch := r.status.group.DoChan(key, func() (any, error) {
+	round := func() (any, error) {
 		rec, err := r.statusRound(context.WithoutCancel(ctx), pod, last, verbose)
 		if err == nil && !verbose && r.cfg.statusCacheTTL > 0 {
 			r.status.put(id, gen, rec, r.cfg.statusCacheTTL)
 		}
 		return rec, err
-	})
+	}
+	if !verbose && r.cfg.statusCacheTTL > 0 {
+		r.status.mu.Lock()
+		e, ok := r.status.entries[id]
+		r.status.mu.Unlock()
+		now := time.Now()
+		switch {
+		case ok && now.Before(e.expires):
+			return proto.CloneOf(e.rec), nil
+		case ok && now.Before(e.expires.Add(staleServeFactor*r.cfg.statusCacheTTL)):
+			// Expired recently: answer with it at once and refresh in
+			// the background, so that a plain status (the kubelet's PLEG)
+			// never waits for plugins while the cache is warm.
+			ch := r.status.group.DoChan(key, round)
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				<-ch
+			}()
+			return proto.CloneOf(e.rec), nil
+		}
+	}
+	ch := r.status.group.DoChan(key, round)
 	select {
 	case res := <-ch:
 		if res.Err != nil {
