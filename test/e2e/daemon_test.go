@@ -38,6 +38,13 @@ func randHex(n int) string {
 type daemonConfig struct {
 	podnet   bool     // install nri-podnet as 10-podnet
 	required []string // required network plugins
+	// requestTimeout is a plugin's time for each request; zero keeps
+	// nrinetd's default.
+	requestTimeout time.Duration
+	// prepare, if set, runs once the daemon's directories exist (d.dir,
+	// with plugins/ and conf.d/ in it) and before nrinetd starts, to
+	// install more plugins.
+	prepare func(d *daemon)
 }
 
 // daemon is an nrinetd process with its own sockets, plugin and state
@@ -131,6 +138,12 @@ required_network_plugins = %s
 metrics_address = "127.0.0.1:0"
 log_level = "debug"
 `, d.criSock, d.nriSock, pluginDir, confDir, filepath.Join(dir, "state"), required)
+	if cfg.requestTimeout != 0 {
+		conf += fmt.Sprintf("request_timeout = %q\n", cfg.requestTimeout)
+	}
+	if cfg.prepare != nil {
+		cfg.prepare(d)
+	}
 	if err := os.WriteFile(d.conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
