@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -55,9 +56,10 @@ func (s *Server) refresh(ctx context.Context, sb *sandbox, last *api.PodNetworkR
 		return last
 	}
 	s.metrics.observeStale(rec.GetStale())
-	if verbose || proto.Equal(rec, last) {
-		// A verbose answer carries checks made for this request; keeping
-		// it would make every later plain answer look like a change.
+	if proto.Equal(rec, last) || (verbose && proto.Equal(withoutInfo(rec), withoutInfo(last))) {
+		// A verbose answer carries checks made for this request (info);
+		// storing those would make every later plain answer look like a
+		// change. Only changed addresses, interfaces, routes or DNS count.
 		return rec
 	}
 	err = s.store.update(sb.ID, func(cur *sandbox, stored *api.PodNetworkRecord) (*api.PodNetworkRecord, error) {
@@ -156,4 +158,28 @@ func newSandboxInfo(sb *sandbox, rec *api.PodNetworkRecord) sandboxInfo {
 		info.DNS = &ownedDNS{Servers: d.GetServers(), Searches: d.GetSearches(), Options: d.GetOptions(), Owner: owners[api.OwnerDNS]}
 	}
 	return info
+}
+
+// withoutInfo returns a copy of rec without the info maps, for comparing
+// what a plugin reported apart from its details.
+func withoutInfo(rec *api.PodNetworkRecord) *api.PodNetworkRecord {
+	out := proto.CloneOf(rec)
+	if out == nil {
+		return nil
+	}
+	if out.Network != nil {
+		out.Network.Info = nil
+	}
+	for k, n := range out.GetPlugins() {
+		if n.GetInfo() != nil {
+			n.Info = nil
+			out.Plugins[k] = n
+		}
+	}
+	for k := range out.GetOwners() {
+		if strings.HasPrefix(k, "info/") {
+			delete(out.Owners, k)
+		}
+	}
+	return out
 }
