@@ -73,7 +73,7 @@ func TestRunPodSandbox_RequiredPluginMissing(t *testing.T) {
 
 func TestRunPodSandbox_HookFailureUndoesEverything(t *testing.T) {
 	e := newEnv(t, envConfig{podnet: true, required: []string{"podnet"}})
-	c := &counter{failRuns: 1}
+	c := &counter{FailRuns: 1}
 	e.startCounter(c)
 	ctx := context.Background()
 	before := sandboxNamespaces()
@@ -113,12 +113,10 @@ func TestStopPodSandbox_SendsNRIStopOnce(t *testing.T) {
 
 	e.stopPod(id)
 	e.stopPod(id)
-	if n := c.count("StopPodSandbox", id); n != 1 {
+	if n := c.Count("StopPodSandbox", id); n != 1 {
 		t.Errorf("NRI StopPodSandbox sent %d times, want once", n)
 	}
-	c.mu.Lock()
-	hadNetNS := c.netnsAtStop[id]
-	c.mu.Unlock()
+	hadNetNS := c.NetNSAtStop(id)
 	if !hadNetNS {
 		t.Error("the network namespace was gone when NRI StopPodSandbox arrived")
 	}
@@ -132,14 +130,14 @@ func TestStopPodSandbox_SendsNRIStopOnce(t *testing.T) {
 	e.stopPod(id)
 	e.removePod(id)
 	e.removePod(id)
-	if s, r := c.count("StopPodSandbox", id), c.count("RemovePodSandbox", id); s != 1 || r != 1 {
+	if s, r := c.Count("StopPodSandbox", id), c.Count("RemovePodSandbox", id); s != 1 || r != 1 {
 		t.Errorf("NRI StopPodSandbox sent %d times, RemovePodSandbox %d times; want once each", s, r)
 	}
 
 	// Removing a READY sandbox stops it first.
 	id2 := e.run(podConfig(2, false))
 	e.removePod(id2)
-	if s, r := c.count("StopPodSandbox", id2), c.count("RemovePodSandbox", id2); s != 1 || r != 1 {
+	if s, r := c.Count("StopPodSandbox", id2), c.Count("RemovePodSandbox", id2); s != 1 || r != 1 {
 		t.Errorf("remove of a ready sandbox: NRI StopPodSandbox sent %d times, RemovePodSandbox %d times", s, r)
 	}
 	if exists(netnsPath(id2)) {

@@ -212,7 +212,7 @@ func TestSandbox_HostNetwork(t *testing.T) {
 
 func TestRunPodSandbox_InvisibleWhileHookRuns(t *testing.T) {
 	e := newEnv(t, envConfig{})
-	c := &counter{hold: make(chan struct{}), entered: make(chan string, 1)}
+	c := &counter{Hold: make(chan struct{}), Entered: make(chan string, 1)}
 	e.startCounter(c)
 	done := make(chan string, 1)
 	go func() {
@@ -222,13 +222,13 @@ func TestRunPodSandbox_InvisibleWhileHookRuns(t *testing.T) {
 		}
 		done <- rsp.GetPodSandboxId()
 	}()
-	id := <-c.entered
+	id := <-c.Entered
 	if got := e.list(nil); len(got) != 0 {
 		t.Errorf("ListPodSandbox while the hook runs = %v, want nothing", got)
 	}
 	_, err := e.client.PodSandboxStatus(context.Background(), &criapi.PodSandboxStatusRequest{PodSandboxId: id})
 	wantCode(t, err, codes.NotFound, "PodSandboxStatus while the hook runs")
-	close(c.hold)
+	close(c.Hold)
 	if got := <-done; got != id {
 		t.Fatalf("RunPodSandbox returned %q, the hook saw %q", got, id)
 	}

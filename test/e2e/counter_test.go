@@ -3,61 +3,16 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"slices"
-	"sync"
 	"time"
 
-	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/plugin"
 )
 
 // counter is an NRI plugin, run in the test process against the daemon's
 // NRI socket, that records pod events.
-type counter struct {
-	mu     sync.Mutex
-	events []string
-	// netnsAtStop records, per pod, whether its namespace existed when
-	// StopPodSandbox arrived.
-	netnsAtStop map[string]bool
-}
-
-func (c *counter) record(ev string, pod *api.PodSandbox) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.events = append(c.events, ev+" "+pod.GetId())
-	if ev == "StopPodSandbox" {
-		if c.netnsAtStop == nil {
-			c.netnsAtStop = map[string]bool{}
-		}
-		_, err := os.Stat(pod.NetNSPath())
-		c.netnsAtStop[pod.GetId()] = pod.NetNSPath() != "" && err == nil
-	}
-}
-
-func (c *counter) StopPodSandbox(_ context.Context, pod *api.PodSandbox) error {
-	c.record("StopPodSandbox", pod)
-	return nil
-}
-
-func (c *counter) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error {
-	c.record("RemovePodSandbox", pod)
-	return nil
-}
-
-// count returns how often event arrived for the pod.
-func (c *counter) count(event, id string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, e := range c.events {
-		if e == event+" "+id {
-			n++
-		}
-	}
-	return n
-}
+type counter = testutil.PodCounter
 
 // startCounter connects c to the daemon as 20-counter and waits until
 // crictl info lists it.

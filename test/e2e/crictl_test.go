@@ -79,12 +79,10 @@ func TestCrictl_PodLifecycle(t *testing.T) {
 		t.Errorf("network namespace %s still exists after stopp", p)
 	}
 	d.must("stopp", web)
-	if n := c.count("StopPodSandbox", web); n != 1 {
+	if n := c.Count("StopPodSandbox", web); n != 1 {
 		t.Errorf("NRI StopPodSandbox sent %d times for two stopp, want once", n)
 	}
-	c.mu.Lock()
-	hadNetNS := c.netnsAtStop[web]
-	c.mu.Unlock()
+	hadNetNS := c.NetNSAtStop(web)
 	if !hadNetNS {
 		t.Error("the namespace was gone when NRI StopPodSandbox arrived")
 	}
@@ -100,7 +98,7 @@ func TestCrictl_PodLifecycle(t *testing.T) {
 	if _, errOut, err := d.crictl("inspectp", web); err == nil || !strings.Contains(errOut, "NotFound") {
 		t.Errorf("crictl inspectp of a removed pod: %v, %s", err, errOut)
 	}
-	if n := c.count("RemovePodSandbox", web); n != 1 {
+	if n := c.Count("RemovePodSandbox", web); n != 1 {
 		t.Errorf("NRI RemovePodSandbox sent %d times, want once", n)
 	}
 	d.must("rmp", "-f", db)
