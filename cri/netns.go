@@ -4,7 +4,7 @@ import "path/filepath"
 
 // NetNSDir is where sandbox network namespaces are bind-mounted, as
 // iproute2 names them (ip netns list shows them).
-const NetNSDir = "/var/run/netns"
+const NetNSDir = "/run/netns"
 
 // netnsName is the name of a sandbox's network namespace.
 func netnsName(id string) string {

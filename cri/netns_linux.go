@@ -42,8 +42,12 @@ func createNetNS(name string) (string, error) {
 		errc <- err
 	}()
 	if err := <-errc; err != nil {
-		if derr := deleteNetNS(name); derr != nil {
-			err = errors.Join(err, derr)
+		// Remove what this call made, but never a namespace that
+		// appeared under the same name meanwhile.
+		if !errors.Is(err, unix.EEXIST) && !errors.Is(err, os.ErrExist) {
+			if derr := deleteNetNS(name); derr != nil {
+				err = errors.Join(err, derr)
+			}
 		}
 		return "", fmt.Errorf("creating network namespace %q: %w", name, err)
 	}

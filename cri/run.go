@@ -73,6 +73,7 @@ func (s *Server) runPodSandbox(ctx context.Context, req *criapi.RunPodSandboxReq
 			return "", fmt.Errorf("RunPodSandbox of pod %s: %w: %s", pod, ErrNetworkNotReady, why)
 		}
 		sb.NetNSName = netnsName(id)
+		defer s.markCreating(sb.NetNSName)() // runs after commit or undo
 		path, err := createNetNS(sb.NetNSName)
 		if err != nil {
 			return "", fmt.Errorf("RunPodSandbox of pod %s: %w", pod, err)
@@ -87,9 +88,16 @@ func (s *Server) runPodSandbox(ctx context.Context, req *criapi.RunPodSandboxReq
 		}()
 	}
 
+	// From here until the sandbox is committed (or given up), plugins that
+	// join see it in Synchronize, so none can miss it.
+	s.store.setInflight(sb.nriPod(nil))
+	defer s.store.dropInflight(id)
 	start := time.Now()
 	rec, err := s.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: sb.nriPod(nil)})
 	s.metrics.observeHook(eventRun, start, err)
+	if err == nil {
+		s.store.setInflight(sb.nriPod(rec.GetNetwork().GetIps()))
+	}
 	if err != nil {
 		// The runtime library already told the plugins that had
 		// succeeded to stop and remove the pod.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -78,7 +80,9 @@ func New(rt *runtime.Runtime, store *Store, opts ...Option) (*Server, error) {
 	if err := s.reconcile(); err != nil {
 		return nil, err
 	}
-	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(s.metrics.interceptor, s.logRequest))
+	// WaitForHandlers: a forced stop still lets handlers finish before
+	// the NRI runtime and the store are closed.
+	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(s.metrics.interceptor, s.logRequest), grpc.WaitForHandlers(true))
 	criapi.RegisterRuntimeServiceServer(s.grpc, s)
 	criapi.RegisterImageServiceServer(s.grpc, &imageService{s: s})
 	return s, nil
@@ -99,23 +103,89 @@ func (s *Server) reconcile() error {
 		case sb.ready() && !sb.HostNetwork && !netnsExists(sb.NetNSPath):
 			s.log.Warn("network namespace of a ready sandbox is gone; the sandbox is NOTREADY",
 				"sandbox", sb.ID, "pod", sb.Namespace+"/"+sb.Name, "netns", sb.NetNSPath)
+			// The plugins are told through Synchronize, which no longer
+			// lists the pod; no NRI Stop without a namespace.
 			err := s.store.update(sb.ID, func(sb *sandbox, _ *api.PodNetworkRecord) (*api.PodNetworkRecord, error) {
-				sb.State = stateNotReady
+				sb.State, sb.NRIStopped = stateNotReady, true
 				return &api.PodNetworkRecord{}, nil
 			})
 			if err != nil {
 				return fmt.Errorf("cri: marking sandbox %q NOTREADY: %w", sb.ID, err)
 			}
-		case !sb.ready() && sb.NetNSName != "" && netnsExists(sb.NetNSPath):
-			if err := deleteNetNS(sb.NetNSName); err != nil {
-				s.log.Warn("deleting the network namespace of a stopped sandbox", "sandbox", sb.ID, "error", err)
+		case !sb.ready():
+			// A stop may have been cut short: the plugins learn about it
+			// through Synchronize, which does not list NOTREADY pods.
+			if !sb.NRIStopped {
+				err := s.store.update(sb.ID, func(sb *sandbox, rec *api.PodNetworkRecord) (*api.PodNetworkRecord, error) {
+					sb.NRIStopped = true
+					return rec, nil
+				})
+				if err != nil {
+					return fmt.Errorf("cri: finishing the stop of sandbox %q: %w", sb.ID, err)
+				}
+			}
+			if sb.NetNSName != "" && netnsExists(sb.NetNSPath) {
+				if err := deleteNetNS(sb.NetNSName); err != nil {
+					s.log.Warn("deleting the network namespace of a stopped sandbox", "sandbox", sb.ID, "error", err)
+				}
 			}
 		case sb.ready():
 			ready++
 		}
 	}
 	s.log.Info("sandboxes loaded", "total", len(sbs), "ready", ready)
+	s.sweepNetNS(sbs)
 	return nil
+}
+
+// sweepNetNS deletes the namespaces of sandboxes nrinetd was creating
+// when it was killed: each RunPodSandbox leaves a marker file in the state
+// directory while its namespace is not yet committed (or undone).
+// Namespaces of other nrinetd instances are never touched.
+func (s *Server) sweepNetNS(sbs []*sandbox) {
+	dir := s.creatingDir()
+	if dir == "" {
+		return
+	}
+	known := map[string]bool{}
+	for _, sb := range sbs {
+		known[sb.NetNSName] = true
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := e.Name()
+		if !known[name] {
+			if err := deleteNetNS(name); err != nil {
+				s.log.Warn("deleting the network namespace of a sandbox that was never created", "netns", name, "error", err)
+				continue
+			}
+			s.log.Info("deleted the network namespace of a sandbox that was never created", "netns", name)
+		}
+		os.Remove(filepath.Join(dir, name))
+	}
+}
+
+// creatingDir holds the markers of namespaces being created; "" without a
+// state directory.
+func (s *Server) creatingDir() string {
+	if s.cfg.stateDir == "" {
+		return ""
+	}
+	return filepath.Join(s.cfg.stateDir, "creating")
+}
+
+// markCreating notes that the namespace is being created; the returned
+// function removes the note once the sandbox is committed or undone. The
+// note needs no fsync: the namespace it guards does not survive a reboot.
+func (s *Server) markCreating(name string) func() {
+	dir := s.creatingDir()
+	if dir == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(dir, 0o700); err == nil {
+		os.WriteFile(filepath.Join(dir, name), nil, 0o600)
+	}
+	return func() { os.Remove(filepath.Join(dir, name)) }
 }
 
 // Serve serves CRI on l until Shutdown or Close, or until ctx ends, which

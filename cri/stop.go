@@ -43,6 +43,22 @@ func (s *Server) stopLocked(ctx context.Context, id string) error {
 		return fmt.Errorf("StopPodSandbox %s: %w", id, err)
 	}
 	if !sb.NRIStopped {
+		// NOTREADY first, with no addresses: once a plugin has released
+		// them, nothing may report them any more, even after a crash
+		// (a restart then lets the plugins release through Synchronize,
+		// which no longer lists the pod).
+		if sb.ready() {
+			err := s.store.update(id, func(sb *sandbox, _ *api.PodNetworkRecord) (*api.PodNetworkRecord, error) {
+				sb.State = stateNotReady
+				if sb.HostNetwork {
+					return nil, nil
+				}
+				return &api.PodNetworkRecord{}, nil
+			})
+			if err != nil {
+				return fmt.Errorf("StopPodSandbox %s: %w", id, err)
+			}
+		}
 		// The plugins get the stop even if the caller gives up.
 		cctx, cancel := s.cleanupContext(ctx)
 		start := time.Now()

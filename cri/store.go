@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -28,6 +30,30 @@ var (
 // store: a sandbox is added once its NRI RunPodSandbox hook succeeded.
 type Store struct {
 	db *bolt.DB
+
+	mu sync.Mutex // guards inflight
+	// inflight are sandboxes whose NRI RunPodSandbox is running or has
+	// returned but which are not committed yet: a plugin that joins in
+	// between must still see them in Synchronize.
+	inflight map[string]*api.PodSandbox
+}
+
+// setInflight records a sandbox being created (again, with its addresses,
+// once the hook returned).
+func (s *Store) setInflight(pod *api.PodSandbox) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight == nil {
+		s.inflight = map[string]*api.PodSandbox{}
+	}
+	s.inflight[pod.GetId()] = pod
+}
+
+// dropInflight forgets a sandbox that was committed or given up.
+func (s *Store) dropInflight(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inflight, id)
 }
 
 var _ runtime.PodNetworkStore = (*Store)(nil)
@@ -115,6 +141,13 @@ func (s *Store) SyncPods(ctx context.Context) ([]*api.PodSandbox, []*api.Contain
 	if err != nil {
 		return nil, nil, fmt.Errorf("cri: listing pods for plugins: %w", err)
 	}
+	s.mu.Lock()
+	for id, pod := range s.inflight {
+		if !slices.ContainsFunc(pods, func(p *api.PodSandbox) bool { return p.GetId() == id }) {
+			pods = append(pods, pod)
+		}
+	}
+	s.mu.Unlock()
 	return pods, nil, nil
 }
 

@@ -77,7 +77,20 @@ func setupPod(l podLink) error {
 	}
 	defer h.Close()
 
-	if _, err := netlink.LinkByName(l.hostName); err != nil {
+	_, err = netlink.LinkByName(l.hostName)
+	var notFound netlink.LinkNotFoundError
+	if err == nil {
+		// Set up before (RunPodSandbox repeated): reuse the pair if its
+		// pod end is in this namespace, else start over.
+		if _, perr := h.LinkByName(podIfName); perr != nil {
+			if err := deleteHostVeth(l.hostName); err != nil {
+				return err
+			}
+			err = notFound
+		}
+	}
+	switch {
+	case errors.As(err, &notFound):
 		attrs := netlink.NewLinkAttrs()
 		attrs.Name, attrs.MTU = l.hostName, l.mtu
 		attrs.MasterIndex = l.bridge.Attrs().Index
@@ -92,6 +105,8 @@ func setupPod(l podLink) error {
 		if err := netlink.LinkAdd(veth); err != nil {
 			return fmt.Errorf("creating veth %s/%s in %s: %w", l.hostName, podIfName, l.netnsPath, err)
 		}
+	case err != nil:
+		return fmt.Errorf("looking up %s: %w", l.hostName, err)
 	}
 	eth0, err := h.LinkByName(podIfName)
 	if err != nil {
@@ -168,6 +183,38 @@ func checkPod(netnsPath string) error {
 	}
 	if link.Attrs().Flags&net.FlagUp == 0 {
 		return fmt.Errorf("%s in %s is down", podIfName, netnsPath)
+	}
+	return nil
+}
+
+// flushPodAddrs removes addresses from the pod's eth0, so that an address
+// given back to the allocator is no longer in use. A missing namespace or
+// interface is fine.
+func flushPodAddrs(netnsPath string, addrs []netip.Prefix) error {
+	if netnsPath == "" {
+		return nil
+	}
+	if _, err := os.Stat(netnsPath); err != nil {
+		return nil
+	}
+	ns, err := netns.GetFromPath(netnsPath)
+	if err != nil {
+		return nil
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	eth0, err := h.LinkByName(podIfName)
+	if err != nil {
+		return nil
+	}
+	for _, a := range addrs {
+		if err := h.AddrDel(eth0, &netlink.Addr{IPNet: prefixNet(a)}); err != nil && !errors.Is(err, unix.EADDRNOTAVAIL) {
+			return fmt.Errorf("removing %s from %s in %s: %w", a, podIfName, netnsPath, err)
+		}
 	}
 	return nil
 }

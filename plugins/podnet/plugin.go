@@ -169,9 +169,12 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 		bridge: br, addrs: addrs, gateways: gws,
 	})
 	if err != nil {
-		// Give the addresses back, and the half-built veth.
-		deleteHostVeth(hostVethName(id))
-		if rerr := alloc.Release(ctx, id); rerr != nil {
+		// Give the addresses back, and the half-built veth, even if the
+		// setup failed because the request's deadline passed.
+		if derr := deleteHostVeth(hostVethName(id)); derr != nil {
+			p.log.Warn("deleting the veth after a failed setup", "pod", id, "error", derr)
+		}
+		if rerr := alloc.Release(context.WithoutCancel(ctx), id); rerr != nil {
 			p.log.Warn("releasing addresses after a failed setup", "pod", id, "error", rerr)
 		}
 		return nil, fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
@@ -228,8 +231,8 @@ func (p *Plugin) PodSandboxStatus(_ context.Context, pod *api.PodSandbox, verbos
 	return n, nil
 }
 
-// StopPodSandbox releases the pod's addresses and deletes its veth. The
-// deletion runs in the background: the kernel's veth teardown takes tens
+// StopPodSandbox takes the pod's addresses off eth0, releases them and
+// deletes its veth. The deletion runs in the background: the kernel's veth teardown takes tens
 // of milliseconds and nothing waits for it (the runtime deletes the
 // namespace next, which would remove the pod end anyway).
 func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
@@ -238,6 +241,13 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) error 
 		return err
 	}
 	id := pod.GetId()
+	// Take the addresses off eth0 before they go back to the allocator,
+	// so that they are never free and in use at once.
+	if addrs, ok, err := alloc.Lookup(id); err == nil && ok {
+		if err := flushPodAddrs(pod.NetNSPath(), addrs); err != nil {
+			return fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
+		}
+	}
 	if err := alloc.Release(ctx, id); err != nil {
 		return fmt.Errorf("podnet: pod %s/%s: releasing addresses: %w", pod.GetNamespace(), pod.GetName(), err)
 	}

@@ -39,7 +39,7 @@ func TestCrictl_PodLifecycle(t *testing.T) {
 		t.Errorf("inspectp: %+v", i.Status)
 	}
 	checkDualStack(t, "inspectp web", i.ips())
-	if i.Info.NetNS != "/var/run/netns/nrinet-"+web[:12] || len(i.Info.IPs) != 2 || i.Info.IPs[0].Owner != "10-podnet" {
+	if i.Info.NetNS != "/run/netns/nrinet-"+web[:12] || len(i.Info.IPs) != 2 || i.Info.IPs[0].Owner != "10-podnet" {
 		t.Errorf("inspectp info: %+v", i.Info)
 	}
 	dbIPs := d.inspectp(db).ips()
@@ -75,7 +75,7 @@ func TestCrictl_PodLifecycle(t *testing.T) {
 	if i.Status.State != "SANDBOX_NOTREADY" || len(i.ips()) != 0 {
 		t.Errorf("after stopp: state %s, addresses %v; want NOTREADY without address", i.Status.State, i.ips())
 	}
-	if p := filepath.Join("/var/run/netns", "nrinet-"+web[:12]); exists(p) {
+	if p := filepath.Join("/run/netns", "nrinet-"+web[:12]); exists(p) {
 		t.Errorf("network namespace %s still exists after stopp", p)
 	}
 	d.must("stopp", web)
@@ -153,7 +153,7 @@ func TestCrictl_RestartAfterKill(t *testing.T) {
 func TestCrictl_RequiredPluginMissing(t *testing.T) {
 	d := newDaemon(t, daemonConfig{required: []string{"podnet"}})
 	const reason = `required network plugin "podnet" not connected`
-	before, _ := filepath.Glob("/var/run/netns/nrinet-*")
+	before, _ := filepath.Glob("/run/netns/nrinet-*")
 
 	_, errOut, err := d.crictl("runp", d.writePod("web", nil, false))
 	errOut = strings.ReplaceAll(errOut, `\"`, `"`) // crictl logs the error quoted
@@ -176,7 +176,7 @@ func TestCrictl_RequiredPluginMissing(t *testing.T) {
 	if got := d.pods(); len(got) != 0 {
 		t.Errorf("crictl pods = %v after a failed runp", got)
 	}
-	if after, _ := filepath.Glob("/var/run/netns/nrinet-*"); !slices.Equal(after, before) {
+	if after, _ := filepath.Glob("/run/netns/nrinet-*"); !slices.Equal(after, before) {
 		t.Errorf("network namespaces leaked: %v, before %v", after, before)
 	}
 	// A host-network pod needs no network plugin.
