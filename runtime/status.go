@@ -259,7 +259,9 @@ func (p *plugin) status(ctx context.Context, pod *api.PodSandbox, verbose bool) 
 		if p.isClosed() || isTransportError(err) {
 			return statusAnswer{err: fmt.Errorf("plugin %q: PodSandboxStatus: connection lost: %w", p.fullName(), err)}
 		}
-		if ctx.Err() != nil {
+		// The plugin's side of the deadline may fire first and come back
+		// as its error: that is still no answer in time.
+		if ctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded {
 			return statusAnswer{err: fmt.Errorf("plugin %q: PodSandboxStatus: no answer within %v", p.fullName(), p.r.cfg.statusTimeout)}
 		}
 		return statusAnswer{err: (&PluginError{Plugin: p.fullName(), Method: "PodSandboxStatus", Err: err})}
