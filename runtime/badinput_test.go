@@ -2,8 +2,8 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"net"
 	"testing"
 	"time"
