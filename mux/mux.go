@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,6 +30,10 @@ type Mux struct {
 	closeOnce sync.Once
 	done      chan struct{}
 	readerWG  sync.WaitGroup
+
+	// writingSince is when the frame being written started (Unix ns),
+	// 0 when no write is in progress.
+	writingSince atomic.Int64
 }
 
 // New returns a Mux over trunk. It does not read from trunk until Start.
@@ -94,6 +100,32 @@ func (m *Mux) Start() {
 	m.started = true
 	m.readerWG.Add(1)
 	go m.readLoop()
+	if m.cfg.writeTimeout > 0 {
+		m.readerWG.Add(1)
+		go m.writeWatchdog()
+	}
+}
+
+// writeWatchdog breaks the trunk when a frame has been in the write for
+// longer than the write timeout: the peer stopped reading. Watching from
+// here keeps the write path free of per-write deadline updates.
+func (m *Mux) writeWatchdog() {
+	defer m.readerWG.Done()
+	tick := time.NewTicker(max(m.cfg.writeTimeout/4, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.done:
+			return
+		case now := <-tick.C:
+			since := m.writingSince.Load()
+			if since != 0 && now.Sub(time.Unix(0, since)) > m.cfg.writeTimeout {
+				m.fail(fmt.Errorf("mux: writing a frame took longer than %v, the peer stopped reading: %w",
+					m.cfg.writeTimeout, os.ErrDeadlineExceeded))
+				return
+			}
+		}
+	}
 }
 
 // Done is closed when the Mux is closed, by Close or by a trunk error.
@@ -195,9 +227,11 @@ func (m *Mux) write(id ConnID, b []byte) (int, error) {
 		putHeader(hdr[:], Header{Conn: id, Length: uint32(n)})
 		bufs := net.Buffers{hdr[:], b[written : written+n]}
 		if m.cfg.writeTimeout > 0 {
-			m.trunk.SetWriteDeadline(time.Now().Add(m.cfg.writeTimeout))
+			m.writingSince.Store(time.Now().UnixNano()) // watched by writeWatchdog
 		}
-		if _, err := bufs.WriteTo(m.trunk); err != nil {
+		_, err := bufs.WriteTo(m.trunk)
+		m.writingSince.Store(0)
+		if err != nil {
 			werr := fmt.Errorf("mux: writing frame for conn %d: %w", id, err)
 			if errors.Is(err, net.ErrClosed) {
 				if merr := m.Err(); merr != nil {

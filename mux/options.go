@@ -48,7 +48,9 @@ func WithReadBuffer(n int) Option {
 // (default: no bound). A peer that stops reading, so that a write cannot
 // finish in time, breaks the trunk with an error wrapping
 // os.ErrDeadlineExceeded: frames of all logical connections share the
-// trunk, so one stuck write would block them all.
+// trunk, so one stuck write would block them all. A watchdog checks every
+// quarter of the timeout, so a stuck write is noticed within 1.25 times
+// the timeout; the write path itself pays only two atomic stores.
 func WithWriteTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
