@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -48,22 +47,7 @@ func verboseInfo(t *testing.T, rsp *criapi.PodSandboxStatusResponse) sandboxInfo
 	return info
 }
 
-// podAddrs lists the global addresses of eth0 in a namespace, sorted.
-func podAddrs(t *testing.T, ns string) []string {
-	t.Helper()
-	out := testutil.Run(t, "ip", "-n", ns, "-o", "addr", "show", "dev", "eth0", "scope", "global")
-	var addrs []string
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Fields(l)
-		for i := range f {
-			if (f[i] == "inet" || f[i] == "inet6") && i+1 < len(f) {
-				addrs = append(addrs, strings.Split(f[i+1], "/")[0])
-			}
-		}
-	}
-	slices.Sort(addrs)
-	return addrs
-}
+func podAddrs(t *testing.T, ns string) []string { return testutil.PodAddrs(t, ns) }
 
 // checkDualStack fails unless addrs is one address of each test subnet,
 // IPv4 first.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,4 +70,22 @@ func WaitFor(t testing.TB, what string, patience time.Duration, cond func() bool
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// PodAddrs lists the global addresses of eth0 inside the named network
+// namespace, without prefix lengths, sorted.
+func PodAddrs(t testing.TB, ns string) []string {
+	t.Helper()
+	out := Run(t, "ip", "-n", ns, "-o", "addr", "show", "dev", "eth0", "scope", "global")
+	var addrs []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		for i := range f {
+			if (f[i] == "inet" || f[i] == "inet6") && i+1 < len(f) {
+				addrs = append(addrs, strings.Split(f[i+1], "/")[0])
+			}
+		}
+	}
+	slices.Sort(addrs)
+	return addrs
 }

@@ -177,22 +177,7 @@ func (e *env) bridgePorts() []string {
 	return ports
 }
 
-// podAddrs lists the global addresses of eth0 inside the namespace.
-func podAddrs(t *testing.T, ns string) []string {
-	t.Helper()
-	out := testutil.Run(t, "ip", "-n", ns, "-o", "addr", "show", "dev", "eth0", "scope", "global")
-	var addrs []string
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Fields(l)
-		for i := range f {
-			if (f[i] == "inet" || f[i] == "inet6") && i+1 < len(f) {
-				addrs = append(addrs, strings.Split(f[i+1], "/")[0])
-			}
-		}
-	}
-	slices.Sort(addrs)
-	return addrs
-}
+func podAddrs(t *testing.T, ns string) []string { return testutil.PodAddrs(t, ns) }
 
 func TestPodnet_ThreePodsDualStack(t *testing.T) {
 	e := newEnv(t, true)
