@@ -76,8 +76,9 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 			continue
 		}
 		rec.Plugins[c.plugin] = n
+		pluginAddrs := api.NetworkAddresses(n)
 		byFamily := map[string][]netip.Addr{}
-		for _, a := range api.NetworkAddresses(n) {
+		for _, a := range pluginAddrs {
 			k := api.FamilyOwnerKey(a)
 			byFamily[k] = append(byFamily[k], a)
 		}
@@ -102,7 +103,7 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 			}
 		}
 		// Addresses keep the plugin's order, across families.
-		for _, a := range api.NetworkAddresses(n) {
+		for _, a := range pluginAddrs {
 			if !slices.Contains(addrs, a) {
 				addrs = append(addrs, a)
 			}

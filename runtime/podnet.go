@@ -215,13 +215,12 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 	return nil
 }
 
-// partsOf returns the per-plugin parts of a record.
+// partsOf returns a copy of the per-plugin parts of a record, never nil.
 func partsOf(rec *api.PodNetworkRecord) map[string]*api.PodSandboxNetwork {
-	parts := map[string]*api.PodSandboxNetwork{}
-	for k, v := range rec.GetPlugins() {
-		parts[k] = v
+	if parts := maps.Clone(rec.GetPlugins()); parts != nil {
+		return parts
 	}
-	return parts
+	return map[string]*api.PodSandboxNetwork{}
 }
 
 // ordered lists parts in invocation order: "NN-name" sorts by index, then

@@ -180,6 +180,20 @@ func (r *Runtime) Plugins() []PluginInfo {
 	return out
 }
 
+// connectedNames returns the full names of the joined plugins that are
+// still connected.
+func (r *Runtime) connectedNames() map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make(map[string]bool, len(r.plugins))
+	for _, p := range r.plugins {
+		if !p.isClosed() {
+			names[p.fullName()] = true
+		}
+	}
+	return names
+}
+
 // join adds a plugin that completed its handshake and keeps the list in
 // invocation order: by index, then by name.
 func (r *Runtime) join(p *plugin) error {

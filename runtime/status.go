@@ -187,10 +187,7 @@ func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *ap
 		}
 	}
 	// Parts of plugins that are gone keep their values and are stale.
-	connected := map[string]bool{}
-	for _, info := range r.Plugins() {
-		connected[info.Name] = true
-	}
+	connected := r.connectedNames()
 	for name := range parts {
 		if !answered[name] && !connected[name] {
 			stale[name] = "plugin not connected"
