@@ -23,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nrinet/nrinet/internal/gobin"
 )
 
 // crictlVersion is the cri-tools release the demo installs.
@@ -295,21 +297,12 @@ func (d *demo) cleanup() {
 	}
 }
 
-func crictlDir() string { return filepath.Join(os.TempDir(), "nrinet-crictl-"+crictlVersion) }
+func crictlDir() string { return gobin.Dir("nrinet-crictl", crictlVersion) }
 
 // installCrictl installs crictl into a cache directory shared with the
 // end-to-end tests, unless it is already there.
 func installCrictl() (string, error) {
-	bin := filepath.Join(crictlDir(), "crictl")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	cmd := exec.Command("go", "install", "sigs.k8s.io/cri-tools/cmd/crictl@"+crictlVersion)
-	cmd.Env = append(os.Environ(), "GOBIN="+crictlDir(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("installing crictl: %v\n%s", err, out)
-	}
-	return bin, nil
+	return gobin.Install(crictlDir(), "sigs.k8s.io/cri-tools/cmd/crictl", crictlVersion)
 }
 
 // dig walks decoded JSON by object keys.

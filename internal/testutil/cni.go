@@ -1,12 +1,10 @@
 package testutil
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/nrinet/nrinet/internal/gobin"
 )
 
 // CNIPluginsVersion is the version of github.com/containernetworking/plugins
@@ -32,28 +30,10 @@ func CNIPluginDir(t testing.TB) string {
 	if dir := os.Getenv("NRINET_CNI_BIN"); dir != "" {
 		return dir
 	}
-	dir := filepath.Join(os.TempDir(), "nrinet-cni-plugins-"+CNIPluginsVersion)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Test binaries of several packages may run at once: serialize.
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	dir := gobin.Dir("nrinet-cni-plugins", CNIPluginsVersion)
 	for _, p := range CNIPlugins {
-		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
-			continue
-		}
-		pkg := fmt.Sprintf("github.com/containernetworking/plugins/%s@%s", cniPaths[p], CNIPluginsVersion)
-		cmd := exec.Command("go", "install", pkg)
-		cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("building CNI plugin %s: %v\n%s", p, err, out)
+		if _, err := gobin.Install(dir, "github.com/containernetworking/plugins/"+cniPaths[p], CNIPluginsVersion); err != nil {
+			t.Fatalf("building CNI plugin %s: %v", p, err)
 		}
 	}
 	return dir

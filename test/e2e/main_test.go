@@ -5,8 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/nrinet/nrinet/internal/gobin"
 )
 
 // CrictlVersion is the cri-tools release the tests drive nrinetd with.
@@ -58,27 +59,5 @@ func installCrictl() (string, error) {
 	if p := os.Getenv("NRINET_CRICTL"); p != "" {
 		return p, nil
 	}
-	dir := filepath.Join(os.TempDir(), "nrinet-crictl-"+CrictlVersion)
-	bin := filepath.Join(dir, "crictl")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	// Several test processes may get here at once: serialize.
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	cmd := exec.Command("go", "install", "sigs.k8s.io/cri-tools/cmd/crictl@"+CrictlVersion)
-	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building crictl %s: %v\n%s", CrictlVersion, err, out)
-	}
-	return bin, nil
+	return gobin.Install(gobin.Dir("nrinet-crictl", CrictlVersion), "sigs.k8s.io/cri-tools/cmd/crictl", CrictlVersion)
 }

@@ -1,0 +1,4 @@
+// Package gobin installs Go programs from the module proxy into cache
+// directories shared by the tests, the demo and CI, once: the CNI
+// reference plugins and crictl.
+package gobin
