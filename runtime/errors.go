@@ -6,6 +6,8 @@ import (
 
 	"github.com/containerd/ttrpc"
 	"google.golang.org/grpc/status"
+
+	"github.com/nrinet/nrinet/merge"
 )
 
 // ErrClosed is returned by requests made after Stop.
@@ -14,6 +16,10 @@ var ErrClosed = errors.New("runtime: stopped")
 // ErrNetworkNotReady is wrapped by the error of a RunPodSandbox refused
 // because a required network plugin is not connected.
 var ErrNetworkNotReady = errors.New("network not ready")
+
+// errNoEvictFunc answers a plugin's evictions when the runtime has no
+// EvictFunc.
+var errNoEvictFunc = errors.New("runtime: this runtime does not evict containers")
 
 // PluginError is a failure of one plugin while handling a request.
 type PluginError struct {
@@ -37,16 +43,7 @@ func (e *PluginError) Error() string {
 func (e *PluginError) Unwrap() error { return e.Err }
 
 // ConflictError reports two plugins setting the same field in one request.
-type ConflictError struct {
-	// Field names what was set, e.g. `annotation "team"` or `env "PATH"`.
-	Field string
-	// Plugin tried to set Field after Owner had set it.
-	Plugin, Owner string
-}
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("plugins %q and %q both tried to set %s", e.Plugin, e.Owner, e.Field)
-}
+type ConflictError = merge.ConflictError
 
 // isTransportError reports whether err means the connection to the plugin
 // is gone or unusable, rather than an answer from the plugin.

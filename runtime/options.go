@@ -16,8 +16,9 @@ type SyncFunc func(ctx context.Context) ([]*api.PodSandbox, []*api.Container, er
 
 // UpdateFunc applies container updates that a plugin asked for outside a
 // lifecycle request (UpdateContainers, or its answer to Synchronize). It
-// returns the updates that could not be applied.
-type UpdateFunc func(ctx context.Context, plugin string, updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) (failed []*api.ContainerUpdate, err error)
+// returns the updates that could not be applied. Evictions go to the
+// EvictFunc.
+type UpdateFunc func(ctx context.Context, plugin string, updates []*api.ContainerUpdate) (failed []*api.ContainerUpdate, err error)
 
 // Option configures a Runtime.
 type Option func(*config) error
@@ -33,6 +34,8 @@ type config struct {
 	logger              *slog.Logger
 	sync                SyncFunc
 	update              UpdateFunc
+	evict               EvictFunc
+	validators          []builtinValidator
 
 	netStore         PodNetworkStore
 	conflictPolicy   ConflictPolicy
@@ -163,6 +166,37 @@ func WithLogger(l *slog.Logger) Option {
 func WithSyncFunc(fn SyncFunc) Option {
 	return func(c *config) error {
 		c.sync = fn
+		return nil
+	}
+}
+
+// WithEvictFunc sets the function that evicts containers plugins ask to
+// be evicted (default: none; evictions are then logged and refused).
+func WithEvictFunc(fn EvictFunc) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return errors.New("nil EvictFunc")
+		}
+		c.evict = fn
+		return nil
+	}
+}
+
+// WithValidator adds a validator built into the runtime, under name (e.g.
+// "00-default-validator"), which errors give it. It validates every
+// container created alongside the validating plugins, and, if it is a
+// PodValidator, every pod before RunPodSandbox.
+func WithValidator(name string, v Validator) Option {
+	return func(c *config) error {
+		if name == "" || v == nil {
+			return errors.New("a built-in validator needs a name and a value")
+		}
+		for _, b := range c.validators {
+			if b.name == name {
+				return fmt.Errorf("validator %q added twice", name)
+			}
+		}
+		c.validators = append(c.validators, builtinValidator{name: name, v: v})
 		return nil
 	}
 }

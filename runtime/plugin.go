@@ -388,14 +388,23 @@ func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateCo
 	default:
 		return nil, fmt.Errorf("%s: UpdateContainers before RegisterPlugin", p.label())
 	}
-	update := p.r.cfg.update
-	if update == nil {
-		return nil, fmt.Errorf("runtime %s does not accept container updates from plugin %q", p.r.name, p.fullName())
+	var failed []*api.ContainerUpdate
+	if len(req.GetUpdate()) > 0 {
+		update := p.r.cfg.update
+		if update == nil {
+			return nil, fmt.Errorf("runtime %s does not accept container updates from plugin %q", p.r.name, p.fullName())
+		}
+		var err error
+		if failed, err = update(ctx, p.fullName(), req.GetUpdate()); err != nil {
+			p.logger().Warn("applying container updates failed", "updates", len(req.GetUpdate()), "error", err)
+			return nil, err
+		}
 	}
-	failed, err := update(ctx, p.fullName(), req.GetUpdate(), req.GetEvict())
-	if err != nil {
-		p.logger().Warn("applying container updates failed", "updates", len(req.GetUpdate()), "error", err)
-		return nil, err
+	if len(req.GetEvict()) > 0 {
+		if err := p.r.evict(ctx, p.fullName(), req.GetEvict()); err != nil {
+			p.logger().Warn("evicting containers failed", "evictions", describeEvictions(req.GetEvict()), "error", err)
+			return nil, fmt.Errorf("evicting %v: %w", describeEvictions(req.GetEvict()), err)
+		}
 	}
 	return &api.UpdateContainersResponse{Failed: failed}, nil
 }

@@ -36,6 +36,9 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 			return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %w: %s", pod.GetNamespace(), pod.GetName(), ErrNetworkNotReady, why)
 		}
 	}
+	if err := r.validatePod(ctx, pod); err != nil {
+		return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %w", pod.GetNamespace(), pod.GetName(), err)
+	}
 	r.syncMu.RLock()
 	defer r.syncMu.RUnlock()
 	if r.isStopped() {

@@ -250,7 +250,7 @@ func TestRuntime_ValidatorRejects(t *testing.T) {
 
 func TestRuntime_UpdateContainersReachesCallback(t *testing.T) {
 	got := make(chan string, 1)
-	e := newEnv(t, runtime.WithUpdateFunc(func(_ context.Context, plugin string, ups []*api.ContainerUpdate, _ []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
+	e := newEnv(t, runtime.WithUpdateFunc(func(_ context.Context, plugin string, ups []*api.ContainerUpdate) ([]*api.ContainerUpdate, error) {
 		got <- fmt.Sprintf("%s %s", plugin, ups[0].GetContainerId())
 		return nil, nil
 	}))

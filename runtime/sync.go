@@ -176,7 +176,7 @@ func (p *plugin) applySyncUpdates(ctx context.Context, updates []*api.ContainerU
 		p.logger().Warn("ignoring container updates from Synchronize: the runtime accepts none", "updates", len(updates))
 		return
 	}
-	failed, err := r.cfg.update(ctx, p.fullName(), updates, nil)
+	failed, err := r.cfg.update(ctx, p.fullName(), updates)
 	if err != nil {
 		p.logger().Warn("applying Synchronize updates failed", "updates", len(updates), "error", err)
 		return

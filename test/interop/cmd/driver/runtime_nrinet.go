@@ -48,7 +48,7 @@ func newDriver(socket, pluginDir, confDir string, pods []*PodSandbox, ctrs []*Co
 		runtime.WithSyncFunc(func(context.Context) ([]*api.PodSandbox, []*api.Container, error) {
 			return pods, ctrs, nil
 		}),
-		runtime.WithUpdateFunc(func(_ context.Context, plugin string, ups []*api.ContainerUpdate, _ []*api.ContainerEviction) ([]*api.ContainerUpdate, error) {
+		runtime.WithUpdateFunc(func(_ context.Context, plugin string, ups []*api.ContainerUpdate) ([]*api.ContainerUpdate, error) {
 			for _, u := range ups {
 				emit(line{Step: "update", Plugin: plugin, Response: pj(u)})
 			}

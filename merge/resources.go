@@ -1,0 +1,173 @@
+package merge
+
+import (
+	"fmt"
+	"slices"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/nrinet/nrinet/api"
+)
+
+// This file merges Linux resources, for adjustments of a container being
+// created and for updates of running containers alike.
+
+// resourceFields maps the leaf fields of LinuxMemory and LinuxCPU to the
+// Field that owns them.
+func resourceField(parent, name protoreflect.Name) api.Field {
+	switch parent + "." + name {
+	case "LinuxMemory.limit":
+		return api.Field_MemLimit
+	case "LinuxMemory.reservation":
+		return api.Field_MemReservation
+	case "LinuxMemory.swap":
+		return api.Field_MemSwapLimit
+	case "LinuxMemory.kernel":
+		return api.Field_MemKernelLimit
+	case "LinuxMemory.kernel_tcp":
+		return api.Field_MemTCPLimit
+	case "LinuxMemory.swappiness":
+		return api.Field_MemSwappiness
+	case "LinuxMemory.disable_oom_killer":
+		return api.Field_MemDisableOomKiller
+	case "LinuxMemory.use_hierarchy":
+		return api.Field_MemUseHierarchy
+	case "LinuxCPU.shares":
+		return api.Field_CPUShares
+	case "LinuxCPU.quota":
+		return api.Field_CPUQuota
+	case "LinuxCPU.period":
+		return api.Field_CPUPeriod
+	case "LinuxCPU.realtime_runtime":
+		return api.Field_CPURealtimeRuntime
+	case "LinuxCPU.realtime_period":
+		return api.Field_CPURealtimePeriod
+	case "LinuxCPU.cpus":
+		return api.Field_CPUSetCPUs
+	case "LinuxCPU.mems":
+		return api.Field_CPUSetMems
+	}
+	return api.Field_None
+}
+
+// mergeLeaves claims every field set in src (a LinuxMemory or LinuxCPU)
+// and copies it into each of dsts (messages of the same type).
+func mergeLeaves(o *Owners, container, plugin string, src protoreflect.Message, dsts ...protoreflect.Message) error {
+	var err error
+	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		f := resourceField(src.Descriptor().Name(), fd.Name())
+		if f == api.Field_None {
+			err = fmt.Errorf("plugin %q set %s.%s, which nrinet cannot merge", plugin, src.Descriptor().Name(), fd.Name())
+			return false
+		}
+		if err = o.claim(plugin, key{container, f, ""}); err != nil {
+			return false
+		}
+		for _, d := range dsts {
+			d.Set(fd, v)
+		}
+		return true
+	})
+	return err
+}
+
+// mergeResources merges resources src set by plugin into each of dsts: the
+// merged result and the view of the container, or the copy an update
+// works on.
+func mergeResources(o *Owners, container, plugin string, src *api.LinuxResources, dsts ...*api.LinuxResources) error {
+	if src == nil {
+		return nil
+	}
+	if m := src.GetMemory(); m != nil {
+		targets := make([]protoreflect.Message, len(dsts))
+		for i, d := range dsts {
+			if d.Memory == nil {
+				d.Memory = &api.LinuxMemory{}
+			}
+			targets[i] = d.Memory.ProtoReflect()
+		}
+		if err := mergeLeaves(o, container, plugin, m.ProtoReflect(), targets...); err != nil {
+			return err
+		}
+	}
+	if c := src.GetCpu(); c != nil {
+		targets := make([]protoreflect.Message, len(dsts))
+		for i, d := range dsts {
+			if d.Cpu == nil {
+				d.Cpu = &api.LinuxCPU{}
+			}
+			targets[i] = d.Cpu.ProtoReflect()
+		}
+		if err := mergeLeaves(o, container, plugin, c.ProtoReflect(), targets...); err != nil {
+			return err
+		}
+	}
+	for _, l := range src.GetHugepageLimits() {
+		if err := o.claim(plugin, key{container, api.Field_HugepageLimits, l.GetPageSize()}); err != nil {
+			return err
+		}
+		for _, d := range dsts {
+			d.HugepageLimits = append(slices.DeleteFunc(d.HugepageLimits, func(x *api.HugepageLimit) bool {
+				return x.GetPageSize() == l.GetPageSize()
+			}), l)
+		}
+	}
+	// Device cgroup rules are appended without ownership, as upstream does.
+	for _, d := range dsts {
+		d.Devices = append(d.Devices, src.GetDevices()...)
+	}
+	for _, k := range sortedKeys(src.GetUnified()) {
+		if err := o.claim(plugin, key{container, api.Field_CgroupsUnified, k}); err != nil {
+			return err
+		}
+		for _, d := range dsts {
+			if d.Unified == nil {
+				d.Unified = map[string]string{}
+			}
+			d.Unified[k] = src.GetUnified()[k]
+		}
+	}
+	if v := src.GetBlockioClass(); v != nil {
+		if err := o.claim(plugin, key{container, api.Field_BlockioClass, ""}); err != nil {
+			return err
+		}
+		for _, d := range dsts {
+			d.BlockioClass = v
+		}
+	}
+	if v := src.GetRdtClass(); v != nil {
+		if err := o.claim(plugin, key{container, api.Field_RdtClass, ""}); err != nil {
+			return err
+		}
+		for _, d := range dsts {
+			d.RdtClass = v
+		}
+	}
+	if v := src.GetPids(); v != nil {
+		if err := o.claim(plugin, key{container, api.Field_PidsLimit, ""}); err != nil {
+			return err
+		}
+		for _, d := range dsts {
+			d.Pids = &api.LinuxPids{Limit: v.GetLimit()}
+		}
+	}
+	return nil
+}
+
+// resources merges the resources of an adjustment into the result and
+// the view.
+func (a *Adjustment) resources(plugin string, l *api.LinuxContainerAdjustment) error {
+	r := l.GetResources()
+	if r == nil {
+		return nil
+	}
+	out := a.outLinux()
+	if out.Resources == nil {
+		out.Resources = &api.LinuxResources{}
+	}
+	vl := a.mutableLinux()
+	if vl.Resources == nil {
+		vl.Resources = &api.LinuxResources{}
+	}
+	return mergeResources(a.owners, a.id, plugin, r, out.Resources, vl.Resources)
+}

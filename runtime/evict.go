@@ -1,0 +1,55 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/nrinet/nrinet/api"
+)
+
+// EvictFunc evicts containers a plugin asked to be evicted: in its answer
+// to CreateContainer or UpdateContainer, or in UpdateContainers. plugin is
+// the plugin's full name. An error is logged, and returned to a plugin
+// that asked through UpdateContainers.
+type EvictFunc func(ctx context.Context, plugin string, evictions []*api.ContainerEviction) error
+
+// eviction is what one plugin asked to evict during a request.
+type eviction struct {
+	plugin string
+	list   []*api.ContainerEviction
+}
+
+func collectEvictions(to []eviction, p *plugin, list []*api.ContainerEviction) []eviction {
+	if len(list) == 0 {
+		return to
+	}
+	return append(to, eviction{plugin: p.fullName(), list: list})
+}
+
+// deliverEvictions hands the evictions of a successful request to the
+// EvictFunc, in plugin order. Without one they are logged, never dropped
+// silently.
+func (r *Runtime) deliverEvictions(ctx context.Context, evictions []eviction) {
+	for _, e := range evictions {
+		if err := r.evict(ctx, e.plugin, e.list); err != nil {
+			r.cfg.logger.Warn("evicting containers failed", "plugin", e.plugin, "evictions", describeEvictions(e.list), "error", err)
+		}
+	}
+}
+
+// evict hands one plugin's evictions to the EvictFunc.
+func (r *Runtime) evict(ctx context.Context, plugin string, list []*api.ContainerEviction) error {
+	if r.cfg.evict == nil {
+		r.cfg.logger.Warn("plugin asked to evict containers, but the runtime has no EvictFunc", "plugin", plugin, "evictions", describeEvictions(list))
+		return errNoEvictFunc
+	}
+	return r.cfg.evict(ctx, plugin, list)
+}
+
+// describeEvictions renders evictions for a log record: "id (reason)".
+func describeEvictions(list []*api.ContainerEviction) []string {
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i] = e.GetContainerId() + " (" + e.GetReason() + ")"
+	}
+	return out
+}

@@ -1,0 +1,139 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/merge"
+)
+
+// Validator is a validator built into the runtime, such as
+// [github.com/nrinet/nrinet/validator]: it takes part in the validation of
+// every CreateContainer like a plugin subscribed to
+// ValidateContainerAdjustment, without a process. An error rejects the
+// container; its text is the reason.
+type Validator interface {
+	ValidateContainerAdjustment(ctx context.Context, req *api.ValidateContainerAdjustmentRequest) error
+}
+
+// PodValidator is a Validator that also vets a pod before RunPodSandbox is
+// relayed, given the plugins connected; the default validator checks
+// there that the pod's required plugins are present.
+type PodValidator interface {
+	ValidatePodSandbox(ctx context.Context, pod *api.PodSandbox, plugins []*api.PluginInstance) error
+}
+
+// builtinValidator is a Validator with the name errors give it.
+type builtinValidator struct {
+	name string
+	v    Validator
+}
+
+// RejectedError reports a validator rejecting a container's adjustment,
+// or a pod.
+type RejectedError struct {
+	// Validator is the full name of the validating plugin, or the name a
+	// built-in validator was given.
+	Validator string
+	// Container is the ID of the container being created; empty for a pod.
+	Container string
+	// Pod is the ID of the pod a PodValidator rejected.
+	Pod string
+	// Reason is the validator's reason.
+	Reason string
+}
+
+func (e *RejectedError) Error() string {
+	if e.Container == "" {
+		return fmt.Sprintf("validator %q rejected pod %q: %s", e.Validator, e.Pod, e.Reason)
+	}
+	return fmt.Sprintf("validator %q rejected the adjustment of container %q: %s", e.Validator, e.Container, e.Reason)
+}
+
+// instances lists the connected plugins, as validators see them.
+func (r *Runtime) instances() []*api.PluginInstance {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*api.PluginInstance, 0, len(r.plugins))
+	for _, p := range r.plugins {
+		if !p.isClosed() {
+			out = append(out, &api.PluginInstance{Name: p.name, Index: p.idx})
+		}
+	}
+	return out
+}
+
+// validate asks every validator, built-in and plugin, concurrently, to
+// accept the merged result of a CreateContainer. Any rejection, error or
+// failure to answer fails the request; a validating plugin that fails to
+// answer is also disconnected.
+func (r *Runtime) validate(ctx context.Context, req *api.CreateContainerRequest, rsp *api.CreateContainerResponse, o *merge.Owners) error {
+	plugins := r.subscribed(api.Event_VALIDATE_CONTAINER_ADJUSTMENT)
+	if len(plugins) == 0 && len(r.cfg.validators) == 0 {
+		return nil
+	}
+	vreq := &api.ValidateContainerAdjustmentRequest{
+		Pod:       req.GetPod(),
+		Container: req.GetContainer(),
+		Adjust:    rsp.GetAdjust(),
+		Update:    rsp.GetUpdate(),
+		Owners:    o.Proto(),
+		Plugins:   r.instances(),
+	}
+	id := req.GetContainer().GetId()
+	errs := make([]error, len(plugins)+len(r.cfg.validators))
+	var wg sync.WaitGroup
+	for i, p := range plugins {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
+			defer cancel()
+			vrsp, err := rpc[api.ValidateContainerAdjustmentResponse](cctx, p, "ValidateContainerAdjustment", vreq)
+			switch {
+			case err != nil:
+				if ctx.Err() == nil && (isTransportError(err) || cctx.Err() != nil) {
+					p.close(fmt.Errorf("failed to handle ValidateContainerAdjustment: %w", err))
+				}
+				errs[i] = &PluginError{Plugin: p.fullName(), Method: "ValidateContainerAdjustment", Err: err}
+			case vrsp.GetReject():
+				reason := vrsp.GetReason()
+				if reason == "" {
+					reason = "no reason given"
+				}
+				errs[i] = &RejectedError{Validator: p.fullName(), Container: id, Reason: reason}
+			}
+		})
+	}
+	for j, b := range r.cfg.validators {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
+			defer cancel()
+			if err := b.v.ValidateContainerAdjustment(cctx, vreq); err != nil {
+				errs[len(plugins)+j] = &RejectedError{Validator: b.name, Container: id, Reason: err.Error()}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// validatePod runs the built-in PodValidators before a RunPodSandbox.
+func (r *Runtime) validatePod(ctx context.Context, pod *api.PodSandbox) error {
+	var errs []error
+	var plugins []*api.PluginInstance
+	for _, b := range r.cfg.validators {
+		pv, ok := b.v.(PodValidator)
+		if !ok {
+			continue
+		}
+		if plugins == nil {
+			plugins = r.instances()
+		}
+		if err := pv.ValidatePodSandbox(ctx, pod, plugins); err != nil {
+			errs = append(errs, &RejectedError{Validator: b.name, Pod: pod.GetId(), Reason: err.Error()})
+		}
+	}
+	return errors.Join(errs...)
+}
