@@ -23,7 +23,9 @@ func resources(r *api.LinuxResources) *api.ContainerAdjustment {
 	return linux(&api.LinuxContainerAdjustment{Resources: r})
 }
 
-func mnt(dst string) *api.Mount { return &api.Mount{Destination: dst, Source: "/src" + dst, Type: "bind"} }
+func mnt(dst string) *api.Mount {
+	return &api.Mount{Destination: dst, Source: "/src" + dst, Type: "bind"}
+}
 func env(k, v string) *api.KeyValue { return &api.KeyValue{Key: k, Value: v} }
 func dev(p string) *api.LinuxDevice { return &api.LinuxDevice{Path: p, Type: "c", Major: 1, Minor: 3} }
 
@@ -52,7 +54,9 @@ func TestAdjustment(t *testing.T) {
 			name:  "annotations from two plugins",
 			steps: []step{{"10-a", &api.ContainerAdjustment{Annotations: map[string]string{"a": "1"}}}, {"20-b", &api.ContainerAdjustment{Annotations: map[string]string{"b": "2", "-orig": ""}}}},
 			want:  &api.ContainerAdjustment{Annotations: map[string]string{"a": "1", "b": "2", "-orig": ""}},
-			view:  func(c *api.Container) bool { return c.Annotations["a"] == "1" && c.Annotations["b"] == "2" && c.Annotations["orig"] == "" },
+			view: func(c *api.Container) bool {
+				return c.Annotations["a"] == "1" && c.Annotations["b"] == "2" && c.Annotations["orig"] == ""
+			},
 		},
 		{
 			name:    "annotation conflict",
@@ -149,7 +153,9 @@ func TestAdjustment(t *testing.T) {
 			name:  "devices: add and remove the container's",
 			steps: []step{{"10-a", linux(&api.LinuxContainerAdjustment{Devices: []*api.LinuxDevice{dev("/dev/fuse"), {Path: "-/dev/null"}}})}},
 			want:  linux(&api.LinuxContainerAdjustment{Devices: []*api.LinuxDevice{dev("/dev/fuse"), {Path: "-/dev/null"}}}),
-			view:  func(c *api.Container) bool { return len(c.Linux.Devices) == 1 && c.Linux.Devices[0].Path == "/dev/fuse" },
+			view: func(c *api.Container) bool {
+				return len(c.Linux.Devices) == 1 && c.Linux.Devices[0].Path == "/dev/fuse"
+			},
 		},
 		{
 			name:    "device conflict",
@@ -232,7 +238,9 @@ func TestAdjustment(t *testing.T) {
 				Scheduler:     &api.LinuxScheduler{Nice: 5},
 				MemoryPolicy:  &api.LinuxMemoryPolicy{Mode: api.MpolMode_MPOL_BIND, Nodes: "0"},
 			}),
-			view: func(c *api.Container) bool { return c.Linux.CgroupsPath == "/kubepods/x" && c.Linux.Scheduler.GetNice() == 5 },
+			view: func(c *api.Container) bool {
+				return c.Linux.CgroupsPath == "/kubepods/x" && c.Linux.Scheduler.GetNice() == 5
+			},
 		},
 		{name: "cgroups path conflict", wantErr: "CgroupsPath", steps: []step{{"10-a", linux(&api.LinuxContainerAdjustment{CgroupsPath: "/a"})}, {"20-b", linux(&api.LinuxContainerAdjustment{CgroupsPath: "/b"})}}},
 		{name: "OOM score conflict", wantErr: "OomScoreAdj", steps: []step{{"10-a", linux(&api.LinuxContainerAdjustment{OomScoreAdj: &api.OptionalInt{}})}, {"20-b", linux(&api.LinuxContainerAdjustment{OomScoreAdj: &api.OptionalInt{Value: 1}})}}},

@@ -65,7 +65,7 @@ func mergeList[T any](o *Owners, container string, f api.Field, plugin string, i
 }
 
 // mountKey, envKey and deviceKey are the keyOf functions of mergeList.
-func mountKey(m *api.Mount) (string, bool) { return strings.CutPrefix(m.GetDestination(), "-") }
+func mountKey(m *api.Mount) (string, bool)   { return strings.CutPrefix(m.GetDestination(), "-") }
 func envKey(kv *api.KeyValue) (string, bool) { return strings.CutPrefix(kv.GetKey(), "-") }
 func deviceKey(d *api.LinuxDevice) (string, bool) {
 	return strings.CutPrefix(d.GetPath(), "-")

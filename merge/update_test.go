@@ -71,7 +71,7 @@ func TestUpdates(t *testing.T) {
 			},
 		},
 		{
-			name: "pids limits are kept (upstream drops them)",
+			name:  "pids limits are kept (upstream drops them)",
 			calls: []call{{"10-a", []*api.ContainerUpdate{{ContainerId: "x", Linux: &api.LinuxContainerUpdate{Resources: &api.LinuxResources{Pids: &api.LinuxPids{Limit: 99}}}}}}},
 			want:  []*api.ContainerUpdate{{ContainerId: "x", Linux: &api.LinuxContainerUpdate{Resources: &api.LinuxResources{Pids: &api.LinuxPids{Limit: 99}}}}},
 		},
