@@ -74,6 +74,15 @@ type CreateContainerHandler interface {
 	CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error)
 }
 
+// CreateContainerEvictHandler is the variant of CreateContainerHandler
+// for a plugin that may also ask the runtime to evict containers, for
+// instance to make room for the new one. nrinet runtimes deliver the
+// evictions; containerd's ignore them. A plugin implements one or the
+// other.
+type CreateContainerEvictHandler interface {
+	CreateContainerEvict(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, []*api.ContainerEviction, error)
+}
+
 // PostCreateContainerHandler is told that a container was created.
 type PostCreateContainerHandler interface {
 	PostCreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) error
@@ -93,6 +102,12 @@ type PostStartContainerHandler interface {
 // container update and update other containers.
 type UpdateContainerHandler interface {
 	UpdateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container, resources *api.LinuxResources) ([]*api.ContainerUpdate, error)
+}
+
+// UpdateContainerEvictHandler is the variant of UpdateContainerHandler
+// for a plugin that may also ask the runtime to evict containers.
+type UpdateContainerEvictHandler interface {
+	UpdateContainerEvict(ctx context.Context, pod *api.PodSandbox, ctr *api.Container, resources *api.LinuxResources) ([]*api.ContainerUpdate, []*api.ContainerEviction, error)
 }
 
 // PostUpdateContainerHandler is told that a container update was applied.
@@ -138,6 +153,8 @@ func implementedEvents(p any) api.EventMask {
 	add(ok, api.Event_REMOVE_POD_SANDBOX)
 	_, ok = p.(CreateContainerHandler)
 	add(ok, api.Event_CREATE_CONTAINER)
+	_, ok = p.(CreateContainerEvictHandler)
+	add(ok, api.Event_CREATE_CONTAINER)
 	_, ok = p.(PostCreateContainerHandler)
 	add(ok, api.Event_POST_CREATE_CONTAINER)
 	_, ok = p.(StartContainerHandler)
@@ -145,6 +162,8 @@ func implementedEvents(p any) api.EventMask {
 	_, ok = p.(PostStartContainerHandler)
 	add(ok, api.Event_POST_START_CONTAINER)
 	_, ok = p.(UpdateContainerHandler)
+	add(ok, api.Event_UPDATE_CONTAINER)
+	_, ok = p.(UpdateContainerEvictHandler)
 	add(ok, api.Event_UPDATE_CONTAINER)
 	_, ok = p.(PostUpdateContainerHandler)
 	add(ok, api.Event_POST_UPDATE_CONTAINER)

@@ -256,15 +256,20 @@ func (svc *service) RemovePodSandbox(ctx context.Context, req *api.RemovePodSand
 }
 
 func (svc *service) CreateContainer(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
-	h, ok := svc.stub.handler.(CreateContainerHandler)
-	if !ok {
-		return &api.CreateContainerResponse{}, nil
+	var (
+		rsp = &api.CreateContainerResponse{}
+		err error
+	)
+	switch h := svc.stub.handler.(type) {
+	case CreateContainerHandler:
+		rsp.Adjust, rsp.Update, err = h.CreateContainer(ctx, req.GetPod(), req.GetContainer())
+	case CreateContainerEvictHandler:
+		rsp.Adjust, rsp.Update, rsp.Evict, err = h.CreateContainerEvict(ctx, req.GetPod(), req.GetContainer())
 	}
-	adjust, update, err := h.CreateContainer(ctx, req.GetPod(), req.GetContainer())
 	if err != nil {
 		return nil, svc.wrap(api.Event_CREATE_CONTAINER, err)
 	}
-	return &api.CreateContainerResponse{Adjust: adjust, Update: update}, nil
+	return rsp, nil
 }
 
 func (svc *service) PostCreateContainer(ctx context.Context, req *api.PostCreateContainerRequest) (*api.PostCreateContainerResponse, error) {
@@ -280,15 +285,20 @@ func (svc *service) PostStartContainer(ctx context.Context, req *api.PostStartCo
 }
 
 func (svc *service) UpdateContainer(ctx context.Context, req *api.UpdateContainerRequest) (*api.UpdateContainerResponse, error) {
-	h, ok := svc.stub.handler.(UpdateContainerHandler)
-	if !ok {
-		return &api.UpdateContainerResponse{}, nil
+	var (
+		rsp = &api.UpdateContainerResponse{}
+		err error
+	)
+	switch h := svc.stub.handler.(type) {
+	case UpdateContainerHandler:
+		rsp.Update, err = h.UpdateContainer(ctx, req.GetPod(), req.GetContainer(), req.GetLinuxResources())
+	case UpdateContainerEvictHandler:
+		rsp.Update, rsp.Evict, err = h.UpdateContainerEvict(ctx, req.GetPod(), req.GetContainer(), req.GetLinuxResources())
 	}
-	update, err := h.UpdateContainer(ctx, req.GetPod(), req.GetContainer(), req.GetLinuxResources())
 	if err != nil {
 		return nil, svc.wrap(api.Event_UPDATE_CONTAINER, err)
 	}
-	return &api.UpdateContainerResponse{Update: update}, nil
+	return rsp, nil
 }
 
 func (svc *service) PostUpdateContainer(ctx context.Context, req *api.PostUpdateContainerRequest) (*api.PostUpdateContainerResponse, error) {
