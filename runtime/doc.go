@@ -37,8 +37,20 @@
 // request to fail instead.
 //
 // Results of CreateContainer, UpdateContainer and StopContainer are merged
-// with per-field ownership: two plugins setting the same field in one
-// request is an error naming both.
+// with per-field ownership by package [github.com/nrinet/nrinet/merge]:
+// two plugins setting the same field in one request is a [*ConflictError]
+// naming both. A created container's merged adjustment is then validated,
+// concurrently, by the plugins subscribed to ValidateContainerAdjustment
+// and by the validators built in with [WithValidator] (such as
+// [github.com/nrinet/nrinet/validator]); any rejection fails the creation
+// with a [*RejectedError] naming the validator and its reason. A built-in
+// [PodValidator] also vets every pod before RunPodSandbox, so that required
+// plugins gate pods, not only containers.
+//
+// Evictions plugins ask for, in their answers or through UpdateContainers,
+// are handed to the [EvictFunc] of [WithEvictFunc] with the plugin's name
+// (containerd's NRI drops them). [github.com/nrinet/nrinet/ocispec]
+// applies merged adjustments and updates to an OCI spec.
 //
 // # Pod networks
 //
