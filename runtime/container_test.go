@@ -9,6 +9,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/runtime"
+	"github.com/nrinet/nrinet/validator"
 )
 
 // evictor asks for evictions when a container is created or updated; with
@@ -187,5 +188,34 @@ func TestRuntime_WithValidatorChecks(t *testing.T) {
 		if _, err := runtime.New("t", "v", opts...); err == nil {
 			t.Errorf("New accepted a bad option set (%d options)", len(opts))
 		}
+	}
+}
+
+// nsAdjuster moves containers into another network namespace.
+type nsAdjuster struct{}
+
+func (nsAdjuster) CreateContainer(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	return &api.ContainerAdjustment{Linux: &api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "network", Path: "/var/run/netns/x"}}}}, nil, nil
+}
+
+func TestRuntime_DefaultValidator(t *testing.T) {
+	v := validator.New(validator.Config{Enable: true, RejectNamespaceAdjustment: true})
+	e := newEnv(t, runtime.WithValidator("00-default-validator", v))
+	e.startPlugin(nsAdjuster{}, "10", "netns")
+	ctx := context.Background()
+
+	pod := testPod(1)
+	pod.Annotations = map[string]string{api.RequiredPluginsAnnotation + "/pod": `["audit"]`}
+	_, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod})
+	if err == nil || !strings.Contains(err.Error(), `required plugin "audit"`) || !strings.Contains(err.Error(), `"00-default-validator"`) {
+		t.Fatalf("RunPodSandbox of a pod requiring a missing plugin = %v", err)
+	}
+	e.startPlugin(newRecorder(), "90", "audit")
+	if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod}); err != nil {
+		t.Fatalf("RunPodSandbox with the required plugin present: %v", err)
+	}
+	_, err = e.rt.CreateContainer(ctx, &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)})
+	if err == nil || !strings.Contains(err.Error(), `plugin "10-netns" adjusted namespace "network"`) {
+		t.Fatalf("CreateContainer with a namespace adjustment = %v", err)
 	}
 }

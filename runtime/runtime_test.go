@@ -227,9 +227,9 @@ func TestRuntime_CreateContainerConflict(t *testing.T) {
 }
 
 // validator rejects containers that got an annotation "team".
-type validator struct{}
+type teamValidator struct{}
 
-func (validator) ValidateContainerAdjustment(_ context.Context, req *api.ValidateContainerAdjustmentRequest) error {
+func (teamValidator) ValidateContainerAdjustment(_ context.Context, req *api.ValidateContainerAdjustmentRequest) error {
 	if _, ok := req.GetAdjust().GetAnnotations()["team"]; ok {
 		owner := req.GetOwners().GetOwners()[req.GetContainer().GetId()].GetCompound()[int32(api.Field_Annotations)].GetOwners()["team"]
 		return fmt.Errorf("annotation team set by %s is not allowed", owner)
@@ -240,7 +240,7 @@ func (validator) ValidateContainerAdjustment(_ context.Context, req *api.Validat
 func TestRuntime_ValidatorRejects(t *testing.T) {
 	e := newEnv(t)
 	e.startPlugin(adjuster{"team", "red"}, "10", "one")
-	e.startPlugin(validator{}, "90", "policy")
+	e.startPlugin(teamValidator{}, "90", "policy")
 	pod := testPod(1)
 	_, err := e.rt.CreateContainer(context.Background(), &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)})
 	if err == nil || !contains(err.Error(), `validator "90-policy" rejected`) || !contains(err.Error(), "set by 10-one") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/runtime"
+	"github.com/nrinet/nrinet/validator"
 )
 
 // Config is nrinetd's configuration file (TOML). Keys left out keep their
@@ -56,6 +57,10 @@ type Config struct {
 	LogLevel string `toml:"log_level" json:"logLevel"`
 	// ShutdownTimeout bounds the graceful shutdown.
 	ShutdownTimeout Duration `toml:"shutdown_timeout" json:"shutdownTimeout"`
+	// Validator configures the built-in default validator, which checks
+	// every container's merged adjustment and gates pods on their
+	// required plugins ([validator] table; off unless enable = true).
+	Validator validator.Config `toml:"validator" json:"validator"`
 }
 
 // Duration is a time.Duration written as a string such as "250ms".
@@ -153,6 +158,11 @@ func (c Config) Validate() error {
 	if _, err := c.level(); err != nil {
 		errs = append(errs, err)
 	}
+	if c.Validator.Enable {
+		if err := c.Validator.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("[validator]: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -208,6 +218,10 @@ func (c Config) runtimeOptions() []runtime.Option {
 	}
 	if len(c.RequiredNetworkPlugins) > 0 {
 		opts = append(opts, runtime.WithRequiredNetworkPlugins(c.RequiredNetworkPlugins...))
+	}
+	if c.Validator.Enable {
+		v := validator.New(c.Validator)
+		opts = append(opts, runtime.WithValidator(v.Index()+"-"+v.Name(), v))
 	}
 	return opts
 }

@@ -30,6 +30,16 @@ nri_socket = ""
 			return c.CRISocket == "/run/x.sock" && slices.Equal(c.RequiredNetworkPlugins, []string{"podnet", "20-ipv6"}) &&
 				c.StatusTimeout == Duration(100*time.Millisecond) && c.StatusCacheTTL == 0 && c.NRISocket == ""
 		}, ""},
+		{"validator", `
+[validator]
+enable = true
+reject_namespace_adjustment = true
+required_plugins = ["podnet"]
+`, func(c Config) bool {
+			return c.Validator.Enable && c.Validator.RejectNamespaceAdjustment && slices.Equal(c.Validator.RequiredPlugins, []string{"podnet"}) &&
+				len(c.runtimeOptions()) > 0
+		}, ""},
+		{"bad validator", "[validator]\nenable = true\nrequired_plugins = [\"two words\"]\n", nil, `[validator]`},
 		{"unknown key", `cri_sock = "/x"`, nil, `unknown configuration keys "cri_sock"`},
 		{"bad duration", `status_timeout = "soon"`, nil, `soon`},
 		{"negative timeout", `status_timeout = "-1s"`, nil, "status_timeout -1s is not positive"},
