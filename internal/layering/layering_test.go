@@ -29,7 +29,10 @@ func TestImportRules(t *testing.T) {
 	}{
 		{pkg: mod + "mux", onlyStd: true},
 		{pkg: mod + "api", forbidden: append([]string{mod + "runtime", mod + "plugin", mod + "mux"}, forbiddenForLibraries...)},
-		{pkg: mod + "runtime", forbidden: append([]string{mod + "plugin", mod + "cri", mod + "plugins/"}, forbiddenForLibraries...)},
+		{pkg: mod + "runtime", forbidden: append([]string{mod + "plugin", mod + "cri", mod + "plugins/", mod + "ocispec", mod + "validator", "github.com/opencontainers/"}, forbiddenForLibraries...)},
+		{pkg: mod + "merge", forbidden: append([]string{mod + "runtime", mod + "plugin", mod + "mux", "github.com/opencontainers/"}, forbiddenForLibraries...)},
+		{pkg: mod + "ocispec", forbidden: append([]string{mod + "runtime", mod + "plugin", mod + "mux", mod + "merge"}, forbiddenForLibraries...)},
+		{pkg: mod + "validator", forbidden: append([]string{mod + "runtime", mod + "plugin", mod + "mux", "github.com/opencontainers/"}, forbiddenForLibraries...)},
 		{pkg: mod + "plugin", forbidden: append([]string{mod + "runtime", mod + "cri", mod + "plugins/"}, forbiddenForLibraries...)},
 		{pkg: mod + "ipam", forbidden: []string{mod + "api", mod + "runtime", mod + "plugin", mod + "mux"}},
 		{pkg: mod + "plugins/podnet", forbidden: []string{mod + "runtime", mod + "cri", "github.com/containernetworking/", "k8s.io/"}},
