@@ -87,6 +87,11 @@ func TestAdjustment(t *testing.T) {
 			view:  func(c *api.Container) bool { return len(c.Mounts) == 1 && c.Mounts[0].Destination == "/x" },
 		},
 		{
+			name:  "several mount removals are forwarded in the plugin's order",
+			steps: []step{{"10-a", &api.ContainerAdjustment{Mounts: []*api.Mount{{Destination: "-/z"}, {Destination: "-/data"}, {Destination: "-/a"}}}}},
+			want:  &api.ContainerAdjustment{Mounts: []*api.Mount{{Destination: "-/z"}, {Destination: "-/data"}, {Destination: "-/a"}}},
+		},
+		{
 			name:    "mount conflict",
 			steps:   []step{{"10-a", &api.ContainerAdjustment{Mounts: []*api.Mount{mnt("/x")}}}, {"20-b", &api.ContainerAdjustment{Mounts: []*api.Mount{mnt("/x")}}}},
 			wantErr: `plugins "20-b" and "10-a" both tried to set Mounts "/x"`,

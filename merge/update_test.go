@@ -167,3 +167,27 @@ func TestOwnersProto(t *testing.T) {
 		t.Errorf("Owner = %q", got)
 	}
 }
+
+// TestReplacedNotDuplicated: a hugepage limit of a size the requested
+// resources have, and an rlimit of a type the container has, replace
+// those instead of adding a second entry (upstream appends).
+func TestReplacedNotDuplicated(t *testing.T) {
+	u := merge.NewUpdates(merge.NewOwners()).ForUpdate("t", &api.LinuxResources{HugepageLimits: []*api.HugepageLimit{{PageSize: "2MB", Limit: 1}}})
+	if err := u.Apply("10-a", []*api.ContainerUpdate{{ContainerId: "t", Linux: &api.LinuxContainerUpdate{Resources: &api.LinuxResources{
+		HugepageLimits: []*api.HugepageLimit{{PageSize: "2MB", Limit: 8}},
+	}}}}); err != nil {
+		t.Fatal(err)
+	}
+	tgt, _ := u.Target()
+	if h := tgt.GetLinux().GetResources().GetHugepageLimits(); len(h) != 1 || h[0].GetLimit() != 8 {
+		t.Errorf("hugepage limits %v, want one 2MB limit of 8", h)
+	}
+
+	a := merge.NewAdjustment(merge.NewOwners(), &api.Container{Id: "c", Rlimits: []*api.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1}}})
+	if err := a.Apply("10-a", &api.ContainerAdjustment{Rlimits: []*api.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 9}}}); err != nil {
+		t.Fatal(err)
+	}
+	if rl := a.Container().GetRlimits(); len(rl) != 1 || rl[0].GetHard() != 9 {
+		t.Errorf("rlimits as the next plugin sees them: %v", rl)
+	}
+}
