@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -88,6 +89,39 @@ func (r *Runtime) run(p *plugin) error {
 		p.logger().Warn("plugin failed to join", "error", err)
 		p.close(fmt.Errorf("handshake: %w", err))
 		return err
+	}
+	return nil
+}
+
+// Connect admits a plugin on a connection the caller already has: one end
+// of a socketpair or a net.Pipe whose other end a plugin serves, for
+// instance a plugin built into the runtime's own process on the plugin
+// library (plugin.WithConnection). It returns once the plugin registered
+// and joined the dispatch list, or failed to; the Runtime owns conn from
+// then on. It works whether or not external plugins are enabled.
+func (r *Runtime) Connect(ctx context.Context, conn net.Conn) error {
+	r.mu.Lock()
+	started := r.started
+	r.mu.Unlock()
+	if !started {
+		conn.Close()
+		return errors.New("runtime: Connect before Start")
+	}
+	p, err := r.connect(conn, kindPreConnected, "", "")
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	r.wg.Add(1)
+	defer r.wg.Done()
+	hctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	if err := p.handshake(hctx); err != nil {
+		p.logger().Warn("plugin failed to join", "error", err)
+		p.close(fmt.Errorf("handshake: %w", err))
+		return fmt.Errorf("runtime: pre-connected plugin: %w", err)
 	}
 	return nil
 }

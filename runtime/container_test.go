@@ -3,11 +3,15 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/runtime"
 	"github.com/nrinet/nrinet/validator"
 )
@@ -217,5 +221,45 @@ func TestRuntime_DefaultValidator(t *testing.T) {
 	_, err = e.rt.CreateContainer(ctx, &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)})
 	if err == nil || !strings.Contains(err.Error(), `plugin "10-netns" adjusted namespace "network"`) {
 		t.Fatalf("CreateContainer with a namespace adjustment = %v", err)
+	}
+}
+
+// TestRuntime_ConnectBuiltinPlugin runs a plugin inside the test's own
+// process over a net.Pipe: a builtin plugin, with no socket at all.
+func TestRuntime_ConnectBuiltinPlugin(t *testing.T) {
+	e := newEnv(t, runtime.WithoutExternalPlugins())
+	rtEnd, plEnd := net.Pipe()
+	s, err := plugin.New(adjuster{"builtin", "yes"}, plugin.WithPluginName("builtin"), plugin.WithPluginIdx("05"),
+		plugin.WithConnection(plEnd), plugin.WithEnv(func(string) string { return "" }, "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- e.rt.Connect(context.Background(), rtEnd) }()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	if err := <-errc; err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	pod := testPod(1)
+	rsp, err := e.rt.CreateContainer(context.Background(), &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)})
+	if err != nil || rsp.GetAdjust().GetAnnotations()["builtin"] != "yes" {
+		t.Fatalf("CreateContainer = %v, %v", rsp, err)
+	}
+	if ps := e.rt.Plugins(); len(ps) != 1 || ps[0].Name != "05-builtin" {
+		t.Errorf("plugins %+v", ps)
+	}
+}
+
+func TestRuntime_ConnectSilentPeer(t *testing.T) {
+	e := newEnv(t, runtime.WithoutExternalPlugins(), runtime.WithRegistrationTimeout(100*time.Millisecond))
+	rtEnd, other := net.Pipe()
+	t.Cleanup(func() { other.Close() })
+	go io.Copy(io.Discard, other)
+	err := e.rt.Connect(context.Background(), rtEnd)
+	if err == nil || !strings.Contains(err.Error(), "did not register") {
+		t.Fatalf("Connect to a silent peer = %v", err)
 	}
 }

@@ -20,8 +20,9 @@ import (
 
 // Plugin kinds, as shown in logs and PluginInfo.
 const (
-	kindExternal = "external"
-	kindLaunched = "launched"
+	kindExternal     = "external"
+	kindLaunched     = "launched"
+	kindPreConnected = "pre-connected"
 )
 
 // plugin is the runtime's end of one plugin connection.
