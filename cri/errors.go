@@ -52,6 +52,8 @@ func grpcCode(err error) codes.Code {
 		return codes.AlreadyExists
 	case errors.Is(err, ErrNetworkNotReady), errors.Is(err, runtime.ErrNetworkNotReady), errors.Is(err, runtime.ErrClosed), errors.Is(err, ErrClosed):
 		return codes.Unavailable
+	case errors.As(err, new(*runtime.RejectedError)):
+		return codes.FailedPrecondition
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):

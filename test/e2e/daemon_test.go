@@ -45,6 +45,9 @@ type daemonConfig struct {
 	// with plugins/ and conf.d/ in it) and before nrinetd starts, to
 	// install more plugins.
 	prepare func(d *daemon)
+	// extra is appended to the configuration file (e.g. a [validator]
+	// table).
+	extra string
 }
 
 // daemon is an nrinetd process with its own sockets, plugin and state
@@ -141,6 +144,7 @@ log_level = "debug"
 	if cfg.requestTimeout != 0 {
 		conf += fmt.Sprintf("request_timeout = %q\n", cfg.requestTimeout)
 	}
+	conf += cfg.extra
 	if cfg.prepare != nil {
 		cfg.prepare(d)
 	}
@@ -285,6 +289,24 @@ func (d *daemon) writePod(name string, labels map[string]string, hostNetwork boo
 		d.t.Fatal(err)
 	}
 	return path
+}
+
+// annotatePod adds annotations to a pod file writePod wrote.
+func (d *daemon) annotatePod(path string, annotations map[string]string) {
+	d.t.Helper()
+	var pod map[string]any
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &pod)
+	}
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	pod["annotations"] = annotations
+	b, _ = json.Marshal(pod)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		d.t.Fatal(err)
+	}
 }
 
 // runp creates a pod with crictl runp and returns its ID.
