@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/containerd/nri v0.12.5
+	github.com/containerd/ttrpc v1.2.10
 	github.com/nrinet/nrinet v0.0.0
 	github.com/sirupsen/logrus v1.9.4
 	google.golang.org/protobuf v1.36.12
@@ -12,7 +13,6 @@ require (
 require (
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/containerd/log v0.1.0 // indirect
-	github.com/containerd/ttrpc v1.2.10 // indirect
 	github.com/knqyf263/go-plugin v0.9.0 // indirect
 	github.com/opencontainers/runtime-spec v1.3.0 // indirect
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect

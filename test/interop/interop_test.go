@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -61,6 +62,9 @@ type driverProc struct {
 	stdin io.WriteCloser
 	lines chan driverLine
 	sock  string
+	// side collects the update and evict lines read while waiting for
+	// something else.
+	side []driverLine
 }
 
 func startDriver(t *testing.T, impl string, args ...string) *driverProc {
@@ -141,6 +145,49 @@ func (d *driverProc) run(t *testing.T) map[string]driverLine {
 	}
 }
 
+// request sends one CreateContainerRequest or UpdateContainerRequest
+// ("create" or "update") and returns its result line.
+func (d *driverProc) request(t *testing.T, verb string, req proto.Message) driverLine {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), verb+"-*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := protojson.Marshal(req)
+	if err == nil {
+		_, err = f.Write(b)
+	}
+	if err := errors.Join(err, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(d.stdin, verb, f.Name())
+	for {
+		l := d.next(t)
+		if l.Step == "result" {
+			return l
+		}
+		d.side = append(d.side, l)
+	}
+}
+
+// awaitSide waits until the driver printed n lines of step ("update" or
+// "evict") and returns them.
+func (d *driverProc) awaitSide(t *testing.T, step string, n int) []driverLine {
+	t.Helper()
+	for {
+		var got []driverLine
+		for _, l := range d.side {
+			if l.Step == step {
+				got = append(got, l)
+			}
+		}
+		if len(got) >= n {
+			return got
+		}
+		d.side = append(d.side, d.next(t))
+	}
+}
+
 // quit stops the driver's runtime and waits for it to exit.
 func (d *driverProc) quit(t *testing.T) {
 	t.Helper()
@@ -162,12 +209,16 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// startPlugin runs an external recplugin against sock.
 // startPlugin runs an external recplugin against sock; the returned
 // buffer collects its standard error.
 func startPlugin(t *testing.T, impl, sock, name, idx, out string, adjust bool) *syncBuffer {
 	t.Helper()
-	cfg := fmt.Sprintf(`{"out":%q,"adjust":%v}`, out, adjust)
+	return startPluginConfig(t, impl, sock, name, idx, fmt.Sprintf(`{"out":%q,"adjust":%v}`, out, adjust))
+}
+
+// startPluginConfig runs an external recplugin with configuration cfg.
+func startPluginConfig(t *testing.T, impl, sock, name, idx, cfg string) *syncBuffer {
+	t.Helper()
 	cmd := exec.Command(bin[impl+"-recplugin"], "-socket", sock, "-name", name, "-idx", idx, "-config", cfg)
 	stderr := &syncBuffer{}
 	cmd.Stderr = io.MultiWriter(stderr, &logWriter{t: t, prefix: impl + "-plugin: "})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -25,7 +26,9 @@ func TestMain(m *testing.M) {
 }
 
 // plugin is the benchmark plugin: it counts pod events and adjusts
-// containers with one env var and one annotation.
+// containers with one env var, one annotation, one mount and one resource
+// setting of its own, so that the three plugins of the CreateContainer
+// benchmark exercise the merge of each kind without conflicting.
 type plugin struct {
 	name   string
 	synced chan struct{}
@@ -45,11 +48,59 @@ func (p *plugin) RunPodSandbox(context.Context, *PodSandbox) error {
 	return nil
 }
 
+// The resource settings of the plugins of CreateContainer, by name.
+const (
+	benchMemLimit  = 512 << 20 // p10
+	benchCPUShares = 512       // p11
+	benchCPUs      = "2-3"     // p12 (and any other)
+)
+
 func (p *plugin) CreateContainer(context.Context, *PodSandbox, *Container) (*ContainerAdjustment, []*ContainerUpdate, error) {
+	res := &LinuxResources{}
+	switch p.name {
+	case "p10":
+		res.Memory = &LinuxMemory{Limit: &OptionalInt64{Value: benchMemLimit}}
+	case "p11":
+		res.Cpu = &LinuxCPU{Shares: &OptionalUInt64{Value: benchCPUShares}}
+	default:
+		res.Cpu = &LinuxCPU{Cpus: benchCPUs}
+	}
 	return &ContainerAdjustment{
 		Annotations: map[string]string{"bench.nrinet.io/" + p.name: "yes"},
 		Env:         []*KeyValue{{Key: "BENCH_" + p.name, Value: "1"}},
+		Mounts: []*Mount{{
+			Destination: "/var/lib/bench/" + p.name, Type: "bind", Source: "/var/lib/bench-host/" + p.name,
+			Options: []string{"rbind", "rprivate", "rw"},
+		}},
+		Linux: &LinuxContainerAdjustment{Resources: res},
 	}, nil, nil
+}
+
+// checkMerged checks that the merged adjustment of the CreateContainer
+// benchmark has every plugin's env var, annotation, mount and resource
+// setting.
+func checkMerged(adj *ContainerAdjustment) error {
+	for _, name := range []string{"p10", "p11", "p12"} {
+		if adj.GetAnnotations()["bench.nrinet.io/"+name] != "yes" {
+			return fmt.Errorf("no annotation of %s in %v", name, adj)
+		}
+		if !slices.ContainsFunc(adj.GetEnv(), func(kv *KeyValue) bool { return kv.GetKey() == "BENCH_"+name && kv.GetValue() == "1" }) {
+			return fmt.Errorf("no env var of %s in %v", name, adj)
+		}
+		if !slices.ContainsFunc(adj.GetMounts(), func(m *Mount) bool {
+			return m.GetDestination() == "/var/lib/bench/"+name && m.GetSource() == "/var/lib/bench-host/"+name
+		}) {
+			return fmt.Errorf("no mount of %s in %v", name, adj)
+		}
+	}
+	if n, m, k := len(adj.GetEnv()), len(adj.GetAnnotations()), len(adj.GetMounts()); n != 3 || m != 3 || k != 3 {
+		return fmt.Errorf("merged adjustment has %d env vars, %d annotations and %d mounts, want 3 each", n, m, k)
+	}
+	res := adj.GetLinux().GetResources()
+	if res.GetMemory().GetLimit().GetValue() != benchMemLimit || res.GetCpu().GetShares().GetValue() != benchCPUShares || res.GetCpu().GetCpus() != benchCPUs {
+		return fmt.Errorf("merged resources %v, want memory limit %d, CPU shares %d, cpus %q", res, benchMemLimit, benchCPUShares, benchCPUs)
+	}
+	return nil
 }
 
 // runPodOnly hides CreateContainer, so the plugin subscribes to pod events.
@@ -246,8 +297,8 @@ func BenchmarkCreateContainer(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if n, m := len(rsp.GetAdjust().GetEnv()), len(rsp.GetAdjust().GetAnnotations()); n != 3 || m != 3 {
-				b.Fatalf("merged adjustment has %d env vars and %d annotations, want 3 each", n, m)
+			if err := checkMerged(rsp.GetAdjust()); err != nil {
+				b.Fatal(err)
 			}
 			// The upstream runtime modifies the request, so every call gets
 			// a fresh copy, made with the timer stopped.

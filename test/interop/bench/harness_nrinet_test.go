@@ -14,17 +14,23 @@ import (
 )
 
 type (
-	PodSandbox             = api.PodSandbox
-	LinuxPodSandbox        = api.LinuxPodSandbox
-	Container              = api.Container
-	LinuxContainer         = api.LinuxContainer
-	LinuxNamespace         = api.LinuxNamespace
-	Mount                  = api.Mount
-	ContainerAdjustment    = api.ContainerAdjustment
-	ContainerUpdate        = api.ContainerUpdate
-	KeyValue               = api.KeyValue
-	RunPodSandboxRequest   = api.RunPodSandboxRequest
-	CreateContainerRequest = api.CreateContainerRequest
+	PodSandbox               = api.PodSandbox
+	LinuxPodSandbox          = api.LinuxPodSandbox
+	Container                = api.Container
+	LinuxContainer           = api.LinuxContainer
+	LinuxNamespace           = api.LinuxNamespace
+	Mount                    = api.Mount
+	ContainerAdjustment      = api.ContainerAdjustment
+	ContainerUpdate          = api.ContainerUpdate
+	KeyValue                 = api.KeyValue
+	LinuxContainerAdjustment = api.LinuxContainerAdjustment
+	LinuxResources           = api.LinuxResources
+	LinuxMemory              = api.LinuxMemory
+	LinuxCPU                 = api.LinuxCPU
+	OptionalInt64            = api.OptionalInt64
+	OptionalUInt64           = api.OptionalUInt64
+	RunPodSandboxRequest     = api.RunPodSandboxRequest
+	CreateContainerRequest   = api.CreateContainerRequest
 )
 
 const ContainerState_CONTAINER_CREATED = api.ContainerState_CONTAINER_CREATED

@@ -8,7 +8,12 @@
 //
 // Protocol on stdin/stdout: the driver prints {"step":"ready"} once
 // listening; "run" sends the events ({"step":"result",...} per event, then
-// {"step":"done"}); "quit" or end of input stops the runtime and exits.
+// {"step":"done"}); "create FILE" and "update FILE" send one
+// CreateContainerRequest or UpdateContainerRequest read from FILE
+// (protojson) and print its result; "quit" or end of input stops the
+// runtime and exits. Container updates and evictions plugins ask for
+// outside requests are printed as {"step":"update"} and {"step":"evict"}
+// lines, one per container.
 package main
 
 import (
@@ -19,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -96,7 +102,20 @@ func main() {
 	ctx := context.Background()
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		switch in.Text() {
+		verb, file, _ := strings.Cut(in.Text(), " ")
+		switch verb {
+		case "create":
+			d.awaitSync()
+			req := &CreateContainerRequest{}
+			load("", file, req)
+			rsp, err := d.CreateContainer(ctx, req)
+			emit(resultLine("CreateContainer", rsp, err, nil))
+		case "update":
+			d.awaitSync()
+			req := &UpdateContainerRequest{}
+			load("", file, req)
+			rsp, err := d.UpdateContainer(ctx, req)
+			emit(resultLine("UpdateContainer", rsp, err, rsp.GetUpdate()))
 		case "run":
 			d.awaitSync()
 			runEvents(ctx, d, pod, ctr, res)
@@ -109,6 +128,18 @@ func main() {
 	}
 	d.stop()
 	emit(line{Step: "stopped"})
+}
+
+// resultLine is the line of one request's result; updates is the
+// response's update list, whose nil entries it notes.
+func resultLine(ev string, rsp proto.Message, err error, updates []*ContainerUpdate) line {
+	l := line{Step: "result", Event: ev, Error: errText(err), Response: pj(rsp), Proto: wire.Binary(rsp)}
+	for i, u := range updates {
+		if u == nil {
+			l.NilUpdates = append(l.NilUpdates, i)
+		}
+	}
+	return l
 }
 
 // runEvents sends every lifecycle event once, in a pod's natural order.

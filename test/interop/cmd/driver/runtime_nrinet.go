@@ -31,6 +31,7 @@ type (
 	PostUpdateContainerRequest  = api.PostUpdateContainerRequest
 	StopContainerRequest        = api.StopContainerRequest
 	RemoveContainerRequest      = api.RemoveContainerRequest
+	ContainerUpdate             = api.ContainerUpdate
 )
 
 // driver adapts the nrinet runtime to the calls runEvents makes.
@@ -53,6 +54,12 @@ func newDriver(socket, pluginDir, confDir string, pods []*PodSandbox, ctrs []*Co
 				emit(line{Step: "update", Plugin: plugin, Response: pj(u)})
 			}
 			return nil, nil
+		}),
+		runtime.WithEvictFunc(func(_ context.Context, plugin string, evictions []*api.ContainerEviction) error {
+			for _, e := range evictions {
+				emit(line{Step: "evict", Plugin: plugin, Response: pj(e)})
+			}
+			return nil
 		}),
 	)
 	if err != nil {

@@ -27,6 +27,7 @@ type (
 	PostUpdateContainerRequest  = nri.PostUpdateContainerRequest
 	StopContainerRequest        = nri.StopContainerRequest
 	RemoveContainerRequest      = nri.RemoveContainerRequest
+	ContainerUpdate             = nri.ContainerUpdate
 )
 
 // driver is containerd/nri's runtime side.

@@ -7,10 +7,17 @@
 // Configuration, from the -config flag or, for a plugin launched by the
 // runtime, from the runtime's Configure request, is JSON:
 //
-//	{"out": "/path/to/record.jsonl", "adjust": true}
+//	{"out": "/path/to/record.jsonl", "adjust": true, "script": "/path/to/script.json"}
 //
 // With "adjust", CreateContainer adds the environment variable
 // INTEROP_<NAME>=1 and the annotation interop.nrinet.io/<name>=yes.
+//
+// "script" names a JSON file of a wire.Script: for the containers it
+// lists, CreateContainer and UpdateContainer answer with the scripted
+// responses (evictions included: the nrinet build returns them through
+// its evicting handlers, the upstream build, whose stub has no way to,
+// adds them to the encoded response), and after CreateContainer the
+// plugin sends the scripted UpdateContainersRequest.
 package main
 
 import (
@@ -22,21 +29,26 @@ import (
 	"strings"
 	"sync"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/nrinet/nrinet/test/interop/internal/wire"
 )
 
 type pluginConfig struct {
 	Out    string `json:"out"`
 	Adjust bool   `json:"adjust"`
+	Script string `json:"script"`
 }
 
 type record = wire.Record
 
 type recorder struct {
-	name string
-	mu   sync.Mutex
-	cfg  pluginConfig
-	out  *os.File
+	name   string
+	mu     sync.Mutex
+	cfg    pluginConfig
+	out    *os.File
+	script wire.Script
 }
 
 func (r *recorder) setConfig(raw string) error {
@@ -47,6 +59,15 @@ func (r *recorder) setConfig(raw string) error {
 	}
 	if err := json.Unmarshal([]byte(raw), &r.cfg); err != nil {
 		return fmt.Errorf("bad config %q: %w", raw, err)
+	}
+	if r.cfg.Script != "" {
+		b, err := os.ReadFile(r.cfg.Script)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &r.script); err != nil {
+			return fmt.Errorf("bad script %s: %w", r.cfg.Script, err)
+		}
 	}
 	f, err := os.OpenFile(r.cfg.Out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -127,18 +148,49 @@ func (r *recorder) UpdatePodSandbox(_ context.Context, p *PodSandbox, overhead, 
 	return nil
 }
 
-func (r *recorder) CreateContainer(_ context.Context, p *PodSandbox, c *Container) (*ContainerAdjustment, []*ContainerUpdate, error) {
+// scripted decodes the scripted message of part for container id into m;
+// it reports whether there is one.
+func (r *recorder) scripted(id string, part func(wire.ScriptEntry) json.RawMessage, m proto.Message) bool {
+	r.mu.Lock()
+	e, ok := r.script[id]
+	r.mu.Unlock()
+	if !ok || part(e) == nil {
+		return false
+	}
+	if err := protojson.Unmarshal(part(e), m); err != nil {
+		fmt.Fprintln(os.Stderr, "recplugin: bad script entry:", err)
+		os.Exit(3)
+	}
+	return true
+}
+
+// createContainer records the request and answers with the script, or
+// with the fixed adjustment of "adjust".
+func (r *recorder) createContainer(p *PodSandbox, c *Container) (*ContainerAdjustment, []*ContainerUpdate, []*ContainerEviction, error) {
 	r.ctr("CreateContainer", p, c)
+	if req := (&UpdateContainersRequest{}); r.scripted(c.GetId(), func(e wire.ScriptEntry) json.RawMessage { return e.Unsolicited }, req) {
+		go func() {
+			failed, err := updateContainers(req.GetUpdate(), req.GetEvict())
+			rec := record{Event: "UpdateContainers", Failed: len(failed), Container: pj(c)}
+			if err != nil {
+				rec.Error = err.Error()
+			}
+			r.write(rec)
+		}()
+	}
+	if rsp := (&CreateContainerResponse{}); r.scripted(c.GetId(), func(e wire.ScriptEntry) json.RawMessage { return e.Create }, rsp) {
+		return rsp.GetAdjust(), rsp.GetUpdate(), rsp.GetEvict(), nil
+	}
 	r.mu.Lock()
 	adjust := r.cfg.Adjust
 	r.mu.Unlock()
 	if !adjust {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	return &ContainerAdjustment{
 		Annotations: map[string]string{"interop.nrinet.io/" + r.name: "yes"},
 		Env:         []*KeyValue{{Key: "INTEROP_" + strings.ToUpper(strings.ReplaceAll(r.name, "-", "_")), Value: "1"}},
-	}, nil, nil
+	}, nil, nil, nil
 }
 
 func (r *recorder) PostCreateContainer(_ context.Context, p *PodSandbox, c *Container) error {
@@ -157,9 +209,13 @@ func (r *recorder) RemoveContainer(_ context.Context, p *PodSandbox, c *Containe
 	return r.ctr("RemoveContainer", p, c)
 }
 
-func (r *recorder) UpdateContainer(_ context.Context, p *PodSandbox, c *Container, res *LinuxResources) ([]*ContainerUpdate, error) {
+// updateContainer records the request and answers with the script.
+func (r *recorder) updateContainer(p *PodSandbox, c *Container, res *LinuxResources) ([]*ContainerUpdate, []*ContainerEviction, error) {
 	r.write(record{Event: "UpdateContainer", Pod: pj(p), Container: pj(c), Resources: pj(res)})
-	return nil, nil
+	if rsp := (&UpdateContainerResponse{}); r.scripted(c.GetId(), func(e wire.ScriptEntry) json.RawMessage { return e.Update }, rsp) {
+		return rsp.GetUpdate(), rsp.GetEvict(), nil
+	}
+	return nil, nil, nil
 }
 
 func (r *recorder) StopContainer(_ context.Context, p *PodSandbox, c *Container) ([]*ContainerUpdate, error) {

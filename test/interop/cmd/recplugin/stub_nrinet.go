@@ -12,16 +12,35 @@ import (
 )
 
 type (
-	PodSandbox          = api.PodSandbox
-	Container           = api.Container
-	ContainerAdjustment = api.ContainerAdjustment
-	ContainerUpdate     = api.ContainerUpdate
-	KeyValue            = api.KeyValue
-	LinuxResources      = api.LinuxResources
-	EventMask           = api.EventMask
+	PodSandbox              = api.PodSandbox
+	Container               = api.Container
+	ContainerAdjustment     = api.ContainerAdjustment
+	ContainerUpdate         = api.ContainerUpdate
+	ContainerEviction       = api.ContainerEviction
+	KeyValue                = api.KeyValue
+	LinuxResources          = api.LinuxResources
+	EventMask               = api.EventMask
+	CreateContainerResponse = api.CreateContainerResponse
+	UpdateContainerResponse = api.UpdateContainerResponse
+	UpdateContainersRequest = api.UpdateContainersRequest
 )
 
 var stub *plugin.Stub
+
+// CreateContainerEvict answers CreateContainer, evictions included.
+func (r *recorder) CreateContainerEvict(_ context.Context, p *PodSandbox, c *Container) (*ContainerAdjustment, []*ContainerUpdate, []*ContainerEviction, error) {
+	return r.createContainer(p, c)
+}
+
+// UpdateContainerEvict answers UpdateContainer, evictions included.
+func (r *recorder) UpdateContainerEvict(_ context.Context, p *PodSandbox, c *Container, res *LinuxResources) ([]*ContainerUpdate, []*ContainerEviction, error) {
+	return r.updateContainer(p, c, res)
+}
+
+// updateContainers asks the runtime for unsolicited updates and evictions.
+func updateContainers(updates []*ContainerUpdate, evictions []*ContainerEviction) ([]*ContainerUpdate, error) {
+	return stub.UpdateContainers(context.Background(), updates, evictions)
+}
 
 func timeouts() (reg, req int64) {
 	info, _ := stub.Runtime()

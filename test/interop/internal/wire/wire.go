@@ -1,7 +1,8 @@
 // Package wire holds what the interop helper programs and the tests
-// exchange: the JSON record a recplugin writes per request, the line a
-// driver prints per result, and protojson encoding shared by both builds
-// (it works on any proto.Message, nrinet's or upstream's).
+// exchange: the JSON record a recplugin writes per request, the script it
+// answers from, the line a driver prints per result, and protojson
+// encoding shared by both builds (it works on any proto.Message, nrinet's
+// or upstream's).
 package wire
 
 import (
@@ -28,6 +29,27 @@ type Record struct {
 	Containers int             `json:"containers,omitempty"`
 	LastPodID  string          `json:"lastPodId,omitempty"`
 	LastCtrID  string          `json:"lastContainerId,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Failed     int             `json:"failed,omitempty"`
+}
+
+// Script is what a scripted recplugin answers, by container ID. Each part
+// is protojson of the message named, decoded by the plugin into its own
+// build's API types (both builds share the schema).
+type Script map[string]ScriptEntry
+
+// ScriptEntry is a recplugin's script for one container.
+type ScriptEntry struct {
+	// Create is the CreateContainerResponse to answer CreateContainer
+	// with: adjustment, updates of other containers, evictions.
+	Create json.RawMessage `json:"create,omitempty"`
+	// Update is the UpdateContainerResponse to answer UpdateContainer
+	// with: updates, evictions.
+	Update json.RawMessage `json:"update,omitempty"`
+	// Unsolicited is an UpdateContainersRequest the plugin sends the
+	// runtime, once it answered CreateContainer; it records the outcome
+	// as an "UpdateContainers" record.
+	Unsolicited json.RawMessage `json:"unsolicited,omitempty"`
 }
 
 // Line is one line a driver prints.
@@ -37,6 +59,25 @@ type Line struct {
 	Error    string          `json:"error,omitempty"`
 	Response json.RawMessage `json:"response,omitempty"`
 	Plugin   string          `json:"plugin,omitempty"`
+	// Proto is Response in the protobuf wire encoding, so a test can decode
+	// an upstream message into nrinet's types field for field.
+	Proto []byte `json:"proto,omitempty"`
+	// NilUpdates lists the positions of nil entries in the response's
+	// update list (they encode as empty messages).
+	NilUpdates []int `json:"nilUpdates,omitempty"`
+}
+
+// Binary encodes m in the protobuf wire format; nil or invalid messages
+// give nil.
+func Binary(m proto.Message) []byte {
+	if m == nil || !m.ProtoReflect().IsValid() {
+		return nil
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // JSON encodes m with protojson; nil or invalid messages give nil.
