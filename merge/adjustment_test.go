@@ -82,7 +82,7 @@ func TestAdjustment(t *testing.T) {
 		},
 		{
 			name:  "mounts: add, replace the container's, remove",
-			steps: []step{{"10-a", &api.ContainerAdjustment{Mounts: []*api.Mount{mnt("/x"), {Destination: "-/data"}}}}},
+			steps: []step{{"10-a", &api.ContainerAdjustment{Mounts: []*api.Mount{{Destination: "-/data"}, mnt("/x")}}}},
 			want:  &api.ContainerAdjustment{Mounts: []*api.Mount{mnt("/x"), {Destination: "-/data"}}},
 			view:  func(c *api.Container) bool { return len(c.Mounts) == 1 && c.Mounts[0].Destination == "/x" },
 		},
@@ -103,7 +103,7 @@ func TestAdjustment(t *testing.T) {
 		},
 		{
 			name:  "env: add, replace, remove (the removal is forwarded)",
-			steps: []step{{"10-a", &api.ContainerAdjustment{Env: []*api.KeyValue{env("A", "1"), env("PATH", "/usr/bin"), env("-HOME", "")}}}},
+			steps: []step{{"10-a", &api.ContainerAdjustment{Env: []*api.KeyValue{env("A", "1"), env("-HOME", ""), env("PATH", "/usr/bin")}}}},
 			want:  &api.ContainerAdjustment{Env: []*api.KeyValue{env("A", "1"), env("PATH", "/usr/bin"), env("-HOME", "")}},
 			view: func(c *api.Container) bool {
 				return strings.Join(c.Env, " ") == "A=1 PATH=/usr/bin"

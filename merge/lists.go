@@ -13,8 +13,8 @@ import (
 //
 // A removal drops what earlier plugins set under that key in this request
 // (the remover becomes the key's owner) and, unless the plugin also sets
-// the key, is forwarded as the marker. A set claims the key and is
-// appended. It returns the new merged list and the keys the plugin
+// the key, is forwarded as the marker, after the plugin's sets. A set
+// claims the key and is appended. It returns the new merged list and the keys the plugin
 // touched, for the caller to update its view of the container.
 func mergeList[T any](o *Owners, container string, f api.Field, plugin string, in, out []T, keyOf func(T) (string, bool)) ([]T, map[string]bool, error) {
 	if len(in) == 0 {
@@ -40,14 +40,9 @@ func mergeList[T any](o *Owners, container string, f api.Field, plugin string, i
 		}
 		return false
 	})
-	forwarded := make(map[string]bool)
 	for _, e := range in {
 		k, remove := keyOf(e)
 		if remove {
-			if !sets[k] && !forwarded[k] {
-				out = append(out, e)
-				forwarded[k] = true
-			}
 			continue
 		}
 		if err := o.claim(plugin, key{container, f, k}); err != nil {
@@ -56,6 +51,15 @@ func mergeList[T any](o *Owners, container string, f api.Field, plugin string, i
 		// A plugin listing a key twice: its last entry wins.
 		out = slices.DeleteFunc(out, func(x T) bool { xk, marker := keyOf(x); return !marker && xk == k })
 		out = append(out, e)
+	}
+	// Removals are forwarded after the sets, as upstream does, but in the
+	// plugin's order.
+	forwarded := make(map[string]bool)
+	for _, e := range in {
+		if k, remove := keyOf(e); remove && !sets[k] && !forwarded[k] {
+			out = append(out, e)
+			forwarded[k] = true
+		}
 	}
 	touched := removes
 	for k := range sets {

@@ -159,10 +159,6 @@ func update(id string, ignore bool, r *api.LinuxResources) *api.ContainerUpdate 
 //     and "-k", nrinet drops the earlier value;
 //   - more than one pure mount removal in one plugin's answer: upstream
 //     emits the markers in random (map) order;
-//   - a pure mount removal listed before a mount the same plugin adds:
-//     upstream emits a plugin's additions first, then its removals,
-//     nrinet keeps the plugin's order (found by this test; not listed
-//     in nrinet's documentation);
 //   - removals of environment variables or devices: upstream drops the
 //     marker from the reply, nrinet forwards it;
 //   - pids in container updates: upstream drops them;
@@ -685,8 +681,8 @@ func defectCases(t *testing.T) []*defectCase {
 		},
 		{
 			// A pure mount removal listed before an addition (found by
-			// TestMergedResults): upstream emits additions first, nrinet
-			// the plugin's order.
+			// TestMergedResults): both emit additions first, then the
+			// removal. Not a difference; kept here as its record.
 			mergeCase: creates("mount-order", map[string]*api.CreateContainerResponse{
 				"a": adjust(&api.ContainerAdjustment{Mounts: []*api.Mount{removeMount("/data"), bindMount("/mnt/a")}}),
 			}),
@@ -694,7 +690,7 @@ func defectCases(t *testing.T) []*defectCase {
 				expectEqual(t, "upstream", &api.ContainerAdjustment{Mounts: createResult(t, up[0]).GetAdjust().GetMounts()},
 					&api.ContainerAdjustment{Mounts: []*api.Mount{bindMount("/mnt/a"), removeMount("/data")}})
 				expectEqual(t, "nrinet", &api.ContainerAdjustment{Mounts: createResult(t, nri[0]).GetAdjust().GetMounts()},
-					&api.ContainerAdjustment{Mounts: []*api.Mount{removeMount("/data"), bindMount("/mnt/a")}})
+					&api.ContainerAdjustment{Mounts: []*api.Mount{bindMount("/mnt/a"), removeMount("/data")}})
 			},
 		},
 		{
