@@ -136,6 +136,7 @@ func method[Req any, PReq interface {
 	VTMessage
 }, Rsp VTMessage](h func(context.Context, PReq) (Rsp, error), wrap func(VTMessage) proto.Message) ttrpc.Method {
 	return func(ctx context.Context, unmarshal func(any) error) (any, error) {
+		presizeStack(0)
 		req := PReq(new(Req))
 		if err := unmarshal(wrap(req)); err != nil {
 			return nil, err
@@ -183,3 +184,20 @@ func RegisterFastRuntimeService(srv *ttrpc.Server, svc RuntimeService) {
 		"UpdatePodSandboxNetwork": Method(svc.UpdatePodSandboxNetwork),
 	}})
 }
+
+// presizeStack grows the calling goroutine's stack, while it is still
+// shallow, to what decoding and handling a request needs. ttrpc serves
+// each request on a fresh goroutine; with its small starting stack the
+// nested decoders (request, container, resources, ...) would otherwise
+// outgrow it deep down, where copying the stack means walking many more
+// frames. i only keeps the compiler from dropping the frame.
+//
+//go:noinline
+func presizeStack(i int) byte {
+	var pad [presizeBytes]byte
+	pad[i] = 1
+	return pad[(i+1)%presizeBytes]
+}
+
+// presizeBytes is the stack presizeStack makes room for.
+const presizeBytes = 8 << 10
