@@ -7,6 +7,7 @@ package api
 import (
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	io "io"
 	unsafe "unsafe"
@@ -18,6 +19,2235 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *RegisterPluginRequest) CloneVT() *RegisterPluginRequest {
+	if m == nil {
+		return (*RegisterPluginRequest)(nil)
+	}
+	r := new(RegisterPluginRequest)
+	r.PluginName = m.PluginName
+	r.PluginIdx = m.PluginIdx
+	r.NRIVersion = m.NRIVersion
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RegisterPluginRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdateContainersRequest) CloneVT() *UpdateContainersRequest {
+	if m == nil {
+		return (*UpdateContainersRequest)(nil)
+	}
+	r := new(UpdateContainersRequest)
+	if rhs := m.Update; rhs != nil {
+		tmpContainer := make([]*ContainerUpdate, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Update = tmpContainer
+	}
+	if rhs := m.Evict; rhs != nil {
+		tmpContainer := make([]*ContainerEviction, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Evict = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdateContainersRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdateContainersResponse) CloneVT() *UpdateContainersResponse {
+	if m == nil {
+		return (*UpdateContainersResponse)(nil)
+	}
+	r := new(UpdateContainersResponse)
+	if rhs := m.Failed; rhs != nil {
+		tmpContainer := make([]*ContainerUpdate, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Failed = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdateContainersResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ConfigureRequest) CloneVT() *ConfigureRequest {
+	if m == nil {
+		return (*ConfigureRequest)(nil)
+	}
+	r := new(ConfigureRequest)
+	r.Config = m.Config
+	r.RuntimeName = m.RuntimeName
+	r.RuntimeVersion = m.RuntimeVersion
+	r.RegistrationTimeout = m.RegistrationTimeout
+	r.RequestTimeout = m.RequestTimeout
+	r.NRIVersion = m.NRIVersion
+	r.NetworkExtension = m.NetworkExtension.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ConfigureRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ConfigureResponse) CloneVT() *ConfigureResponse {
+	if m == nil {
+		return (*ConfigureResponse)(nil)
+	}
+	r := new(ConfigureResponse)
+	r.Events = m.Events
+	r.FailurePolicy = m.FailurePolicy.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ConfigureResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *FailurePolicy) CloneVT() *FailurePolicy {
+	if m == nil {
+		return (*FailurePolicy)(nil)
+	}
+	r := new(FailurePolicy)
+	r.FailRequest = m.FailRequest
+	r.KeepConnected = m.KeepConnected
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *FailurePolicy) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SynchronizeRequest) CloneVT() *SynchronizeRequest {
+	if m == nil {
+		return (*SynchronizeRequest)(nil)
+	}
+	r := new(SynchronizeRequest)
+	r.More = m.More
+	if rhs := m.Pods; rhs != nil {
+		tmpContainer := make([]*PodSandbox, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Pods = tmpContainer
+	}
+	if rhs := m.Containers; rhs != nil {
+		tmpContainer := make([]*Container, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Containers = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SynchronizeRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SynchronizeResponse) CloneVT() *SynchronizeResponse {
+	if m == nil {
+		return (*SynchronizeResponse)(nil)
+	}
+	r := new(SynchronizeResponse)
+	r.More = m.More
+	if rhs := m.Update; rhs != nil {
+		tmpContainer := make([]*ContainerUpdate, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Update = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SynchronizeResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RunPodSandboxRequest) CloneVT() *RunPodSandboxRequest {
+	if m == nil {
+		return (*RunPodSandboxRequest)(nil)
+	}
+	r := new(RunPodSandboxRequest)
+	r.Pod = m.Pod.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RunPodSandboxRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RunPodSandboxResponse) CloneVT() *RunPodSandboxResponse {
+	if m == nil {
+		return (*RunPodSandboxResponse)(nil)
+	}
+	r := new(RunPodSandboxResponse)
+	r.Adjust = m.Adjust.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RunPodSandboxResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdatePodSandboxRequest) CloneVT() *UpdatePodSandboxRequest {
+	if m == nil {
+		return (*UpdatePodSandboxRequest)(nil)
+	}
+	r := new(UpdatePodSandboxRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.OverheadLinuxResources = m.OverheadLinuxResources.CloneVT()
+	r.LinuxResources = m.LinuxResources.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdatePodSandboxRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdatePodSandboxResponse) CloneVT() *UpdatePodSandboxResponse {
+	if m == nil {
+		return (*UpdatePodSandboxResponse)(nil)
+	}
+	r := new(UpdatePodSandboxResponse)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdatePodSandboxResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PostUpdatePodSandboxRequest) CloneVT() *PostUpdatePodSandboxRequest {
+	if m == nil {
+		return (*PostUpdatePodSandboxRequest)(nil)
+	}
+	r := new(PostUpdatePodSandboxRequest)
+	r.Pod = m.Pod.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PostUpdatePodSandboxRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PostUpdatePodSandboxResponse) CloneVT() *PostUpdatePodSandboxResponse {
+	if m == nil {
+		return (*PostUpdatePodSandboxResponse)(nil)
+	}
+	r := new(PostUpdatePodSandboxResponse)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PostUpdatePodSandboxResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *StopPodSandboxRequest) CloneVT() *StopPodSandboxRequest {
+	if m == nil {
+		return (*StopPodSandboxRequest)(nil)
+	}
+	r := new(StopPodSandboxRequest)
+	r.Pod = m.Pod.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *StopPodSandboxRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *StopPodSandboxResponse) CloneVT() *StopPodSandboxResponse {
+	if m == nil {
+		return (*StopPodSandboxResponse)(nil)
+	}
+	r := new(StopPodSandboxResponse)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *StopPodSandboxResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RemovePodSandboxRequest) CloneVT() *RemovePodSandboxRequest {
+	if m == nil {
+		return (*RemovePodSandboxRequest)(nil)
+	}
+	r := new(RemovePodSandboxRequest)
+	r.Pod = m.Pod.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RemovePodSandboxRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RemovePodSandboxResponse) CloneVT() *RemovePodSandboxResponse {
+	if m == nil {
+		return (*RemovePodSandboxResponse)(nil)
+	}
+	r := new(RemovePodSandboxResponse)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RemovePodSandboxResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CreateContainerRequest) CloneVT() *CreateContainerRequest {
+	if m == nil {
+		return (*CreateContainerRequest)(nil)
+	}
+	r := new(CreateContainerRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.Container = m.Container.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CreateContainerRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CreateContainerResponse) CloneVT() *CreateContainerResponse {
+	if m == nil {
+		return (*CreateContainerResponse)(nil)
+	}
+	r := new(CreateContainerResponse)
+	r.Adjust = m.Adjust.CloneVT()
+	if rhs := m.Update; rhs != nil {
+		tmpContainer := make([]*ContainerUpdate, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Update = tmpContainer
+	}
+	if rhs := m.Evict; rhs != nil {
+		tmpContainer := make([]*ContainerEviction, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Evict = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CreateContainerResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PostCreateContainerRequest) CloneVT() *PostCreateContainerRequest {
+	if m == nil {
+		return (*PostCreateContainerRequest)(nil)
+	}
+	r := new(PostCreateContainerRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.Container = m.Container.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PostCreateContainerRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PostCreateContainerResponse) CloneVT() *PostCreateContainerResponse {
+	if m == nil {
+		return (*PostCreateContainerResponse)(nil)
+	}
+	r := new(PostCreateContainerResponse)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PostCreateContainerResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *StartContainerRequest) CloneVT() *StartContainerRequest {
+	if m == nil {
+		return (*StartContainerRequest)(nil)
+	}
+	r := new(StartContainerRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.Container = m.Container.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *StartContainerRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *StartContainerResponse) CloneVT() *StartContainerResponse {
+	if m == nil {
+		return (*StartContainerResponse)(nil)
+	}
+	r := new(StartContainerResponse)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *StartContainerResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PostStartContainerRequest) CloneVT() *PostStartContainerRequest {
+	if m == nil {
+		return (*PostStartContainerRequest)(nil)
+	}
+	r := new(PostStartContainerRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.Container = m.Container.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PostStartContainerRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PostStartContainerResponse) CloneVT() *PostStartContainerResponse {
+	if m == nil {
+		return (*PostStartContainerResponse)(nil)
+	}
+	r := new(PostStartContainerResponse)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PostStartContainerResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdateContainerRequest) CloneVT() *UpdateContainerRequest {
+	if m == nil {
+		return (*UpdateContainerRequest)(nil)
+	}
+	r := new(UpdateContainerRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.Container = m.Container.CloneVT()
+	r.LinuxResources = m.LinuxResources.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdateContainerRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdateContainerResponse) CloneVT() *UpdateContainerResponse {
+	if m == nil {
+		return (*UpdateContainerResponse)(nil)
+	}
+	r := new(UpdateContainerResponse)
+	if rhs := m.Update; rhs != nil {
+		tmpContainer := make([]*ContainerUpdate, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Update = tmpContainer
+	}
+	if rhs := m.Evict; rhs != nil {
+		tmpContainer := make([]*ContainerEviction, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Evict = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdateContainerResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PostUpdateContainerRequest) CloneVT() *PostUpdateContainerRequest {
+	if m == nil {
+		return (*PostUpdateContainerRequest)(nil)
+	}
+	r := new(PostUpdateContainerRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.Container = m.Container.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PostUpdateContainerRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PostUpdateContainerResponse) CloneVT() *PostUpdateContainerResponse {
+	if m == nil {
+		return (*PostUpdateContainerResponse)(nil)
+	}
+	r := new(PostUpdateContainerResponse)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PostUpdateContainerResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *StopContainerRequest) CloneVT() *StopContainerRequest {
+	if m == nil {
+		return (*StopContainerRequest)(nil)
+	}
+	r := new(StopContainerRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.Container = m.Container.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *StopContainerRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *StopContainerResponse) CloneVT() *StopContainerResponse {
+	if m == nil {
+		return (*StopContainerResponse)(nil)
+	}
+	r := new(StopContainerResponse)
+	if rhs := m.Update; rhs != nil {
+		tmpContainer := make([]*ContainerUpdate, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Update = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *StopContainerResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RemoveContainerRequest) CloneVT() *RemoveContainerRequest {
+	if m == nil {
+		return (*RemoveContainerRequest)(nil)
+	}
+	r := new(RemoveContainerRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.Container = m.Container.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RemoveContainerRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RemoveContainerResponse) CloneVT() *RemoveContainerResponse {
+	if m == nil {
+		return (*RemoveContainerResponse)(nil)
+	}
+	r := new(RemoveContainerResponse)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RemoveContainerResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *StateChangeEvent) CloneVT() *StateChangeEvent {
+	if m == nil {
+		return (*StateChangeEvent)(nil)
+	}
+	r := new(StateChangeEvent)
+	r.Event = m.Event
+	r.Pod = m.Pod.CloneVT()
+	r.Container = m.Container.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *StateChangeEvent) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ValidateContainerAdjustmentRequest) CloneVT() *ValidateContainerAdjustmentRequest {
+	if m == nil {
+		return (*ValidateContainerAdjustmentRequest)(nil)
+	}
+	r := new(ValidateContainerAdjustmentRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.Container = m.Container.CloneVT()
+	r.Adjust = m.Adjust.CloneVT()
+	r.Owners = m.Owners.CloneVT()
+	if rhs := m.Update; rhs != nil {
+		tmpContainer := make([]*ContainerUpdate, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Update = tmpContainer
+	}
+	if rhs := m.Plugins; rhs != nil {
+		tmpContainer := make([]*PluginInstance, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Plugins = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ValidateContainerAdjustmentRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PluginInstance) CloneVT() *PluginInstance {
+	if m == nil {
+		return (*PluginInstance)(nil)
+	}
+	r := new(PluginInstance)
+	r.Name = m.Name
+	r.Index = m.Index
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PluginInstance) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ValidateContainerAdjustmentResponse) CloneVT() *ValidateContainerAdjustmentResponse {
+	if m == nil {
+		return (*ValidateContainerAdjustmentResponse)(nil)
+	}
+	r := new(ValidateContainerAdjustmentResponse)
+	r.Reject = m.Reject
+	r.Reason = m.Reason
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ValidateContainerAdjustmentResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Empty) CloneVT() *Empty {
+	if m == nil {
+		return (*Empty)(nil)
+	}
+	r := new(Empty)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Empty) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PodSandbox) CloneVT() *PodSandbox {
+	if m == nil {
+		return (*PodSandbox)(nil)
+	}
+	r := new(PodSandbox)
+	r.Id = m.Id
+	r.Name = m.Name
+	r.Uid = m.Uid
+	r.Namespace = m.Namespace
+	r.RuntimeHandler = m.RuntimeHandler
+	r.Linux = m.Linux.CloneVT()
+	r.Pid = m.Pid
+	if rhs := m.Labels; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Labels = tmpContainer
+	}
+	if rhs := m.Annotations; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Annotations = tmpContainer
+	}
+	if rhs := m.Ips; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Ips = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PodSandbox) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxPodSandbox) CloneVT() *LinuxPodSandbox {
+	if m == nil {
+		return (*LinuxPodSandbox)(nil)
+	}
+	r := new(LinuxPodSandbox)
+	r.PodOverhead = m.PodOverhead.CloneVT()
+	r.PodResources = m.PodResources.CloneVT()
+	r.CgroupParent = m.CgroupParent
+	r.CgroupsPath = m.CgroupsPath
+	r.Resources = m.Resources.CloneVT()
+	if rhs := m.Namespaces; rhs != nil {
+		tmpContainer := make([]*LinuxNamespace, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Namespaces = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxPodSandbox) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Container) CloneVT() *Container {
+	if m == nil {
+		return (*Container)(nil)
+	}
+	r := new(Container)
+	r.Id = m.Id
+	r.PodSandboxId = m.PodSandboxId
+	r.Name = m.Name
+	r.State = m.State
+	r.Hooks = m.Hooks.CloneVT()
+	r.Linux = m.Linux.CloneVT()
+	r.Pid = m.Pid
+	r.CreatedAt = m.CreatedAt
+	r.StartedAt = m.StartedAt
+	r.FinishedAt = m.FinishedAt
+	r.ExitCode = m.ExitCode
+	r.StatusReason = m.StatusReason
+	r.StatusMessage = m.StatusMessage
+	r.User = m.User.CloneVT()
+	r.Image = m.Image.CloneVT()
+	if rhs := m.Labels; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Labels = tmpContainer
+	}
+	if rhs := m.Annotations; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Annotations = tmpContainer
+	}
+	if rhs := m.Args; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Args = tmpContainer
+	}
+	if rhs := m.Env; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Env = tmpContainer
+	}
+	if rhs := m.Mounts; rhs != nil {
+		tmpContainer := make([]*Mount, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Mounts = tmpContainer
+	}
+	if rhs := m.Rlimits; rhs != nil {
+		tmpContainer := make([]*POSIXRlimit, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Rlimits = tmpContainer
+	}
+	if rhs := m.CDIDevices; rhs != nil {
+		tmpContainer := make([]*CDIDevice, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.CDIDevices = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Container) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Image) CloneVT() *Image {
+	if m == nil {
+		return (*Image)(nil)
+	}
+	r := new(Image)
+	r.Name = m.Name
+	r.Digest = m.Digest
+	r.ConfigDigest = m.ConfigDigest
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Image) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Mount) CloneVT() *Mount {
+	if m == nil {
+		return (*Mount)(nil)
+	}
+	r := new(Mount)
+	r.Destination = m.Destination
+	r.Type = m.Type
+	r.Source = m.Source
+	if rhs := m.Options; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Options = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Mount) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Hooks) CloneVT() *Hooks {
+	if m == nil {
+		return (*Hooks)(nil)
+	}
+	r := new(Hooks)
+	if rhs := m.Prestart; rhs != nil {
+		tmpContainer := make([]*Hook, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Prestart = tmpContainer
+	}
+	if rhs := m.CreateRuntime; rhs != nil {
+		tmpContainer := make([]*Hook, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.CreateRuntime = tmpContainer
+	}
+	if rhs := m.CreateContainer; rhs != nil {
+		tmpContainer := make([]*Hook, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.CreateContainer = tmpContainer
+	}
+	if rhs := m.StartContainer; rhs != nil {
+		tmpContainer := make([]*Hook, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.StartContainer = tmpContainer
+	}
+	if rhs := m.Poststart; rhs != nil {
+		tmpContainer := make([]*Hook, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Poststart = tmpContainer
+	}
+	if rhs := m.Poststop; rhs != nil {
+		tmpContainer := make([]*Hook, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Poststop = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Hooks) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Hook) CloneVT() *Hook {
+	if m == nil {
+		return (*Hook)(nil)
+	}
+	r := new(Hook)
+	r.Path = m.Path
+	r.Timeout = m.Timeout.CloneVT()
+	if rhs := m.Args; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Args = tmpContainer
+	}
+	if rhs := m.Env; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Env = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Hook) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxContainer) CloneVT() *LinuxContainer {
+	if m == nil {
+		return (*LinuxContainer)(nil)
+	}
+	r := new(LinuxContainer)
+	r.Resources = m.Resources.CloneVT()
+	r.OomScoreAdj = m.OomScoreAdj.CloneVT()
+	r.CgroupsPath = m.CgroupsPath
+	r.IoPriority = m.IoPriority.CloneVT()
+	r.SeccompProfile = m.SeccompProfile.CloneVT()
+	r.SeccompPolicy = m.SeccompPolicy.CloneVT()
+	r.Scheduler = m.Scheduler.CloneVT()
+	r.Rdt = m.Rdt.CloneVT()
+	if rhs := m.Namespaces; rhs != nil {
+		tmpContainer := make([]*LinuxNamespace, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Namespaces = tmpContainer
+	}
+	if rhs := m.Devices; rhs != nil {
+		tmpContainer := make([]*LinuxDevice, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Devices = tmpContainer
+	}
+	if rhs := m.Sysctl; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Sysctl = tmpContainer
+	}
+	if rhs := m.NetDevices; rhs != nil {
+		tmpContainer := make(map[string]*LinuxNetDevice, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.NetDevices = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxContainer) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxNamespace) CloneVT() *LinuxNamespace {
+	if m == nil {
+		return (*LinuxNamespace)(nil)
+	}
+	r := new(LinuxNamespace)
+	r.Type = m.Type
+	r.Path = m.Path
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxNamespace) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxDevice) CloneVT() *LinuxDevice {
+	if m == nil {
+		return (*LinuxDevice)(nil)
+	}
+	r := new(LinuxDevice)
+	r.Path = m.Path
+	r.Type = m.Type
+	r.Major = m.Major
+	r.Minor = m.Minor
+	r.FileMode = m.FileMode.CloneVT()
+	r.Uid = m.Uid.CloneVT()
+	r.Gid = m.Gid.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxDevice) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxDeviceCgroup) CloneVT() *LinuxDeviceCgroup {
+	if m == nil {
+		return (*LinuxDeviceCgroup)(nil)
+	}
+	r := new(LinuxDeviceCgroup)
+	r.Allow = m.Allow
+	r.Type = m.Type
+	r.Major = m.Major.CloneVT()
+	r.Minor = m.Minor.CloneVT()
+	r.Access = m.Access
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxDeviceCgroup) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CDIDevice) CloneVT() *CDIDevice {
+	if m == nil {
+		return (*CDIDevice)(nil)
+	}
+	r := new(CDIDevice)
+	r.Name = m.Name
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CDIDevice) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *User) CloneVT() *User {
+	if m == nil {
+		return (*User)(nil)
+	}
+	r := new(User)
+	r.Uid = m.Uid
+	r.Gid = m.Gid
+	if rhs := m.AdditionalGids; rhs != nil {
+		tmpContainer := make([]uint32, len(rhs))
+		copy(tmpContainer, rhs)
+		r.AdditionalGids = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *User) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxResources) CloneVT() *LinuxResources {
+	if m == nil {
+		return (*LinuxResources)(nil)
+	}
+	r := new(LinuxResources)
+	r.Memory = m.Memory.CloneVT()
+	r.Cpu = m.Cpu.CloneVT()
+	r.BlockioClass = m.BlockioClass.CloneVT()
+	r.RdtClass = m.RdtClass.CloneVT()
+	r.Pids = m.Pids.CloneVT()
+	if rhs := m.HugepageLimits; rhs != nil {
+		tmpContainer := make([]*HugepageLimit, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.HugepageLimits = tmpContainer
+	}
+	if rhs := m.Unified; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Unified = tmpContainer
+	}
+	if rhs := m.Devices; rhs != nil {
+		tmpContainer := make([]*LinuxDeviceCgroup, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Devices = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxResources) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxMemory) CloneVT() *LinuxMemory {
+	if m == nil {
+		return (*LinuxMemory)(nil)
+	}
+	r := new(LinuxMemory)
+	r.Limit = m.Limit.CloneVT()
+	r.Reservation = m.Reservation.CloneVT()
+	r.Swap = m.Swap.CloneVT()
+	r.Kernel = m.Kernel.CloneVT()
+	r.KernelTcp = m.KernelTcp.CloneVT()
+	r.Swappiness = m.Swappiness.CloneVT()
+	r.DisableOomKiller = m.DisableOomKiller.CloneVT()
+	r.UseHierarchy = m.UseHierarchy.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxMemory) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxCPU) CloneVT() *LinuxCPU {
+	if m == nil {
+		return (*LinuxCPU)(nil)
+	}
+	r := new(LinuxCPU)
+	r.Shares = m.Shares.CloneVT()
+	r.Quota = m.Quota.CloneVT()
+	r.Period = m.Period.CloneVT()
+	r.RealtimeRuntime = m.RealtimeRuntime.CloneVT()
+	r.RealtimePeriod = m.RealtimePeriod.CloneVT()
+	r.Cpus = m.Cpus
+	r.Mems = m.Mems
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxCPU) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *HugepageLimit) CloneVT() *HugepageLimit {
+	if m == nil {
+		return (*HugepageLimit)(nil)
+	}
+	r := new(HugepageLimit)
+	r.PageSize = m.PageSize
+	r.Limit = m.Limit
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *HugepageLimit) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SecurityProfile) CloneVT() *SecurityProfile {
+	if m == nil {
+		return (*SecurityProfile)(nil)
+	}
+	r := new(SecurityProfile)
+	r.ProfileType = m.ProfileType
+	r.LocalhostRef = m.LocalhostRef
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SecurityProfile) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *POSIXRlimit) CloneVT() *POSIXRlimit {
+	if m == nil {
+		return (*POSIXRlimit)(nil)
+	}
+	r := new(POSIXRlimit)
+	r.Type = m.Type
+	r.Hard = m.Hard
+	r.Soft = m.Soft
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *POSIXRlimit) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxPids) CloneVT() *LinuxPids {
+	if m == nil {
+		return (*LinuxPids)(nil)
+	}
+	r := new(LinuxPids)
+	r.Limit = m.Limit
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxPids) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxIOPriority) CloneVT() *LinuxIOPriority {
+	if m == nil {
+		return (*LinuxIOPriority)(nil)
+	}
+	r := new(LinuxIOPriority)
+	r.Class = m.Class
+	r.Priority = m.Priority
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxIOPriority) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxNetDevice) CloneVT() *LinuxNetDevice {
+	if m == nil {
+		return (*LinuxNetDevice)(nil)
+	}
+	r := new(LinuxNetDevice)
+	r.Name = m.Name
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxNetDevice) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxScheduler) CloneVT() *LinuxScheduler {
+	if m == nil {
+		return (*LinuxScheduler)(nil)
+	}
+	r := new(LinuxScheduler)
+	r.Policy = m.Policy
+	r.Nice = m.Nice
+	r.Priority = m.Priority
+	r.Runtime = m.Runtime
+	r.Deadline = m.Deadline
+	r.Period = m.Period
+	if rhs := m.Flags; rhs != nil {
+		tmpContainer := make([]LinuxSchedulerFlag, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Flags = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxScheduler) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ContainerAdjustment) CloneVT() *ContainerAdjustment {
+	if m == nil {
+		return (*ContainerAdjustment)(nil)
+	}
+	r := new(ContainerAdjustment)
+	r.Hooks = m.Hooks.CloneVT()
+	r.Linux = m.Linux.CloneVT()
+	if rhs := m.Annotations; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Annotations = tmpContainer
+	}
+	if rhs := m.Mounts; rhs != nil {
+		tmpContainer := make([]*Mount, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Mounts = tmpContainer
+	}
+	if rhs := m.Env; rhs != nil {
+		tmpContainer := make([]*KeyValue, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Env = tmpContainer
+	}
+	if rhs := m.Rlimits; rhs != nil {
+		tmpContainer := make([]*POSIXRlimit, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Rlimits = tmpContainer
+	}
+	if rhs := m.CDIDevices; rhs != nil {
+		tmpContainer := make([]*CDIDevice, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.CDIDevices = tmpContainer
+	}
+	if rhs := m.Args; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Args = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ContainerAdjustment) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxContainerAdjustment) CloneVT() *LinuxContainerAdjustment {
+	if m == nil {
+		return (*LinuxContainerAdjustment)(nil)
+	}
+	r := new(LinuxContainerAdjustment)
+	r.Resources = m.Resources.CloneVT()
+	r.CgroupsPath = m.CgroupsPath
+	r.OomScoreAdj = m.OomScoreAdj.CloneVT()
+	r.IoPriority = m.IoPriority.CloneVT()
+	r.SeccompPolicy = m.SeccompPolicy.CloneVT()
+	r.Scheduler = m.Scheduler.CloneVT()
+	r.Rdt = m.Rdt.CloneVT()
+	r.MemoryPolicy = m.MemoryPolicy.CloneVT()
+	if rhs := m.Devices; rhs != nil {
+		tmpContainer := make([]*LinuxDevice, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Devices = tmpContainer
+	}
+	if rhs := m.Namespaces; rhs != nil {
+		tmpContainer := make([]*LinuxNamespace, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Namespaces = tmpContainer
+	}
+	if rhs := m.Sysctl; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Sysctl = tmpContainer
+	}
+	if rhs := m.NetDevices; rhs != nil {
+		tmpContainer := make(map[string]*LinuxNetDevice, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.NetDevices = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxContainerAdjustment) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxSeccomp) CloneVT() *LinuxSeccomp {
+	if m == nil {
+		return (*LinuxSeccomp)(nil)
+	}
+	r := new(LinuxSeccomp)
+	r.DefaultAction = m.DefaultAction
+	r.DefaultErrno = m.DefaultErrno.CloneVT()
+	r.ListenerPath = m.ListenerPath
+	r.ListenerMetadata = m.ListenerMetadata
+	if rhs := m.Architectures; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Architectures = tmpContainer
+	}
+	if rhs := m.Flags; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Flags = tmpContainer
+	}
+	if rhs := m.Syscalls; rhs != nil {
+		tmpContainer := make([]*LinuxSyscall, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Syscalls = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxSeccomp) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxSyscall) CloneVT() *LinuxSyscall {
+	if m == nil {
+		return (*LinuxSyscall)(nil)
+	}
+	r := new(LinuxSyscall)
+	r.Action = m.Action
+	r.ErrnoRet = m.ErrnoRet.CloneVT()
+	if rhs := m.Names; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Names = tmpContainer
+	}
+	if rhs := m.Args; rhs != nil {
+		tmpContainer := make([]*LinuxSeccompArg, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Args = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxSyscall) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxSeccompArg) CloneVT() *LinuxSeccompArg {
+	if m == nil {
+		return (*LinuxSeccompArg)(nil)
+	}
+	r := new(LinuxSeccompArg)
+	r.Index = m.Index
+	r.Value = m.Value
+	r.ValueTwo = m.ValueTwo
+	r.Op = m.Op
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxSeccompArg) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxMemoryPolicy) CloneVT() *LinuxMemoryPolicy {
+	if m == nil {
+		return (*LinuxMemoryPolicy)(nil)
+	}
+	r := new(LinuxMemoryPolicy)
+	r.Mode = m.Mode
+	r.Nodes = m.Nodes
+	if rhs := m.Flags; rhs != nil {
+		tmpContainer := make([]MpolFlag, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Flags = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxMemoryPolicy) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ContainerUpdate) CloneVT() *ContainerUpdate {
+	if m == nil {
+		return (*ContainerUpdate)(nil)
+	}
+	r := new(ContainerUpdate)
+	r.ContainerId = m.ContainerId
+	r.Linux = m.Linux.CloneVT()
+	r.IgnoreFailure = m.IgnoreFailure
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ContainerUpdate) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxContainerUpdate) CloneVT() *LinuxContainerUpdate {
+	if m == nil {
+		return (*LinuxContainerUpdate)(nil)
+	}
+	r := new(LinuxContainerUpdate)
+	r.Resources = m.Resources.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxContainerUpdate) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ContainerEviction) CloneVT() *ContainerEviction {
+	if m == nil {
+		return (*ContainerEviction)(nil)
+	}
+	r := new(ContainerEviction)
+	r.ContainerId = m.ContainerId
+	r.Reason = m.Reason
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ContainerEviction) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LinuxRdt) CloneVT() *LinuxRdt {
+	if m == nil {
+		return (*LinuxRdt)(nil)
+	}
+	r := new(LinuxRdt)
+	r.ClosId = m.ClosId.CloneVT()
+	r.Schemata = m.Schemata.CloneVT()
+	r.EnableMonitoring = m.EnableMonitoring.CloneVT()
+	r.Remove = m.Remove
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LinuxRdt) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *KeyValue) CloneVT() *KeyValue {
+	if m == nil {
+		return (*KeyValue)(nil)
+	}
+	r := new(KeyValue)
+	r.Key = m.Key
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *KeyValue) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *OptionalString) CloneVT() *OptionalString {
+	if m == nil {
+		return (*OptionalString)(nil)
+	}
+	r := new(OptionalString)
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *OptionalString) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *OptionalRepeatedString) CloneVT() *OptionalRepeatedString {
+	if m == nil {
+		return (*OptionalRepeatedString)(nil)
+	}
+	r := new(OptionalRepeatedString)
+	if rhs := m.Value; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Value = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *OptionalRepeatedString) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *OptionalInt) CloneVT() *OptionalInt {
+	if m == nil {
+		return (*OptionalInt)(nil)
+	}
+	r := new(OptionalInt)
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *OptionalInt) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *OptionalInt32) CloneVT() *OptionalInt32 {
+	if m == nil {
+		return (*OptionalInt32)(nil)
+	}
+	r := new(OptionalInt32)
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *OptionalInt32) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *OptionalUInt32) CloneVT() *OptionalUInt32 {
+	if m == nil {
+		return (*OptionalUInt32)(nil)
+	}
+	r := new(OptionalUInt32)
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *OptionalUInt32) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *OptionalInt64) CloneVT() *OptionalInt64 {
+	if m == nil {
+		return (*OptionalInt64)(nil)
+	}
+	r := new(OptionalInt64)
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *OptionalInt64) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *OptionalUInt64) CloneVT() *OptionalUInt64 {
+	if m == nil {
+		return (*OptionalUInt64)(nil)
+	}
+	r := new(OptionalUInt64)
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *OptionalUInt64) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *OptionalBool) CloneVT() *OptionalBool {
+	if m == nil {
+		return (*OptionalBool)(nil)
+	}
+	r := new(OptionalBool)
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *OptionalBool) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *OptionalFileMode) CloneVT() *OptionalFileMode {
+	if m == nil {
+		return (*OptionalFileMode)(nil)
+	}
+	r := new(OptionalFileMode)
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *OptionalFileMode) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CompoundFieldOwners) CloneVT() *CompoundFieldOwners {
+	if m == nil {
+		return (*CompoundFieldOwners)(nil)
+	}
+	r := new(CompoundFieldOwners)
+	if rhs := m.Owners; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Owners = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CompoundFieldOwners) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *FieldOwners) CloneVT() *FieldOwners {
+	if m == nil {
+		return (*FieldOwners)(nil)
+	}
+	r := new(FieldOwners)
+	if rhs := m.Simple; rhs != nil {
+		tmpContainer := make(map[int32]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Simple = tmpContainer
+	}
+	if rhs := m.Compound; rhs != nil {
+		tmpContainer := make(map[int32]*CompoundFieldOwners, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Compound = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *FieldOwners) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *OwningPlugins) CloneVT() *OwningPlugins {
+	if m == nil {
+		return (*OwningPlugins)(nil)
+	}
+	r := new(OwningPlugins)
+	if rhs := m.Owners; rhs != nil {
+		tmpContainer := make(map[string]*FieldOwners, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Owners = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *OwningPlugins) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NetworkExtension) CloneVT() *NetworkExtension {
+	if m == nil {
+		return (*NetworkExtension)(nil)
+	}
+	r := new(NetworkExtension)
+	r.Version = m.Version
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *NetworkExtension) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PodSandboxAdjustment) CloneVT() *PodSandboxAdjustment {
+	if m == nil {
+		return (*PodSandboxAdjustment)(nil)
+	}
+	r := new(PodSandboxAdjustment)
+	r.Network = m.Network.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PodSandboxAdjustment) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PodSandboxNetwork) CloneVT() *PodSandboxNetwork {
+	if m == nil {
+		return (*PodSandboxNetwork)(nil)
+	}
+	r := new(PodSandboxNetwork)
+	r.Dns = m.Dns.CloneVT()
+	if rhs := m.Ips; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Ips = tmpContainer
+	}
+	if rhs := m.Interfaces; rhs != nil {
+		tmpContainer := make([]*NetworkInterface, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Interfaces = tmpContainer
+	}
+	if rhs := m.Routes; rhs != nil {
+		tmpContainer := make([]*NetworkRoute, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Routes = tmpContainer
+	}
+	if rhs := m.Info; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Info = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PodSandboxNetwork) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NetworkInterface) CloneVT() *NetworkInterface {
+	if m == nil {
+		return (*NetworkInterface)(nil)
+	}
+	r := new(NetworkInterface)
+	r.Name = m.Name
+	r.Mac = m.Mac
+	r.Mtu = m.Mtu
+	if rhs := m.Addresses; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Addresses = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *NetworkInterface) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NetworkRoute) CloneVT() *NetworkRoute {
+	if m == nil {
+		return (*NetworkRoute)(nil)
+	}
+	r := new(NetworkRoute)
+	r.Destination = m.Destination
+	r.Gateway = m.Gateway
+	r.Interface = m.Interface
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *NetworkRoute) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NetworkDNS) CloneVT() *NetworkDNS {
+	if m == nil {
+		return (*NetworkDNS)(nil)
+	}
+	r := new(NetworkDNS)
+	if rhs := m.Servers; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Servers = tmpContainer
+	}
+	if rhs := m.Searches; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Searches = tmpContainer
+	}
+	if rhs := m.Options; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Options = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *NetworkDNS) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PodSandboxStatusRequest) CloneVT() *PodSandboxStatusRequest {
+	if m == nil {
+		return (*PodSandboxStatusRequest)(nil)
+	}
+	r := new(PodSandboxStatusRequest)
+	r.Pod = m.Pod.CloneVT()
+	r.Verbose = m.Verbose
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PodSandboxStatusRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PodSandboxStatusResponse) CloneVT() *PodSandboxStatusResponse {
+	if m == nil {
+		return (*PodSandboxStatusResponse)(nil)
+	}
+	r := new(PodSandboxStatusResponse)
+	r.Ip = m.Ip
+	r.Network = m.Network.CloneVT()
+	if rhs := m.AdditionalIps; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.AdditionalIps = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PodSandboxStatusResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdatePodSandboxNetworkRequest) CloneVT() *UpdatePodSandboxNetworkRequest {
+	if m == nil {
+		return (*UpdatePodSandboxNetworkRequest)(nil)
+	}
+	r := new(UpdatePodSandboxNetworkRequest)
+	r.PodId = m.PodId
+	r.Network = m.Network.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdatePodSandboxNetworkRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdatePodSandboxNetworkResponse) CloneVT() *UpdatePodSandboxNetworkResponse {
+	if m == nil {
+		return (*UpdatePodSandboxNetworkResponse)(nil)
+	}
+	r := new(UpdatePodSandboxNetworkResponse)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdatePodSandboxNetworkResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PodNetworkRecord) CloneVT() *PodNetworkRecord {
+	if m == nil {
+		return (*PodNetworkRecord)(nil)
+	}
+	r := new(PodNetworkRecord)
+	r.Network = m.Network.CloneVT()
+	if rhs := m.Owners; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Owners = tmpContainer
+	}
+	if rhs := m.Stale; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Stale = tmpContainer
+	}
+	if rhs := m.Plugins; rhs != nil {
+		tmpContainer := make(map[string]*PodSandboxNetwork, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Plugins = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PodNetworkRecord) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *RegisterPluginRequest) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {

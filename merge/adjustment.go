@@ -1,8 +1,6 @@
 package merge
 
 import (
-	"google.golang.org/protobuf/proto"
-
 	"github.com/nrinet/nrinet/api"
 )
 
@@ -43,7 +41,7 @@ func (a *Adjustment) mutable() *api.Container {
 		if a.orig == nil {
 			a.view = &api.Container{}
 		} else {
-			a.view = proto.CloneOf(a.orig)
+			a.view = a.orig.CloneVT()
 		}
 	}
 	return a.view

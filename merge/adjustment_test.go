@@ -261,6 +261,14 @@ func TestAdjustment(t *testing.T) {
 				return len(c.Linux.Namespaces) == 1 && c.Linux.Namespaces[0].Path == "/var/run/netns/x"
 			},
 		},
+		{name: "namespace conflict, net and network being one", wantErr: `plugins "20-b" and "10-a" both tried to set Namespace "network"`, steps: []step{{"10-a", linux(&api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "network"}}})}, {"20-b", linux(&api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "net"}}})}}},
+		{
+			name:  "namespace set then removed in one answer: the last entry counts",
+			steps: []step{{"10-a", linux(&api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "ipc", Path: "/a"}, {Type: "-ipc"}}})}},
+			want:  linux(&api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "-ipc"}}}),
+		},
+		{name: "mount conflict on the same path written differently", wantErr: `Mounts "/x"`, steps: []step{{"10-a", &api.ContainerAdjustment{Mounts: []*api.Mount{mnt("/x")}}}, {"20-b", &api.ContainerAdjustment{Mounts: []*api.Mount{mnt("/x/")}}}}},
+		{name: "device conflict on the same path written differently", wantErr: `Devices "/dev/fuse"`, steps: []step{{"10-a", linux(&api.LinuxContainerAdjustment{Devices: []*api.LinuxDevice{dev("/dev/fuse")}})}, {"20-b", linux(&api.LinuxContainerAdjustment{Devices: []*api.LinuxDevice{dev("/dev//fuse")}})}}},
 		{name: "namespace conflict", wantErr: `Namespace "network"`, steps: []step{{"10-a", linux(&api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "network"}}})}, {"20-b", linux(&api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "-network"}}})}}},
 		{
 			name:  "sysctl set and removed",

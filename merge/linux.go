@@ -102,8 +102,10 @@ func (a *Adjustment) memoryPolicy(plugin string, l *api.LinuxContainerAdjustment
 	})
 }
 
-// namespaces are claimed per type, removals ("-type") included. The view
-// keeps the container's order, a replaced namespace in its place.
+// namespaces are claimed per type ("net" and "network" being one),
+// removals ("-type") included; a plugin's last entry for a type counts.
+// The view keeps the container's order, a replaced namespace in its
+// place.
 func (a *Adjustment) namespaces(plugin string, l *api.LinuxContainerAdjustment) error {
 	if len(l.GetNamespaces()) == 0 {
 		return nil
@@ -114,11 +116,17 @@ func (a *Adjustment) namespaces(plugin string, l *api.LinuxContainerAdjustment) 
 			continue
 		}
 		typ, remove := strings.CutPrefix(ns.GetType(), "-")
+		typ = api.NamespaceType(typ)
 		if err := a.owners.claim(plugin, key{a.id, api.Field_Namespace, typ}); err != nil {
 			return err
 		}
-		out.Namespaces = append(out.Namespaces, ns)
-		i := slices.IndexFunc(vl.Namespaces, func(x *api.LinuxNamespace) bool { return x.GetType() == typ })
+		sameType := func(x *api.LinuxNamespace) bool {
+			return api.NamespaceType(strings.TrimPrefix(x.GetType(), "-")) == typ
+		}
+		// Entries of this type in the result are this plugin's (anyone
+		// else's would have conflicted): its last one counts.
+		out.Namespaces = append(slices.DeleteFunc(out.Namespaces, sameType), ns)
+		i := slices.IndexFunc(vl.Namespaces, sameType)
 		switch {
 		case remove && i >= 0:
 			vl.Namespaces = slices.Delete(vl.Namespaces, i, i+1)

@@ -69,10 +69,14 @@ func mergeList[T any](o *Owners, container string, f api.Field, plugin string, i
 }
 
 // mountKey, envKey and deviceKey are the keyOf functions of mergeList.
-func mountKey(m *api.Mount) (string, bool)   { return strings.CutPrefix(m.GetDestination(), "-") }
-func envKey(kv *api.KeyValue) (string, bool) { return strings.CutPrefix(kv.GetKey(), "-") }
-func deviceKey(d *api.LinuxDevice) (string, bool) {
-	return strings.CutPrefix(d.GetPath(), "-")
+// Paths are compared cleaned (api.EntryPath), as the OCI helper does.
+func mountKey(m *api.Mount) (string, bool)        { return pathKey(m.GetDestination()) }
+func envKey(kv *api.KeyValue) (string, bool)      { return strings.CutPrefix(kv.GetKey(), "-") }
+func deviceKey(d *api.LinuxDevice) (string, bool) { return pathKey(d.GetPath()) }
+
+func pathKey(p string) (string, bool) {
+	p, remove := strings.CutPrefix(p, "-")
+	return api.EntryPath(p), remove
 }
 
 // applyList updates a view list: entries whose key the plugin touched are

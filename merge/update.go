@@ -3,8 +3,6 @@ package merge
 import (
 	"fmt"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/nrinet/nrinet/api"
 )
 
@@ -40,7 +38,7 @@ func (u *Updates) ForCreate(id string) *Updates {
 func (u *Updates) ForUpdate(id string, requested *api.LinuxResources) *Updates {
 	u.target = id
 	if requested != nil {
-		u.requested = proto.CloneOf(requested)
+		u.requested = requested.CloneVT()
 	} else {
 		u.requested = &api.LinuxResources{}
 	}
@@ -81,7 +79,7 @@ func (u *Updates) apply(plugin string, up *api.ContainerUpdate) error {
 	}
 	work := &api.LinuxResources{}
 	if base != nil {
-		work = proto.CloneOf(base)
+		work = base.CloneVT()
 	}
 	tx := u.owners.begin()
 	if err := mergeResources(tx, id, plugin, up.GetLinux().GetResources(), work); err != nil {

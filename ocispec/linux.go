@@ -14,11 +14,7 @@ import (
 // type: the OCI names themselves plus the short names of /proc/PID/ns
 // ("net", "mnt").
 func namespaceType(t string) (rspec.LinuxNamespaceType, bool) {
-	switch t {
-	case "net":
-		return rspec.NetworkNamespace, true
-	case "mnt":
-		return rspec.MountNamespace, true
+	switch t = api.NamespaceType(t); t {
 	case "pid", "network", "mount", "ipc", "uts", "user", "cgroup", "time":
 		return rspec.LinuxNamespaceType(t), true
 	}

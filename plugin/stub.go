@@ -46,10 +46,8 @@ func New(handler any, opts ...Option) (*Stub, error) {
 	if s.implemented == 0 {
 		return nil, fmt.Errorf("%w: %T has none of the event handler methods", ErrNoHandlers, handler)
 	}
-	_, classic := handler.(RunPodSandboxHandler)
-	_, withNet := handler.(RunPodSandboxNetworkHandler)
-	if classic && withNet {
-		return nil, fmt.Errorf("plugin: %T implements both RunPodSandbox and RunPodSandboxNetwork; implement one", handler)
+	if err := oneVariant(handler); err != nil {
+		return nil, err
 	}
 	if s.cfg.env == nil {
 		s.cfg.env = os.Getenv
@@ -263,4 +261,27 @@ func (s *Stub) implementsNetwork() bool {
 	_, run := s.handler.(RunPodSandboxNetworkHandler)
 	_, st := s.handler.(PodSandboxStatusHandler)
 	return run || st
+}
+
+// oneVariant refuses a handler implementing two variants of one event:
+// only one of them could be called.
+func oneVariant(handler any) error {
+	for _, v := range []struct {
+		a, b string
+		both bool
+	}{
+		{"RunPodSandbox", "RunPodSandboxNetwork", implements[RunPodSandboxHandler](handler) && implements[RunPodSandboxNetworkHandler](handler)},
+		{"CreateContainer", "CreateContainerEvict", implements[CreateContainerHandler](handler) && implements[CreateContainerEvictHandler](handler)},
+		{"UpdateContainer", "UpdateContainerEvict", implements[UpdateContainerHandler](handler) && implements[UpdateContainerEvictHandler](handler)},
+	} {
+		if v.both {
+			return fmt.Errorf("plugin: %T implements both %s and %s; implement one", handler, v.a, v.b)
+		}
+	}
+	return nil
+}
+
+func implements[I any](h any) bool {
+	_, ok := h.(I)
+	return ok
 }

@@ -86,3 +86,47 @@ func TestStub_BadInheritedSocket(t *testing.T) {
 		t.Fatalf("Start = %v", err)
 	}
 }
+
+type bothPods struct{ podOnly }
+
+func (bothPods) RunPodSandboxNetwork(context.Context, *api.PodSandbox) (*api.PodSandboxNetwork, error) {
+	return nil, nil
+}
+
+type bothCreates struct{}
+
+func (bothCreates) CreateContainer(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	return nil, nil, nil
+}
+
+func (bothCreates) CreateContainerEvict(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, []*api.ContainerEviction, error) {
+	return nil, nil, nil, nil
+}
+
+type bothUpdates struct{}
+
+func (bothUpdates) UpdateContainer(context.Context, *api.PodSandbox, *api.Container, *api.LinuxResources) ([]*api.ContainerUpdate, error) {
+	return nil, nil
+}
+
+func (bothUpdates) UpdateContainerEvict(context.Context, *api.PodSandbox, *api.Container, *api.LinuxResources) ([]*api.ContainerUpdate, []*api.ContainerEviction, error) {
+	return nil, nil, nil
+}
+
+// TestNew_OneVariantPerEvent: a handler with two variants of one event
+// would have one of them silently ignored; New refuses it.
+func TestNew_OneVariantPerEvent(t *testing.T) {
+	for _, tc := range []struct {
+		h    any
+		want string
+	}{
+		{bothPods{}, "both RunPodSandbox and RunPodSandboxNetwork"},
+		{bothCreates{}, "both CreateContainer and CreateContainerEvict"},
+		{bothUpdates{}, "both UpdateContainer and UpdateContainerEvict"},
+	} {
+		_, err := plugin.New(tc.h, plugin.WithPluginName("x"), plugin.WithPluginIdx("10"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%T) = %v, want an error saying %q", tc.h, err, tc.want)
+		}
+	}
+}

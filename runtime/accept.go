@@ -101,19 +101,24 @@ func (r *Runtime) run(p *plugin) error {
 // then on. It works whether or not external plugins are enabled.
 func (r *Runtime) Connect(ctx context.Context, conn net.Conn) error {
 	r.mu.Lock()
-	started := r.started
-	r.mu.Unlock()
-	if !started {
+	switch {
+	case r.stopped:
+		r.mu.Unlock()
+		conn.Close()
+		return ErrClosed
+	case !r.started:
+		r.mu.Unlock()
 		conn.Close()
 		return errors.New("runtime: Connect before Start")
 	}
+	r.wg.Add(1) // under mu, so that Stop, which sets stopped under mu, waits for it
+	r.mu.Unlock()
+	defer r.wg.Done()
 	p, err := r.connect(conn, kindPreConnected, "", "")
 	if err != nil {
 		conn.Close()
 		return err
 	}
-	r.wg.Add(1)
-	defer r.wg.Done()
 	hctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)

@@ -19,38 +19,29 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *api.CreateContainerR
 	adj := merge.NewAdjustment(o, req.GetContainer())
 	ups := merge.NewUpdates(o).ForCreate(req.GetContainer().GetId())
 	var evictions []eviction
-	r.syncMu.RLock()
-	defer r.syncMu.RUnlock()
-	if r.isStopped() {
-		return nil, ErrClosed
-	}
-	for _, p := range r.subscribed(api.Event_CREATE_CONTAINER) {
-		var rsp *api.CreateContainerResponse
-		err := p.call(ctx, api.Event_CREATE_CONTAINER, nil, nil, func(ctx context.Context, p *plugin) error {
-			var err error
-			rsp, err = rpc[api.CreateContainerResponse](ctx, p, "CreateContainer", &api.CreateContainerRequest{Pod: req.GetPod(), Container: adj.Container()})
-			return err
-		})
+	err := r.each(ctx, api.Event_CREATE_CONTAINER, func(ctx context.Context, p *plugin) (func() error, error) {
+		rsp, err := rpc[api.CreateContainerResponse](ctx, p, "CreateContainer", &api.CreateContainerRequest{Pod: req.GetPod(), Container: adj.Container()})
 		if err != nil {
 			return nil, err
 		}
-		if rsp == nil {
-			continue // plugin dropped, request goes on
-		}
-		if err := adj.Apply(p.fullName(), rsp.GetAdjust()); err != nil {
-			return nil, err
-		}
-		if err := ups.Apply(p.fullName(), rsp.GetUpdate()); err != nil {
-			return nil, err
-		}
-		evictions = collectEvictions(evictions, p, rsp.GetEvict())
-	}
-	out := &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}
-	if err := r.validate(ctx, req, out, o); err != nil {
+		return func() error {
+			if err := adj.Apply(p.fullName(), rsp.GetAdjust()); err != nil {
+				return err
+			}
+			if err := ups.Apply(p.fullName(), rsp.GetUpdate()); err != nil {
+				return err
+			}
+			evictions = collectEvictions(evictions, p, rsp.GetEvict())
+			return nil
+		}, nil
+	}, func() error {
+		return r.validate(ctx, req, &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}, o)
+	})
+	if err != nil {
 		return nil, err
 	}
 	r.deliverEvictions(ctx, evictions)
-	return out, nil
+	return &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}, nil
 }
 
 // UpdateContainer relays a requested resource update of a container. Each
@@ -61,16 +52,21 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *api.CreateContainerR
 func (r *Runtime) UpdateContainer(ctx context.Context, req *api.UpdateContainerRequest) (*api.UpdateContainerResponse, error) {
 	ups := merge.NewUpdates(merge.NewOwners()).ForUpdate(req.GetContainer().GetId(), req.GetLinuxResources())
 	var evictions []eviction
-	err := r.relay(ctx, api.Event_UPDATE_CONTAINER, nil, nil, func(ctx context.Context, p *plugin) error {
+	err := r.each(ctx, api.Event_UPDATE_CONTAINER, func(ctx context.Context, p *plugin) (func() error, error) {
 		rsp, err := rpc[api.UpdateContainerResponse](ctx, p, "UpdateContainer", &api.UpdateContainerRequest{
 			Pod: req.GetPod(), Container: req.GetContainer(), LinuxResources: ups.Resources(),
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		evictions = collectEvictions(evictions, p, rsp.GetEvict())
-		return ups.Apply(p.fullName(), rsp.GetUpdate())
-	})
+		return func() error {
+			if err := ups.Apply(p.fullName(), rsp.GetUpdate()); err != nil {
+				return err
+			}
+			evictions = collectEvictions(evictions, p, rsp.GetEvict())
+			return nil
+		}, nil
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -86,15 +82,49 @@ func (r *Runtime) UpdateContainer(ctx context.Context, req *api.UpdateContainerR
 // updates plugins asked for other containers.
 func (r *Runtime) StopContainer(ctx context.Context, req *api.StopContainerRequest) (*api.StopContainerResponse, error) {
 	ups := merge.NewUpdates(merge.NewOwners())
-	err := r.relay(ctx, api.Event_STOP_CONTAINER, nil, nil, func(ctx context.Context, p *plugin) error {
+	err := r.each(ctx, api.Event_STOP_CONTAINER, func(ctx context.Context, p *plugin) (func() error, error) {
 		rsp, err := rpc[api.StopContainerResponse](ctx, p, "StopContainer", req)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return ups.Apply(p.fullName(), rsp.GetUpdate())
-	})
+		return func() error { return ups.Apply(p.fullName(), rsp.GetUpdate()) }, nil
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &api.StopContainerResponse{Update: ups.Others()}, nil
+}
+
+// each calls the plugins subscribed to ev in order, with the plugin
+// synchronization held off, and merges each answer with the function the
+// call returned: outside the call, so that a merge conflict is the
+// request's error, not the plugin's failure. then, if not nil, runs last,
+// still with synchronization held off (validation).
+func (r *Runtime) each(ctx context.Context, ev api.Event, call func(context.Context, *plugin) (func() error, error), then func() error) error {
+	r.syncMu.RLock()
+	defer r.syncMu.RUnlock()
+	if r.isStopped() {
+		return ErrClosed
+	}
+	for _, p := range r.subscribed(ev) {
+		var apply func() error
+		err := p.call(ctx, ev, nil, nil, func(ctx context.Context, p *plugin) error {
+			var err error
+			apply, err = call(ctx, p)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if apply == nil {
+			continue // plugin dropped, request goes on
+		}
+		if err := apply(); err != nil {
+			return err
+		}
+	}
+	if then != nil {
+		return then()
+	}
+	return nil
 }

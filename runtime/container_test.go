@@ -263,3 +263,34 @@ func TestRuntime_ConnectSilentPeer(t *testing.T) {
 		t.Fatalf("Connect to a silent peer = %v", err)
 	}
 }
+
+// TestRuntime_EvictFuncMayCallTheRuntime: the EvictFunc runs after the
+// request released the runtime, so evicting through the same Runtime works
+// even while a plugin is joining (which waits for running requests).
+func TestRuntime_EvictFuncMayCallTheRuntime(t *testing.T) {
+	var e *env
+	joined := make(chan struct{})
+	evicted := make(chan error, 1)
+	e = newEnv(t, runtime.WithEvictFunc(func(ctx context.Context, _ string, list []*api.ContainerEviction) error {
+		go func() {
+			e.startPlugin(newRecorder(), "50", "late")
+			close(joined)
+		}()
+		time.Sleep(50 * time.Millisecond) // the joining plugin now waits to synchronize
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		pod := testPod(1)
+		_, err := e.rt.StopContainer(ctx, &api.StopContainerRequest{Pod: pod, Container: &api.Container{Id: list[0].GetContainerId(), PodSandboxId: pod.GetId()}})
+		evicted <- err
+		return err
+	}))
+	e.startPlugin(evictor{"old-1"}, "10", "a")
+	pod := testPod(1)
+	if _, err := e.rt.CreateContainer(context.Background(), &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-evicted; err != nil {
+		t.Fatalf("StopContainer from the EvictFunc: %v", err)
+	}
+	<-joined
+}

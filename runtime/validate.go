@@ -14,14 +14,16 @@ import (
 // [github.com/nrinet/nrinet/validator]: it takes part in the validation of
 // every CreateContainer like a plugin subscribed to
 // ValidateContainerAdjustment, without a process. An error rejects the
-// container; its text is the reason.
+// container; its text is the reason. Validators run concurrently on one
+// request and must not modify it.
 type Validator interface {
 	ValidateContainerAdjustment(ctx context.Context, req *api.ValidateContainerAdjustmentRequest) error
 }
 
 // PodValidator is a Validator that also vets a pod before RunPodSandbox is
 // relayed, given the plugins connected; the default validator checks
-// there that the pod's required plugins are present.
+// there that the pod's required plugins are present. It must not modify
+// pod or plugins.
 type PodValidator interface {
 	ValidatePodSandbox(ctx context.Context, pod *api.PodSandbox, plugins []*api.PluginInstance) error
 }

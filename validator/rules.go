@@ -83,7 +83,12 @@ func compoundProblems(owners *api.FieldOwners, field api.Field, what string) []e
 	entries := owners.GetCompound()[int32(field)].GetOwners()
 	var problems []error
 	for _, entry := range slices.Sorted(maps.Keys(entries)) {
-		problems = append(problems, fmt.Errorf("plugin %q adjusted %s %q, which is not allowed", entries[entry], what, entry))
+		verb := "adjusted"
+		owner, removed := api.IsMarkedForRemoval(entries[entry]) // "-name": the plugin removed it
+		if removed {
+			verb = "removed"
+		}
+		problems = append(problems, fmt.Errorf("plugin %q %s %s %q, which is not allowed", owner, verb, what, entry))
 	}
 	return problems
 }

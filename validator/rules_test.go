@@ -2,6 +2,7 @@ package validator_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/nrinet/nrinet/api"
@@ -151,5 +152,19 @@ func TestEmptyRequests(t *testing.T) {
 	}
 	if err := v.ValidatePodSandbox(context.Background(), nil, nil); err != nil {
 		t.Errorf("ValidatePodSandbox(nil) = %v", err)
+	}
+}
+
+func TestRemovalNamesTheRemover(t *testing.T) {
+	v := validator.New(validator.Config{Enable: true, RejectSysctlAdjustment: true})
+	req := &api.ValidateContainerAdjustmentRequest{
+		Container: &api.Container{Id: "c"},
+		Owners: &api.OwningPlugins{Owners: map[string]*api.FieldOwners{"c": {Compound: map[int32]*api.CompoundFieldOwners{
+			int32(api.Field_Sysctl): {Owners: map[string]string{"net.x": "-20-b"}},
+		}}}},
+	}
+	err := v.ValidateContainerAdjustment(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), `plugin "20-b" removed sysctl "net.x"`) {
+		t.Fatalf("error %v, want it to name 20-b as the remover", err)
 	}
 }
