@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -17,7 +18,7 @@ func mergeMap[V any](o *Owners, container string, f api.Field, plugin string, in
 	if len(in) == 0 {
 		return nil
 	}
-	keys := sortedKeys(in)
+	keys := slices.Sorted(maps.Keys(in))
 	sets := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if !strings.HasPrefix(k, "-") {
@@ -55,13 +56,4 @@ func mergeMap[V any](o *Owners, container string, f api.Field, plugin string, in
 		(*view)[k] = in[k]
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -139,7 +140,7 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 				out.Dns = d
 			}
 		}
-		for _, k := range sortedKeys(n.GetInfo()) {
+		for _, k := range slices.Sorted(maps.Keys(n.GetInfo())) {
 			if ok, err := claim(api.OwnerInfo(k), c.plugin, fmt.Sprintf("%q", n.GetInfo()[k]), fmt.Sprintf("%q", out.GetInfo()[k])); err != nil {
 				return nil, nil, err
 			} else if ok {

@@ -230,7 +230,7 @@ func partsOf(rec *api.PodNetworkRecord) map[string]*api.PodSandboxNetwork {
 // name.
 func ordered(parts map[string]*api.PodSandboxNetwork) []contribution {
 	out := make([]contribution, 0, len(parts))
-	for _, k := range sortedKeys(parts) {
+	for _, k := range slices.Sorted(maps.Keys(parts)) {
 		if parts[k] != nil {
 			out = append(out, contribution{plugin: k, net: parts[k]})
 		}
