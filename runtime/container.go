@@ -15,6 +15,16 @@ import (
 // handed to the EvictFunc once the request succeeded. req is not
 // modified.
 func (r *Runtime) CreateContainer(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
+	rsp, _, err := r.CreateContainerWithOwners(ctx, req)
+	return rsp, err
+}
+
+// CreateContainerWithOwners is CreateContainer that also returns who set
+// what: for the created container and every container updated, the
+// plugin that set each field ("-name" for a removal, "a,b" for OCI hooks),
+// the record validators received. Runtimes keep it to answer "which
+// plugin gave this container that".
+func (r *Runtime) CreateContainerWithOwners(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, *api.OwningPlugins, error) {
 	o := merge.NewOwners()
 	adj := merge.NewAdjustment(o, req.GetContainer())
 	ups := merge.NewUpdates(o).ForCreate(req.GetContainer().GetId())
@@ -38,10 +48,10 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *api.CreateContainerR
 		return r.validate(ctx, req, &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}, o)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.deliverEvictions(ctx, evictions)
-	return &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}, nil
+	return &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}, o.Proto(), nil
 }
 
 // UpdateContainer relays a requested resource update of a container. Each

@@ -294,3 +294,21 @@ func TestRuntime_EvictFuncMayCallTheRuntime(t *testing.T) {
 	}
 	<-joined
 }
+
+func TestRuntime_CreateContainerWithOwners(t *testing.T) {
+	e := newEnv(t)
+	e.startPlugin(adjuster{"a.example.com/x", "1"}, "10", "one")
+	e.startPlugin(adjuster{"b.example.com/x", "2"}, "20", "two")
+	pod := testPod(1)
+	ctr := testContainer(pod, 1)
+	_, owners, err := e.rt.CreateContainerWithOwners(context.Background(), &api.CreateContainerRequest{Pod: pod, Container: ctr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := owners.AnnotationOwner(ctr.GetId(), "b.example.com/x"); got != "20-two" {
+		t.Errorf("owner of annotation b.example.com/x = %q, want 20-two", got)
+	}
+	if got, _ := owners.EnvOwner(ctr.GetId(), "SEEN_1"); got != "10-one" {
+		t.Errorf("owner of env SEEN_1 = %q, want 10-one", got)
+	}
+}
