@@ -41,8 +41,22 @@ func (f *FieldOwners) SimpleOwner(field Field) (string, bool) {
 
 // CompoundOwner returns the owner of entry key of compound field field.
 func (f *FieldOwners) CompoundOwner(field Field, key string) (string, bool) {
-	owner, ok := f.GetCompound()[field.Key()].GetOwners()[key]
+	owner, ok := f.GetCompound()[field.Key()].GetOwners()[ownedAs(field, key)]
 	return owner, ok
+}
+
+// ownedAs is the form an entry is owned under: mount destinations and
+// device paths cleaned ([EntryPath]), namespace types canonical
+// ([NamespaceType]), so "/data/" finds the owner of "/data" and "net"
+// that of "network".
+func ownedAs(field Field, key string) string {
+	switch field {
+	case Field_Mounts, Field_Devices:
+		return EntryPath(key)
+	case Field_Namespace:
+		return NamespaceType(key)
+	}
+	return key
 }
 
 // CompoundOwners returns the owners of all entries of compound field field,

@@ -265,3 +265,26 @@ func TestOwnerLookupsCoverFields(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnerLookupsNormalize: entries are owned under cleaned paths and
+// canonical namespace types, and looked up the same way.
+func TestOwnerLookupsNormalize(t *testing.T) {
+	o := &api.OwningPlugins{Owners: map[string]*api.FieldOwners{"c": {Compound: map[int32]*api.CompoundFieldOwners{
+		int32(api.Field_Mounts):    {Owners: map[string]string{"/data": "10-m"}},
+		int32(api.Field_Devices):   {Owners: map[string]string{"/dev/fuse": "10-d"}},
+		int32(api.Field_Namespace): {Owners: map[string]string{"network": "10-n"}},
+	}}}}
+	for _, tc := range []struct {
+		got  func() (string, bool)
+		want string
+	}{
+		{func() (string, bool) { return o.MountOwner("c", "/data/") }, "10-m"},
+		{func() (string, bool) { return o.DeviceOwner("c", "/dev//fuse") }, "10-d"},
+		{func() (string, bool) { return o.NamespaceOwner("c", "net") }, "10-n"},
+		{func() (string, bool) { return o.NamespaceOwner("c", "network") }, "10-n"},
+	} {
+		if got, ok := tc.got(); !ok || got != tc.want {
+			t.Errorf("lookup = %q, %v; want %q", got, ok, tc.want)
+		}
+	}
+}

@@ -136,6 +136,13 @@ func TestAdjustment(t *testing.T) {
 			steps: []step{{"10-a", &api.ContainerAdjustment{Hooks: &api.Hooks{Prestart: []*api.Hook{{Path: "/a"}}}}},
 				{"20-b", &api.ContainerAdjustment{Hooks: &api.Hooks{Prestart: []*api.Hook{{Path: "/b"}}, Poststop: []*api.Hook{{Path: "/c"}}}}}},
 			want: &api.ContainerAdjustment{Hooks: &api.Hooks{Prestart: []*api.Hook{{Path: "/a"}, {Path: "/b"}}, Poststop: []*api.Hook{{Path: "/c"}}}},
+			view: func(c *api.Container) bool { return len(c.GetHooks().GetPrestart()) == 2 && len(c.GetHooks().GetPoststop()) == 1 },
+		},
+		{
+			name: "conflicts are found in key order",
+			steps: []step{{"10-a", &api.ContainerAdjustment{Annotations: map[string]string{"x": "1", "y": "1"}}},
+				{"20-b", &api.ContainerAdjustment{Annotations: map[string]string{"y": "2", "x": "2"}}}},
+			wantErr: `Annotations "x"`,
 		},
 		{
 			name: "rlimits per type",
@@ -284,6 +291,16 @@ func TestAdjustment(t *testing.T) {
 			name:  "net devices set and removed",
 			steps: []step{{"10-a", linux(&api.LinuxContainerAdjustment{NetDevices: map[string]*api.LinuxNetDevice{"eth1": {Name: "net1"}}})}, {"20-b", linux(&api.LinuxContainerAdjustment{NetDevices: map[string]*api.LinuxNetDevice{"-eth2": nil}})}},
 			want:  linux(&api.LinuxContainerAdjustment{NetDevices: map[string]*api.LinuxNetDevice{"eth1": {Name: "net1"}, "-eth2": nil}}),
+			view:  func(c *api.Container) bool { return c.GetLinux().GetNetDevices()["eth1"].GetName() == "net1" },
+		},
+		{
+			name:  "a replaced namespace keeps its place",
+			steps: []step{{"10-a", linux(&api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "pid", Path: "/proc/9/ns/pid"}}})}},
+			want:  linux(&api.LinuxContainerAdjustment{Namespaces: []*api.LinuxNamespace{{Type: "pid", Path: "/proc/9/ns/pid"}}}),
+			view: func(c *api.Container) bool {
+				ns := c.GetLinux().GetNamespaces()
+				return len(ns) == 2 && ns[0].GetType() == "pid" && ns[0].GetPath() == "/proc/9/ns/pid" && ns[1].GetType() == "network"
+			},
 		},
 		{name: "net device conflict", wantErr: `LinuxNetDevices "eth1"`, steps: []step{{"10-a", linux(&api.LinuxContainerAdjustment{NetDevices: map[string]*api.LinuxNetDevice{"eth1": {}}})}, {"20-b", linux(&api.LinuxContainerAdjustment{NetDevices: map[string]*api.LinuxNetDevice{"eth1": {}}})}}},
 		{

@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -18,7 +17,7 @@ func mergeMap[V any](o *Owners, container string, f api.Field, plugin string, in
 	if len(in) == 0 {
 		return nil
 	}
-	keys := slices.Sorted(maps.Keys(in))
+	keys := sortedKeys(in)
 	sets := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if !strings.HasPrefix(k, "-") {
@@ -56,4 +55,14 @@ func mergeMap[V any](o *Owners, container string, f api.Field, plugin string, in
 		(*view)[k] = in[k]
 	}
 	return nil
+}
+
+// sortedKeys returns the keys of m in order, in one allocation.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -2,7 +2,6 @@ package merge
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -117,7 +116,7 @@ func mergeResources(o *Owners, container, plugin string, src *api.LinuxResources
 	for _, d := range dsts {
 		d.Devices = append(d.Devices, src.GetDevices()...)
 	}
-	for _, k := range slices.Sorted(maps.Keys(src.GetUnified())) {
+	for _, k := range sortedKeys(src.GetUnified()) {
 		if err := o.claim(plugin, key{container, api.Field_CgroupsUnified, k}); err != nil {
 			return err
 		}

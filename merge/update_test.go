@@ -76,6 +76,18 @@ func TestUpdates(t *testing.T) {
 			want:  []*api.ContainerUpdate{{ContainerId: "x", Linux: &api.LinuxContainerUpdate{Resources: &api.LinuxResources{Pids: &api.LinuxPids{Limit: 99}}}}},
 		},
 		{
+			name: "device rules in updates are kept (upstream drops them)",
+			calls: []call{{"10-a", []*api.ContainerUpdate{{ContainerId: "x", Linux: &api.LinuxContainerUpdate{Resources: &api.LinuxResources{
+				Devices: []*api.LinuxDeviceCgroup{{Allow: true, Type: "c", Access: "rw"}}}}}}}},
+			want: []*api.ContainerUpdate{{ContainerId: "x", Linux: &api.LinuxContainerUpdate{Resources: &api.LinuxResources{
+				Devices: []*api.LinuxDeviceCgroup{{Allow: true, Type: "c", Access: "rw"}}}}}},
+		},
+		{
+			name:  "a plugin updating a container twice: its last value wins",
+			calls: []call{{"10-a", []*api.ContainerUpdate{memUpdate("x", 1, false), memUpdate("x", 2, false)}}},
+			want:  []*api.ContainerUpdate{memUpdate("x", 2, false)},
+		},
+		{
 			name:    "the container being created may not be updated",
 			calls:   []call{{"10-a", []*api.ContainerUpdate{memUpdate("new", 1, true)}}},
 			wantErr: `plugin "10-a" asked to update container "new", which is being created`,
@@ -165,6 +177,13 @@ func TestOwnersProto(t *testing.T) {
 	}
 	if got, _ := o.Owner("c", api.Field_CgroupsPath, ""); got != "20-b" {
 		t.Errorf("Owner = %q", got)
+	}
+	// Updates of other containers in the same request share the record.
+	if err := merge.NewUpdates(o).ForCreate("c").Apply("30-c", []*api.ContainerUpdate{memUpdate("x", 1, false)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Proto().GetOwners()["x"].GetSimple()[int32(api.Field_MemLimit)]; got != "30-c" {
+		t.Errorf("memory limit of the updated container x owned by %q, want 30-c", got)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // handed to the EvictFunc once the request succeeded. req is not
 // modified.
 func (r *Runtime) CreateContainer(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
-	rsp, _, err := r.CreateContainerWithOwners(ctx, req)
+	rsp, _, err := r.createContainer(ctx, req)
 	return rsp, err
 }
 
@@ -25,6 +25,14 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *api.CreateContainerR
 // the record validators received. Runtimes keep it to answer "which
 // plugin gave this container that".
 func (r *Runtime) CreateContainerWithOwners(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, *api.OwningPlugins, error) {
+	rsp, o, err := r.createContainer(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rsp, o.Proto(), nil
+}
+
+func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, *merge.Owners, error) {
 	o := merge.NewOwners()
 	adj := merge.NewAdjustment(o, req.GetContainer())
 	ups := merge.NewUpdates(o).ForCreate(req.GetContainer().GetId())
@@ -51,7 +59,7 @@ func (r *Runtime) CreateContainerWithOwners(ctx context.Context, req *api.Create
 		return nil, nil, err
 	}
 	r.deliverEvictions(ctx, evictions)
-	return &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}, o.Proto(), nil
+	return &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}, o, nil
 }
 
 // UpdateContainer relays a requested resource update of a container. Each

@@ -2,11 +2,13 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"io"
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,7 +83,9 @@ func TestRuntime_EvictionsDelivered(t *testing.T) {
 	if _, err := s.UpdateContainers(ctx, nil, []*api.ContainerEviction{{ContainerId: "old-3", Reason: "pressure"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.take(); got != "10-a old-3 pressure" {
+	var got string
+	waitFor(t, "the eviction asked through UpdateContainers", func() bool { got = log.take(); return got != "" })
+	if got != "10-a old-3 pressure" {
 		t.Errorf("after UpdateContainers evicted %q", got)
 	}
 
@@ -266,33 +270,68 @@ func TestRuntime_ConnectSilentPeer(t *testing.T) {
 
 // TestRuntime_EvictFuncMayCallTheRuntime: the EvictFunc runs after the
 // request released the runtime, so evicting through the same Runtime works
-// even while a plugin is joining (which waits for running requests).
+// even while a plugin is joining (which waits for running requests); the
+// same holds for evictions a plugin asks for with UpdateContainers from
+// inside its own CreateContainer handler.
 func TestRuntime_EvictFuncMayCallTheRuntime(t *testing.T) {
-	var e *env
-	joined := make(chan struct{})
-	evicted := make(chan error, 1)
-	e = newEnv(t, runtime.WithEvictFunc(func(ctx context.Context, _ string, list []*api.ContainerEviction) error {
-		go func() {
-			e.startPlugin(newRecorder(), "50", "late")
-			close(joined)
-		}()
-		time.Sleep(50 * time.Millisecond) // the joining plugin now waits to synchronize
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		pod := testPod(1)
-		_, err := e.rt.StopContainer(ctx, &api.StopContainerRequest{Pod: pod, Container: &api.Container{Id: list[0].GetContainerId(), PodSandboxId: pod.GetId()}})
-		evicted <- err
-		return err
-	}))
-	e.startPlugin(evictor{"old-1"}, "10", "a")
-	pod := testPod(1)
-	if _, err := e.rt.CreateContainer(context.Background(), &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)}); err != nil {
-		t.Fatal(err)
+	for _, viaUpdateContainers := range []bool{false, true} {
+		t.Run(fmt.Sprintf("UpdateContainers=%v", viaUpdateContainers), func(t *testing.T) {
+			var e *env
+			var late *plugin.Stub
+			stopped := make(chan error, 2)
+			e = newEnv(t, runtime.WithEvictFunc(func(ctx context.Context, _ string, list []*api.ContainerEviction) error {
+				joining, err := plugin.New(newRecorder(), plugin.WithPluginName("late"), plugin.WithPluginIdx("50"),
+					plugin.WithSocketPath(e.sock), plugin.WithEnv(func(string) string { return "" }, "test"))
+				if err == nil {
+					late = joining
+					err = joining.Start(context.Background()) // joins in the background
+				}
+				if err != nil {
+					stopped <- err
+					return err
+				}
+				time.Sleep(50 * time.Millisecond) // the joining plugin now waits to synchronize
+				ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				pod := testPod(1)
+				_, err = e.rt.StopContainer(ctx, &api.StopContainerRequest{Pod: pod, Container: &api.Container{Id: list[0].GetContainerId(), PodSandboxId: pod.GetId()}})
+				stopped <- err
+				return err
+			}))
+			if viaUpdateContainers {
+				h := &selfEvictor{}
+				h.stub.Store(e.startPlugin(h, "10", "a"))
+			} else {
+				e.startPlugin(evictor{"old-1"}, "10", "a")
+			}
+			pod := testPod(1)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, err := e.rt.CreateContainer(ctx, &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-stopped:
+				if err != nil {
+					t.Fatalf("StopContainer from the EvictFunc: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the EvictFunc's call into the runtime is stuck")
+			}
+			if late != nil {
+				late.Stop()
+			}
+		})
 	}
-	if err := <-evicted; err != nil {
-		t.Fatalf("StopContainer from the EvictFunc: %v", err)
-	}
-	<-joined
+}
+
+// selfEvictor asks for an eviction through UpdateContainers from inside
+// its CreateContainer handler.
+type selfEvictor struct{ stub atomic.Pointer[plugin.Stub] }
+
+func (s *selfEvictor) CreateContainer(ctx context.Context, _ *api.PodSandbox, _ *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	_, err := s.stub.Load().UpdateContainers(ctx, nil, []*api.ContainerEviction{{ContainerId: "old-9", Reason: "room"}})
+	return nil, nil, err
 }
 
 func TestRuntime_CreateContainerWithOwners(t *testing.T) {
@@ -310,5 +349,78 @@ func TestRuntime_CreateContainerWithOwners(t *testing.T) {
 	}
 	if got, _ := owners.EnvOwner(ctr.GetId(), "SEEN_1"); got != "10-one" {
 		t.Errorf("owner of env SEEN_1 = %q, want 10-one", got)
+	}
+}
+
+// slowValidator answers after the request timeout.
+type slowValidator struct{}
+
+func (slowValidator) ValidateContainerAdjustment(ctx context.Context, _ *api.ValidateContainerAdjustmentRequest) error {
+	<-ctx.Done()
+	time.Sleep(20 * time.Millisecond)
+	return nil
+}
+
+func TestRuntime_ValidatorTimeout(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keepConnected=%v", keep), func(t *testing.T) {
+			e := newEnv(t, runtime.WithRequestTimeout(200*time.Millisecond))
+			e.startPlugin(slowValidator{}, "90", "slow", plugin.WithFailurePolicy(&api.FailurePolicy{KeepConnected: keep}))
+			pod := testPod(1)
+			_, err := e.rt.CreateContainer(context.Background(), &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)})
+			var perr *runtime.PluginError
+			if !errors.As(err, &perr) || perr.Plugin != "90-slow" {
+				t.Fatalf("CreateContainer = %v, want it failed by 90-slow", err)
+			}
+			if keep {
+				if !e.joined("90-slow") {
+					t.Error("a validator whose policy says keep_connected was disconnected after a timeout")
+				}
+			} else {
+				waitFor(t, "the timed-out validator to be dropped", func() bool { return !e.joined("90-slow") })
+			}
+		})
+	}
+}
+
+func TestRuntime_BuiltinValidatorTimeout(t *testing.T) {
+	e := newEnv(t, runtime.WithRequestTimeout(100*time.Millisecond), runtime.WithValidator("00-slow", slowValidator{}))
+	pod := testPod(1)
+	_, err := e.rt.CreateContainer(context.Background(), &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)})
+	var rej *runtime.RejectedError
+	if !errors.As(err, &rej) || rej.Validator != "00-slow" || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("CreateContainer = %v, want 00-slow failed by its deadline", err)
+	}
+}
+
+// barrier is a built-in validator that returns only once n validators
+// are in it at the same time: validators must run concurrently.
+type barrier struct {
+	n       int
+	arrived chan struct{}
+}
+
+func (b barrier) ValidateContainerAdjustment(ctx context.Context, _ *api.ValidateContainerAdjustmentRequest) error {
+	b.arrived <- struct{}{}
+	for {
+		select {
+		case <-ctx.Done():
+			return errors.New("the other validators never ran alongside")
+		default:
+		}
+		if len(b.arrived) == b.n {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestRuntime_ValidatorsRunConcurrently(t *testing.T) {
+	b := barrier{n: 3, arrived: make(chan struct{}, 3)}
+	e := newEnv(t, runtime.WithRequestTimeout(2*time.Second),
+		runtime.WithValidator("00-a", b), runtime.WithValidator("01-b", b), runtime.WithValidator("02-c", b))
+	pod := testPod(1)
+	if _, err := e.rt.CreateContainer(context.Background(), &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)}); err != nil {
+		t.Fatal(err)
 	}
 }

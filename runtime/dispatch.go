@@ -91,6 +91,14 @@ func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ct
 	return nil
 }
 
+// keepsConnected reports whether the plugin's failure policy asks to stay
+// connected after a timeout.
+func (p *plugin) keepsConnected() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.policy.GetKeepConnected()
+}
+
 func (p *plugin) usesStateChange(ev api.Event) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

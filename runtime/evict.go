@@ -7,9 +7,10 @@ import (
 )
 
 // EvictFunc evicts containers a plugin asked to be evicted: in its answer
-// to CreateContainer or UpdateContainer, or in UpdateContainers. plugin is
-// the plugin's full name. An error is logged, and returned to a plugin
-// that asked through UpdateContainers.
+// to CreateContainer or UpdateContainer (called once the request
+// succeeded), or in UpdateContainers (called on a goroutine of the
+// Runtime, after the plugin got its answer). plugin is the plugin's full
+// name. It may call the Runtime. An error is logged.
 type EvictFunc func(ctx context.Context, plugin string, evictions []*api.ContainerEviction) error
 
 // eviction is what one plugin asked to evict during a request.
@@ -31,7 +32,7 @@ func collectEvictions(to []eviction, p *plugin, list []*api.ContainerEviction) [
 func (r *Runtime) deliverEvictions(ctx context.Context, evictions []eviction) {
 	for _, e := range evictions {
 		if err := r.evict(ctx, e.plugin, e.list); err != nil {
-			r.cfg.logger.Warn("evicting containers failed", "plugin", e.plugin, "evictions", describeEvictions(e.list), "error", err)
+			r.log.Warn("evicting containers failed", "plugin", e.plugin, "evictions", describeEvictions(e.list), "error", err)
 		}
 	}
 }
@@ -39,7 +40,7 @@ func (r *Runtime) deliverEvictions(ctx context.Context, evictions []eviction) {
 // evict hands one plugin's evictions to the EvictFunc.
 func (r *Runtime) evict(ctx context.Context, plugin string, list []*api.ContainerEviction) error {
 	if r.cfg.evict == nil {
-		r.cfg.logger.Warn("plugin asked to evict containers, but the runtime has no EvictFunc", "plugin", plugin, "evictions", describeEvictions(list))
+		r.log.Warn("plugin asked to evict containers, but the runtime has no EvictFunc", "plugin", plugin, "evictions", describeEvictions(list))
 		return errNoEvictFunc
 	}
 	return r.cfg.evict(ctx, plugin, list)
@@ -52,4 +53,20 @@ func describeEvictions(list []*api.ContainerEviction) []string {
 		out[i] = e.GetContainerId() + " (" + e.GetReason() + ")"
 	}
 	return out
+}
+
+// goEvict delivers evictions a plugin sent in UpdateContainers on a
+// goroutine the Runtime waits for at Stop.
+func (r *Runtime) goEvict(plugin string, list []*api.ContainerEviction) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		r.log.Warn("runtime stopping; evictions not delivered", "plugin", plugin, "evictions", describeEvictions(list))
+		return
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.deliverEvictions(r.ctx, []eviction{{plugin: plugin, list: list}})
+	}()
 }

@@ -389,23 +389,27 @@ func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateCo
 	default:
 		return nil, fmt.Errorf("%s: UpdateContainers before RegisterPlugin", p.label())
 	}
+	r := p.r
+	switch {
+	case len(req.GetUpdate()) > 0 && r.cfg.update == nil:
+		return nil, fmt.Errorf("runtime %s does not accept container updates from plugin %q", r.name, p.fullName())
+	case len(req.GetEvict()) > 0 && r.cfg.evict == nil:
+		p.logger().Warn("plugin asked to evict containers, but the runtime has no EvictFunc", "evictions", describeEvictions(req.GetEvict()))
+		return nil, fmt.Errorf("evicting %v: %w", describeEvictions(req.GetEvict()), errNoEvictFunc)
+	}
 	var failed []*api.ContainerUpdate
 	if len(req.GetUpdate()) > 0 {
-		update := p.r.cfg.update
-		if update == nil {
-			return nil, fmt.Errorf("runtime %s does not accept container updates from plugin %q", p.r.name, p.fullName())
-		}
 		var err error
-		if failed, err = update(ctx, p.fullName(), req.GetUpdate()); err != nil {
+		if failed, err = r.cfg.update(ctx, p.fullName(), req.GetUpdate()); err != nil {
 			p.logger().Warn("applying container updates failed", "updates", len(req.GetUpdate()), "error", err)
 			return nil, err
 		}
 	}
 	if len(req.GetEvict()) > 0 {
-		if err := p.r.evict(ctx, p.fullName(), req.GetEvict()); err != nil {
-			p.logger().Warn("evicting containers failed", "evictions", describeEvictions(req.GetEvict()), "error", err)
-			return nil, fmt.Errorf("evicting %v: %w", describeEvictions(req.GetEvict()), err)
-		}
+		// Delivered on the runtime's own goroutine: a plugin may ask from
+		// inside one of its handlers, and an EvictFunc that calls back into
+		// the runtime must not wait for that handler's request to end.
+		r.goEvict(p.fullName(), req.GetEvict())
 	}
 	return &api.UpdateContainersResponse{Failed: failed}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/merge"
@@ -46,7 +47,13 @@ type RejectedError struct {
 	Pod string
 	// Reason is the validator's reason.
 	Reason string
+	// Err is a built-in validator's error, which Reason renders; nil for
+	// a validating plugin, whose reason is text.
+	Err error
 }
+
+// Unwrap returns the built-in validator's error.
+func (e *RejectedError) Unwrap() error { return e.Err }
 
 func (e *RejectedError) Error() string {
 	if e.Container == "" {
@@ -89,36 +96,62 @@ func (r *Runtime) validate(ctx context.Context, req *api.CreateContainerRequest,
 	errs := make([]error, len(plugins)+len(r.cfg.validators))
 	var wg sync.WaitGroup
 	for i, p := range plugins {
-		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
-			defer cancel()
-			vrsp, err := rpc[api.ValidateContainerAdjustmentResponse](cctx, p, "ValidateContainerAdjustment", vreq)
-			switch {
-			case err != nil:
-				if ctx.Err() == nil && (isTransportError(err) || cctx.Err() != nil) {
-					p.close(fmt.Errorf("failed to handle ValidateContainerAdjustment: %w", err))
-				}
-				errs[i] = &PluginError{Plugin: p.fullName(), Method: "ValidateContainerAdjustment", Err: err}
-			case vrsp.GetReject():
-				reason := vrsp.GetReason()
-				if reason == "" {
-					reason = "no reason given"
-				}
-				errs[i] = &RejectedError{Validator: p.fullName(), Container: id, Reason: reason}
-			}
-		})
+		wg.Go(func() { errs[i] = r.askValidator(ctx, p, id, vreq) })
 	}
 	for j, b := range r.cfg.validators {
 		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
-			defer cancel()
-			if err := b.v.ValidateContainerAdjustment(cctx, vreq); err != nil {
-				errs[len(plugins)+j] = &RejectedError{Validator: b.name, Container: id, Reason: err.Error()}
-			}
+			errs[len(plugins)+j] = r.bounded(ctx, b.name, id, "", func(ctx context.Context) error {
+				return b.v.ValidateContainerAdjustment(ctx, vreq)
+			})
 		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// askValidator asks one validating plugin. A plugin that fails to answer
+// fails the request and is disconnected, like a plugin failing a
+// lifecycle request: a broken connection always, a timeout unless its
+// failure policy asks to stay connected.
+func (r *Runtime) askValidator(ctx context.Context, p *plugin, id string, vreq *api.ValidateContainerAdjustmentRequest) error {
+	const method = "ValidateContainerAdjustment"
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
+	defer cancel()
+	start := time.Now()
+	vrsp, err := rpc[api.ValidateContainerAdjustmentResponse](cctx, p, method, vreq)
+	r.cfg.observer.PluginCall(p.fullName(), method, time.Since(start), err)
+	switch {
+	case err != nil:
+		timedOut := cctx.Err() != nil
+		if ctx.Err() == nil && (isTransportError(err) || timedOut && !p.keepsConnected()) {
+			p.close(fmt.Errorf("failed to handle %s: %w", method, err))
+		}
+		return &PluginError{Plugin: p.fullName(), Method: method, Err: err}
+	case vrsp.GetReject():
+		reason := vrsp.GetReason()
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return &RejectedError{Validator: p.fullName(), Container: id, Reason: reason}
+	}
+	return nil
+}
+
+// bounded runs a built-in validator with the request timeout in its
+// context. It waits for the validator to return (a built-in validator is
+// the runtime's own code and must honour its context); one that returns
+// after the deadline has failed, whatever it says.
+func (r *Runtime) bounded(ctx context.Context, name, container, pod string, fn func(context.Context) error) error {
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
+	defer cancel()
+	err := fn(cctx)
+	if cerr := cctx.Err(); cerr != nil {
+		err = fmt.Errorf("no answer within %v: %w", r.cfg.requestTimeout, cerr)
+	}
+	if err == nil {
+		return nil
+	}
+	return &RejectedError{Validator: name, Container: container, Pod: pod, Reason: err.Error(), Err: err}
 }
 
 // validatePod runs the built-in PodValidators before a RunPodSandbox.
@@ -133,9 +166,9 @@ func (r *Runtime) validatePod(ctx context.Context, pod *api.PodSandbox) error {
 		if plugins == nil {
 			plugins = r.instances()
 		}
-		if err := pv.ValidatePodSandbox(ctx, pod, plugins); err != nil {
-			errs = append(errs, &RejectedError{Validator: b.name, Pod: pod.GetId(), Reason: err.Error()})
-		}
+		errs = append(errs, r.bounded(ctx, b.name, "", pod.GetId(), func(ctx context.Context) error {
+			return pv.ValidatePodSandbox(ctx, pod, plugins)
+		}))
 	}
 	return errors.Join(errs...)
 }
