@@ -136,7 +136,9 @@ func TestAdjustment(t *testing.T) {
 			steps: []step{{"10-a", &api.ContainerAdjustment{Hooks: &api.Hooks{Prestart: []*api.Hook{{Path: "/a"}}}}},
 				{"20-b", &api.ContainerAdjustment{Hooks: &api.Hooks{Prestart: []*api.Hook{{Path: "/b"}}, Poststop: []*api.Hook{{Path: "/c"}}}}}},
 			want: &api.ContainerAdjustment{Hooks: &api.Hooks{Prestart: []*api.Hook{{Path: "/a"}, {Path: "/b"}}, Poststop: []*api.Hook{{Path: "/c"}}}},
-			view: func(c *api.Container) bool { return len(c.GetHooks().GetPrestart()) == 2 && len(c.GetHooks().GetPoststop()) == 1 },
+			view: func(c *api.Container) bool {
+				return len(c.GetHooks().GetPrestart()) == 2 && len(c.GetHooks().GetPoststop()) == 1
+			},
 		},
 		{
 			name: "conflicts are found in key order",

@@ -2,8 +2,8 @@ package runtime_test
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
