@@ -63,6 +63,11 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 			return err
 		})
 		if err != nil {
+			if ctx.Err() != nil {
+				// The caller gave up while this plugin was at work: it
+				// may have set the pod up, so it is cleaned up too.
+				succeeded = append(succeeded, p)
+			}
 			return fail(err)
 		}
 		if p.isClosed() {
