@@ -32,7 +32,7 @@ func prepareDevices(devices []*api.LinuxDevice) (listEdit[rspec.LinuxDevice], er
 			return e, invalid(field+".path", d.GetPath(), "not an absolute path")
 		}
 		if removed {
-			e.remove = append(e.remove, path.Clean(p))
+			e.remove = append(e.remove, api.EntryPath(p))
 			continue
 		}
 		switch d.GetType() {
@@ -61,7 +61,7 @@ func prepareDevices(devices []*api.LinuxDevice) (listEdit[rspec.LinuxDevice], er
 	return e, nil
 }
 
-func deviceKey(d rspec.LinuxDevice) string { return path.Clean(d.Path) }
+func deviceKey(d rspec.LinuxDevice) string { return api.EntryPath(d.Path) }
 
 // deviceRule returns the device cgroup rule allowing access to d, and
 // false for FIFOs, which the device controller does not govern.

@@ -35,7 +35,7 @@ func prepareMounts(mounts []*api.Mount) (mountPlan, error) {
 			return p, invalid(field+".destination", m.GetDestination(), "not an absolute path")
 		}
 		if removed {
-			p.edit.remove = append(p.edit.remove, path.Clean(dest))
+			p.edit.remove = append(p.edit.remove, api.EntryPath(dest))
 			continue
 		}
 		p.edit.add = append(p.edit.add, rspec.Mount{
@@ -69,7 +69,7 @@ func mountPropagation(opts []string) string {
 	return prop
 }
 
-func mountKey(m rspec.Mount) string { return path.Clean(m.Destination) }
+func mountKey(m rspec.Mount) string { return api.EntryPath(m.Destination) }
 
 // apply applies the mount plan. When the adjustment has mounts, the
 // resulting list is ordered with sortMounts. An added mount with rshared

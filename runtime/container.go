@@ -36,8 +36,11 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 	o := merge.NewOwners()
 	adj := merge.NewAdjustment(o, req.GetContainer())
 	ups := merge.NewUpdates(o).ForCreate(req.GetContainer().GetId())
-	var evictions []eviction
-	err := r.each(ctx, api.Event_CREATE_CONTAINER, func(ctx context.Context, p *plugin) (func() error, error) {
+	var (
+		evictions []eviction
+		out       *api.CreateContainerResponse
+	)
+	err := r.each(ctx, api.Event_CREATE_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) (func() error, error) {
 		rsp, err := rpc[api.CreateContainerResponse](ctx, p, "CreateContainer", &api.CreateContainerRequest{Pod: req.GetPod(), Container: adj.Container()})
 		if err != nil {
 			return nil, err
@@ -53,13 +56,14 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 			return nil
 		}, nil
 	}, func() error {
-		return r.validate(ctx, req, &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}, o)
+		out = &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}
+		return r.validate(ctx, req, out, o)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	r.deliverEvictions(ctx, evictions)
-	return &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}, o, nil
+	return out, o, nil
 }
 
 // UpdateContainer relays a requested resource update of a container. Each
@@ -70,7 +74,7 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 func (r *Runtime) UpdateContainer(ctx context.Context, req *api.UpdateContainerRequest) (*api.UpdateContainerResponse, error) {
 	ups := merge.NewUpdates(merge.NewOwners()).ForUpdate(req.GetContainer().GetId(), req.GetLinuxResources())
 	var evictions []eviction
-	err := r.each(ctx, api.Event_UPDATE_CONTAINER, func(ctx context.Context, p *plugin) (func() error, error) {
+	err := r.each(ctx, api.Event_UPDATE_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) (func() error, error) {
 		rsp, err := rpc[api.UpdateContainerResponse](ctx, p, "UpdateContainer", &api.UpdateContainerRequest{
 			Pod: req.GetPod(), Container: req.GetContainer(), LinuxResources: ups.Resources(),
 		})
@@ -100,7 +104,7 @@ func (r *Runtime) UpdateContainer(ctx context.Context, req *api.UpdateContainerR
 // updates plugins asked for other containers.
 func (r *Runtime) StopContainer(ctx context.Context, req *api.StopContainerRequest) (*api.StopContainerResponse, error) {
 	ups := merge.NewUpdates(merge.NewOwners())
-	err := r.each(ctx, api.Event_STOP_CONTAINER, func(ctx context.Context, p *plugin) (func() error, error) {
+	err := r.each(ctx, api.Event_STOP_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) (func() error, error) {
 		rsp, err := rpc[api.StopContainerResponse](ctx, p, "StopContainer", req)
 		if err != nil {
 			return nil, err
@@ -111,38 +115,4 @@ func (r *Runtime) StopContainer(ctx context.Context, req *api.StopContainerReque
 		return nil, err
 	}
 	return &api.StopContainerResponse{Update: ups.Others()}, nil
-}
-
-// each calls the plugins subscribed to ev in order, with the plugin
-// synchronization held off, and merges each answer with the function the
-// call returned: outside the call, so that a merge conflict is the
-// request's error, not the plugin's failure. then, if not nil, runs last,
-// still with synchronization held off (validation).
-func (r *Runtime) each(ctx context.Context, ev api.Event, call func(context.Context, *plugin) (func() error, error), then func() error) error {
-	r.syncMu.RLock()
-	defer r.syncMu.RUnlock()
-	if r.isStopped() {
-		return ErrClosed
-	}
-	for _, p := range r.subscribed(ev) {
-		var apply func() error
-		err := p.call(ctx, ev, nil, nil, func(ctx context.Context, p *plugin) error {
-			var err error
-			apply, err = call(ctx, p)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if apply == nil {
-			continue // plugin dropped, request goes on
-		}
-		if err := apply(); err != nil {
-			return err
-		}
-	}
-	if then != nil {
-		return then()
-	}
-	return nil
 }

@@ -24,15 +24,42 @@ var stateChangeEvents = api.MaskFor(
 // stopping at the first plugin error. pod and ctr are used for the
 // StateChange fallback.
 func (r *Runtime) relay(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, fn func(context.Context, *plugin) error) error {
+	return r.each(ctx, ev, pod, ctr, func(ctx context.Context, p *plugin) (func() error, error) {
+		return nil, fn(ctx, p)
+	}, nil)
+}
+
+// each calls the plugins subscribed to ev in order (pod and ctr are for
+// the StateChange fallback), with plugin synchronization held off, and
+// merges each answer with the function the call returned: outside the
+// call, so that a merge conflict is the request's error, not the plugin's
+// failure. then, if not nil, runs last, still with synchronization held
+// off (validation).
+func (r *Runtime) each(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, call func(context.Context, *plugin) (func() error, error), then func() error) error {
 	r.syncMu.RLock()
 	defer r.syncMu.RUnlock()
 	if r.isStopped() {
 		return ErrClosed
 	}
 	for _, p := range r.subscribed(ev) {
-		if err := p.call(ctx, ev, pod, ctr, fn); err != nil {
+		var apply func() error
+		err := p.call(ctx, ev, pod, ctr, func(ctx context.Context, p *plugin) error {
+			var err error
+			apply, err = call(ctx, p)
+			return err
+		})
+		if err != nil {
 			return err
 		}
+		if apply == nil {
+			continue // nothing to merge: a relay, or the plugin was dropped
+		}
+		if err := apply(); err != nil {
+			return err
+		}
+	}
+	if then != nil {
+		return then()
 	}
 	return nil
 }
