@@ -12,40 +12,46 @@ import (
 // This file merges Linux resources, for adjustments of a container being
 // created and for updates of running containers alike.
 
-// resourceFields maps the leaf fields of LinuxMemory and LinuxCPU to the
-// Field that owns them.
+// resourceField returns the Field that owns a leaf of LinuxMemory or
+// LinuxCPU, or Field_None.
 func resourceField(parent, name protoreflect.Name) api.Field {
-	switch parent + "." + name {
-	case "LinuxMemory.limit":
-		return api.Field_MemLimit
-	case "LinuxMemory.reservation":
-		return api.Field_MemReservation
-	case "LinuxMemory.swap":
-		return api.Field_MemSwapLimit
-	case "LinuxMemory.kernel":
-		return api.Field_MemKernelLimit
-	case "LinuxMemory.kernel_tcp":
-		return api.Field_MemTCPLimit
-	case "LinuxMemory.swappiness":
-		return api.Field_MemSwappiness
-	case "LinuxMemory.disable_oom_killer":
-		return api.Field_MemDisableOomKiller
-	case "LinuxMemory.use_hierarchy":
-		return api.Field_MemUseHierarchy
-	case "LinuxCPU.shares":
-		return api.Field_CPUShares
-	case "LinuxCPU.quota":
-		return api.Field_CPUQuota
-	case "LinuxCPU.period":
-		return api.Field_CPUPeriod
-	case "LinuxCPU.realtime_runtime":
-		return api.Field_CPURealtimeRuntime
-	case "LinuxCPU.realtime_period":
-		return api.Field_CPURealtimePeriod
-	case "LinuxCPU.cpus":
-		return api.Field_CPUSetCPUs
-	case "LinuxCPU.mems":
-		return api.Field_CPUSetMems
+	switch parent {
+	case "LinuxMemory":
+		switch name {
+		case "limit":
+			return api.Field_MemLimit
+		case "reservation":
+			return api.Field_MemReservation
+		case "swap":
+			return api.Field_MemSwapLimit
+		case "kernel":
+			return api.Field_MemKernelLimit
+		case "kernel_tcp":
+			return api.Field_MemTCPLimit
+		case "swappiness":
+			return api.Field_MemSwappiness
+		case "disable_oom_killer":
+			return api.Field_MemDisableOomKiller
+		case "use_hierarchy":
+			return api.Field_MemUseHierarchy
+		}
+	case "LinuxCPU":
+		switch name {
+		case "shares":
+			return api.Field_CPUShares
+		case "quota":
+			return api.Field_CPUQuota
+		case "period":
+			return api.Field_CPUPeriod
+		case "realtime_runtime":
+			return api.Field_CPURealtimeRuntime
+		case "realtime_period":
+			return api.Field_CPURealtimePeriod
+		case "cpus":
+			return api.Field_CPUSetCPUs
+		case "mems":
+			return api.Field_CPUSetMems
+		}
 	}
 	return api.Field_None
 }
