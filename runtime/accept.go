@@ -101,18 +101,16 @@ func (r *Runtime) run(p *plugin) error {
 // then on. It works whether or not external plugins are enabled.
 func (r *Runtime) Connect(ctx context.Context, conn net.Conn) error {
 	r.mu.Lock()
-	switch {
-	case r.stopped:
-		r.mu.Unlock()
-		conn.Close()
-		return ErrClosed
-	case !r.started:
-		r.mu.Unlock()
+	started := r.started
+	r.mu.Unlock()
+	if !started {
 		conn.Close()
 		return errors.New("runtime: Connect before Start")
 	}
-	r.wg.Add(1) // under mu, so that Stop, which sets stopped under mu, waits for it
-	r.mu.Unlock()
+	if !r.track() {
+		conn.Close()
+		return ErrClosed
+	}
 	defer r.wg.Done()
 	p, err := r.connect(conn, kindPreConnected, "", "")
 	if err != nil {

@@ -58,13 +58,10 @@ func describeEvictions(list []*api.ContainerEviction) []string {
 // goEvict delivers evictions a plugin sent in UpdateContainers on a
 // goroutine the Runtime waits for at Stop.
 func (r *Runtime) goEvict(plugin string, list []*api.ContainerEviction) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.stopped {
+	if !r.track() {
 		r.log.Warn("runtime stopping; evictions not delivered", "plugin", plugin, "evictions", describeEvictions(list))
 		return
 	}
-	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		r.deliverEvictions(r.ctx, []eviction{{plugin: plugin, list: list}})

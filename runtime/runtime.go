@@ -264,3 +264,16 @@ func (r *Runtime) admit(p *plugin) error {
 }
 
 func (r *Runtime) String() string { return fmt.Sprintf("runtime %s %s", r.name, r.version) }
+
+// track counts one more goroutine or call that Stop waits for, unless the
+// Runtime has stopped. It holds mu, so it is ordered with Stop, which sets
+// stopped under mu before it waits. The caller calls r.wg.Done.
+func (r *Runtime) track() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return false
+	}
+	r.wg.Add(1)
+	return true
+}
