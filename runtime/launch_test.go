@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -44,9 +45,26 @@ func (c *configEcho) RunPodSandbox(context.Context, *api.PodSandbox) error {
 	return fmt.Errorf("config=%q env=%s", c.config, strings.Join(env, ","))
 }
 
+// configuredNet is a launched network plugin whose network is its
+// configuration (protojson of api.PodSandboxNetwork).
+type configuredNet struct{ net *api.PodSandboxNetwork }
+
+func (c *configuredNet) Configure(_ context.Context, config, _, _ string) (api.EventMask, error) {
+	c.net = parseNet(json.RawMessage(config))
+	return 0, nil
+}
+
+func (c *configuredNet) RunPodSandboxNetwork(context.Context, *api.PodSandbox) (*api.PodSandboxNetwork, error) {
+	return c.net, nil
+}
+
 func launchedPluginMain() {
 	fmt.Fprintln(os.Stderr, "hello from the launched plugin")
-	s, err := plugin.New(&configEcho{})
+	var h any = &configEcho{}
+	if os.Getenv(api.PluginNameEnv) == "netplug" {
+		h = &configuredNet{}
+	}
+	s, err := plugin.New(h)
 	if err == nil {
 		err = s.Run(context.Background())
 	}
