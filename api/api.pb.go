@@ -6449,11 +6449,14 @@ func (x *PodSandboxStatusResponse) GetNetwork() *PodSandboxNetwork {
 }
 
 // UpdatePodSandboxNetworkRequest reports a plugin's changed part of a pod's
-// network.
+// network. An empty or missing network is refused: a plugin that no
+// longer provides any part of the pod's network says so with withdraw
+// (and no network), which removes its part.
 type UpdatePodSandboxNetworkRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PodId         string                 `protobuf:"bytes,1,opt,name=pod_id,json=podId,proto3" json:"pod_id,omitempty"`
 	Network       *PodSandboxNetwork     `protobuf:"bytes,2,opt,name=network,proto3" json:"network,omitempty"`
+	Withdraw      bool                   `protobuf:"varint,3,opt,name=withdraw,proto3" json:"withdraw,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6500,6 +6503,13 @@ func (x *UpdatePodSandboxNetworkRequest) GetNetwork() *PodSandboxNetwork {
 		return x.Network
 	}
 	return nil
+}
+
+func (x *UpdatePodSandboxNetworkRequest) GetWithdraw() bool {
+	if x != nil {
+		return x.Withdraw
+	}
+	return false
 }
 
 // UpdatePodSandboxNetworkResponse is the empty reply to
@@ -7073,10 +7083,11 @@ const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
 	"\x18PodSandboxStatusResponse\x12\x0e\n" +
 	"\x02ip\x18\x01 \x01(\tR\x02ip\x12%\n" +
 	"\x0eadditional_ips\x18\x02 \x03(\tR\radditionalIps\x12A\n" +
-	"\anetwork\x18\x03 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\anetwork\"z\n" +
+	"\anetwork\x18\x03 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\anetwork\"\x96\x01\n" +
 	"\x1eUpdatePodSandboxNetworkRequest\x12\x15\n" +
 	"\x06pod_id\x18\x01 \x01(\tR\x05podId\x12A\n" +
-	"\anetwork\x18\x02 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\anetwork\"!\n" +
+	"\anetwork\x18\x02 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\anetwork\x12\x1a\n" +
+	"\bwithdraw\x18\x03 \x01(\bR\bwithdraw\"!\n" +
 	"\x1fUpdatePodSandboxNetworkResponse\"\x93\x04\n" +
 	"\x10PodNetworkRecord\x12A\n" +
 	"\anetwork\x18\x01 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\anetwork\x12J\n" +

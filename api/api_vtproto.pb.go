@@ -2184,6 +2184,7 @@ func (m *UpdatePodSandboxNetworkRequest) CloneVT() *UpdatePodSandboxNetworkReque
 	r := new(UpdatePodSandboxNetworkRequest)
 	r.PodId = m.PodId
 	r.Network = m.Network.CloneVT()
+	r.Withdraw = m.Withdraw
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -7982,6 +7983,16 @@ func (m *UpdatePodSandboxNetworkRequest) MarshalToSizedBufferVT(dAtA []byte) (in
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.Withdraw {
+		i--
+		if m.Withdraw {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x18
+	}
 	if m.Network != nil {
 		size, err := m.Network.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
@@ -10336,6 +10347,9 @@ func (m *UpdatePodSandboxNetworkRequest) SizeVT() (n int) {
 	if m.Network != nil {
 		l = m.Network.SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.Withdraw {
+		n += 2
 	}
 	n += len(m.unknownFields)
 	return n
@@ -25427,6 +25441,26 @@ func (m *UpdatePodSandboxNetworkRequest) UnmarshalVT(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Withdraw", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Withdraw = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -41419,6 +41453,26 @@ func (m *UpdatePodSandboxNetworkRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Withdraw", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Withdraw = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
