@@ -16,6 +16,7 @@ type PluginMetrics struct {
 	calls     *prometheus.HistogramVec
 	errors    *prometheus.CounterVec
 	conflicts *prometheus.CounterVec
+	restarts  *prometheus.CounterVec
 }
 
 var _ runtime.Observer = (*PluginMetrics)(nil)
@@ -36,8 +37,12 @@ func NewPluginMetrics(reg prometheus.Registerer) (*PluginMetrics, error) {
 			Namespace: "nrinetd", Subsystem: "plugin", Name: "network_conflicts_total",
 			Help: "Pods refused because a plugin set a part of the pod network another plugin owned.",
 		}, []string{"plugin", "owner"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "nrinetd", Subsystem: "plugin", Name: "restarts_total",
+			Help: "Launches of a pre-installed plugin after its process exited or could not be started.",
+		}, []string{"plugin"}),
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.errors, m.conflicts} {
+	for _, c := range []prometheus.Collector{m.calls, m.errors, m.conflicts, m.restarts} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("cri: registering plugin metrics: %w", err)
 		}
@@ -61,3 +66,8 @@ func (m *PluginMetrics) NetworkConflict(plugin, owner string) {
 // StatusStale is counted by the server's own stale metric, per status
 // answer; nothing to do here.
 func (m *PluginMetrics) StatusStale(string) {}
+
+// PluginRestarted counts a relaunch of a pre-installed plugin.
+func (m *PluginMetrics) PluginRestarted(plugin string) {
+	m.restarts.WithLabelValues(plugin).Inc()
+}

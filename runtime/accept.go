@@ -8,14 +8,20 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 )
 
-// listen creates the plugin socket: the parent directory with mode 0700
-// if missing, and a stale socket file replaced. A socket that still has a
-// listener is left alone and reported.
+// listen creates the plugin socket, mode 0600 whatever the process umask:
+// the parent directory with mode 0700 if missing, and a stale socket file
+// replaced. A socket that still has a listener is left alone and reported.
+// The socket is bound in a private directory (0700) next to its path,
+// given its mode, and only then moved into place, so that no other user
+// can connect in between.
 func listen(path string) (net.Listener, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("runtime: creating socket directory: %w", err)
 	}
 	if fi, err := os.Lstat(path); err == nil {
@@ -30,11 +36,44 @@ func listen(path string) (net.Listener, error) {
 			return nil, fmt.Errorf("runtime: removing stale socket: %w", err)
 		}
 	}
-	l, err := net.Listen("unix", path)
+	private, err := os.MkdirTemp(dir, ".nri-sock-")
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
-	return l, nil
+	defer os.RemoveAll(private)
+	if err := os.Chmod(private, 0o700); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	tmp := filepath.Join(private, "s")
+	l, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	// The listener must not remove the temporary name at Close: the
+	// socket lives at path from here on.
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	return &unlinkingListener{Listener: l, path: path}, nil
+}
+
+// unlinkingListener removes the socket file when it is closed.
+type unlinkingListener struct {
+	net.Listener
+	path string
+	once sync.Once
+}
+
+func (l *unlinkingListener) Close() error {
+	err := l.Listener.Close()
+	l.once.Do(func() { os.Remove(l.path) })
+	return err
 }
 
 // acceptLoop only accepts: each connection's handshake runs on its own
@@ -54,13 +93,21 @@ func (r *Runtime) acceptLoop(l net.Listener) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
+		if err := r.checkPeer(conn); err != nil {
+			r.log.Warn("refusing plugin connection", "error", err)
+			conn.Close()
+			continue
+		}
 		p, err := r.connect(conn, kindExternal, "", "")
 		if err != nil {
 			r.log.Warn("setting up plugin connection failed", "error", err)
 			conn.Close()
 			continue
 		}
-		r.wg.Add(1)
+		if !r.track() {
+			p.close(ErrClosed)
+			return
+		}
 		go func() {
 			defer r.wg.Done()
 			r.run(p)
@@ -125,6 +172,22 @@ func (r *Runtime) Connect(ctx context.Context, conn net.Conn) error {
 		p.logger().Warn("plugin failed to join", "error", err)
 		p.close(fmt.Errorf("handshake: %w", err))
 		return fmt.Errorf("runtime: pre-connected plugin: %w", err)
+	}
+	return nil
+}
+
+// checkPeer refuses a connection from a process whose user is not one of
+// WithAllowedPluginUIDs, when that option is set.
+func (r *Runtime) checkPeer(conn net.Conn) error {
+	if r.cfg.allowedUIDs == nil {
+		return nil
+	}
+	cred, err := peerCred(conn)
+	if err != nil {
+		return fmt.Errorf("reading the peer's credentials: %w", err)
+	}
+	if !slices.Contains(r.cfg.allowedUIDs, cred.uid) {
+		return fmt.Errorf("process %d runs as uid %d, which may not register plugins (allowed: %v)", cred.pid, cred.uid, r.cfg.allowedUIDs)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/merge"
@@ -33,6 +34,9 @@ func (r *Runtime) CreateContainerWithOwners(ctx context.Context, req *api.Create
 }
 
 func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, *merge.Owners, error) {
+	if err := checkSizes(req.GetPod(), req.GetContainer()); err != nil {
+		return nil, nil, fmt.Errorf("runtime: CreateContainer refused: %w", err)
+	}
 	o := merge.NewOwners()
 	adj := merge.NewAdjustment(o, req.GetContainer())
 	ups := merge.NewUpdates(o).ForCreate(req.GetContainer().GetId())
@@ -55,6 +59,17 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 			evictions = collectEvictions(evictions, p, rsp.GetEvict())
 			return nil
 		}, nil
+	}, func(ctx context.Context, p *plugin) error {
+		rsp, err := rpc[api.CreateContainerResponse](ctx, p, "CreateContainer", req)
+		if err != nil {
+			return err
+		}
+		if rsp.GetAdjust().SizeVT() > 0 {
+			p.logger().Warn("plugin joined while the container was created; its adjustment of it is not applied",
+				"container", req.GetContainer().GetId())
+		}
+		r.lateUpdates(ctx, p, rsp.GetUpdate(), rsp.GetEvict())
+		return nil
 	}, func() error {
 		out = &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}
 		return r.validate(ctx, req, out, o)
@@ -88,6 +103,13 @@ func (r *Runtime) UpdateContainer(ctx context.Context, req *api.UpdateContainerR
 			evictions = collectEvictions(evictions, p, rsp.GetEvict())
 			return nil
 		}, nil
+	}, func(ctx context.Context, p *plugin) error {
+		rsp, err := rpc[api.UpdateContainerResponse](ctx, p, "UpdateContainer", req)
+		if err != nil {
+			return err
+		}
+		r.lateUpdates(ctx, p, rsp.GetUpdate(), rsp.GetEvict())
+		return nil
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -110,9 +132,40 @@ func (r *Runtime) StopContainer(ctx context.Context, req *api.StopContainerReque
 			return nil, err
 		}
 		return func() error { return ups.Apply(p.fullName(), rsp.GetUpdate()) }, nil
+	}, func(ctx context.Context, p *plugin) error {
+		rsp, err := rpc[api.StopContainerResponse](ctx, p, "StopContainer", req)
+		if err != nil {
+			return err
+		}
+		r.lateUpdates(ctx, p, rsp.GetUpdate(), nil)
+		return nil
 	}, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &api.StopContainerResponse{Update: ups.Others()}, nil
+}
+
+// lateUpdates applies what a plugin answered to an event delivered after
+// the request was over (it joined meanwhile): updates of other containers
+// and evictions, as if it had sent them with UpdateContainers.
+func (r *Runtime) lateUpdates(ctx context.Context, p *plugin, updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) {
+	if len(updates) > 0 {
+		p.applySyncUpdates(ctx, updates)
+	}
+	if len(evictions) > 0 {
+		r.goEvict(p.fullName(), evictions)
+	}
+}
+
+// checkSizes refuses a pod or container larger than api.MaxObjectSize:
+// it could not be sent to plugins, in requests or in Synchronize.
+func checkSizes(pod *api.PodSandbox, ctr *api.Container) error {
+	if err := api.CheckPodSize(pod); err != nil {
+		return err
+	}
+	if ctr != nil {
+		return api.CheckContainerSize(ctr)
+	}
+	return nil
 }

@@ -2,12 +2,9 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"sync"
 	"time"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/nrinet/nrinet/api"
 )
@@ -21,38 +18,40 @@ var stateChangeEvents = api.MaskFor(
 )
 
 // relay calls fn for every plugin subscribed to ev, in invocation order,
-// stopping at the first plugin error. pod and ctr are used for the
-// StateChange fallback.
+// stopping at the first failure. pod and ctr are used for the StateChange
+// fallback. Plugins joining meanwhile get the event once they have
+// synchronized.
 func (r *Runtime) relay(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, fn func(context.Context, *plugin) error) error {
 	return r.each(ctx, ev, pod, ctr, func(ctx context.Context, p *plugin) (func() error, error) {
 		return nil, fn(ctx, p)
-	}, nil)
+	}, fn, nil)
 }
 
 // each calls the plugins subscribed to ev in order (pod and ctr are for
-// the StateChange fallback), with plugin synchronization held off, and
-// merges each answer with the function the call returned: outside the
-// call, so that a merge conflict is the request's error, not the plugin's
-// failure. then, if not nil, runs last, still with synchronization held
-// off (validation).
-func (r *Runtime) each(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, call func(context.Context, *plugin) (func() error, error), then func() error) error {
-	r.syncMu.RLock()
-	defer r.syncMu.RUnlock()
-	if r.isStopped() {
-		return ErrClosed
+// the StateChange fallback) and merges each answer with the function the
+// call returned: outside the call, so that a merge conflict is the
+// request's error, not the plugin's failure. then, if not nil, runs last,
+// as part of the request (validation). Plugins joining meanwhile get the
+// event through deliver once they have synchronized.
+func (r *Runtime) each(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container,
+	call func(context.Context, *plugin) (func() error, error), deliver func(context.Context, *plugin) error, then func() error) error {
+	plugins, end, err := r.begin(ev, pod, ctr, deliver)
+	if err != nil {
+		return err
 	}
-	for _, p := range r.subscribed(ev) {
+	defer end()
+	for _, p := range plugins {
 		var apply func() error
-		err := p.call(ctx, ev, pod, ctr, func(ctx context.Context, p *plugin) error {
+		v, err := p.call(ctx, ev, pod, ctr, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error
 			apply, err = call(ctx, p)
 			return err
 		})
-		if err != nil {
+		switch {
+		case v == fail:
 			return err
-		}
-		if apply == nil {
-			continue // nothing to merge: a relay, or the plugin was dropped
+		case v == skip || apply == nil:
+			continue // dropped by the failure policy, or nothing to merge
 		}
 		if err := apply(); err != nil {
 			return err
@@ -70,60 +69,31 @@ func (r *Runtime) isStopped() bool {
 	return r.stopped
 }
 
-// call makes one request to the plugin with the request timeout and sorts
-// out the failure: the caller's cancellation is returned as is; a timeout
-// or broken connection drops the plugin (and fails the request only if the
-// plugin's failure policy says so); an error from the plugin fails the
-// request as a *PluginError.
-func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, fn func(context.Context, *plugin) error) error {
-	if p.usesStateChange(ev) {
+// call makes the request of event ev to p with the request timeout
+// (through the deprecated StateChange for plugins that lack the RPC) and
+// applies the failure policy for stake s to its outcome.
+func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, s stake, fn func(context.Context, *plugin) error) (verdict, error) {
+	method := ev.Method()
+	viaStateChange := p.usesStateChange(ev)
+	if viaStateChange {
 		fn = stateChange(ev, pod, ctr)
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.r.cfg.requestTimeout)
-	start := time.Now()
-	err := fn(cctx, p)
-	p.r.cfg.observer.PluginCall(p.fullName(), ev.Method(), time.Since(start), err)
-	cancel()
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		// The caller gave up: not the plugin's fault, so it stays.
-		return &PluginError{Plugin: p.fullName(), Method: ev.Method(), Err: ctx.Err()}
-	}
-	if status.Code(err) == codes.Unimplemented && stateChangeEvents.IsSet(ev) && !p.usesStateChange(ev) {
-		p.logger().Warn("plugin lacks the dedicated RPC; using the deprecated StateChange for this event", "event", ev.Method())
+	o, err := p.invoke(ctx, method, p.r.cfg.requestTimeout, func(ctx context.Context) error { return fn(ctx, p) })
+	if o == answered && errUnimplemented(err) && stateChangeEvents.IsSet(ev) && !viaStateChange {
+		p.logger().Warn("plugin lacks the dedicated RPC; using the deprecated StateChange for this event", "event", method)
 		p.mu.Lock()
 		p.fallback = p.fallback.Set(ev)
 		p.mu.Unlock()
-		return p.call(ctx, ev, pod, ctr, fn)
+		return p.call(ctx, ev, pod, ctr, s, fn)
 	}
-	perr := &PluginError{Plugin: p.fullName(), Method: ev.Method(), Err: err}
-	timedOut := errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
-	if !timedOut && !isTransportError(err) && !p.isClosed() && p.mux.Err() == nil {
-		return perr
-	}
-	p.mu.Lock()
-	policy := p.policy
-	p.mu.Unlock()
-	if timedOut && policy.GetKeepConnected() {
-		p.logger().Warn("plugin timed out; keeping it connected as its failure policy asks",
-			"event", ev.Method(), "timeout", p.r.cfg.requestTimeout)
-	} else {
-		p.close(fmt.Errorf("failed to handle %s: %w", ev.Method(), err))
-	}
-	if policy.GetFailRequest() {
-		return perr
-	}
-	return nil
+	return p.settle(method, s, o, err)
 }
 
-// keepsConnected reports whether the plugin's failure policy asks to stay
-// connected after a timeout.
-func (p *plugin) keepsConnected() bool {
+// failurePolicy returns the policy the plugin asked for in Configure.
+func (p *plugin) failurePolicy() *api.FailurePolicy {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.policy.GetKeepConnected()
+	return p.policy
 }
 
 func (p *plugin) usesStateChange(ev api.Event) bool {
@@ -216,4 +186,71 @@ func (r *Runtime) RemoveContainer(ctx context.Context, req *api.RemoveContainerR
 		_, err := rpc[api.RemoveContainerResponse](ctx, p, "RemoveContainer", req)
 		return err
 	})
+}
+
+// reply is one plugin's answer in a fan-out, after the failure policy.
+type reply[T any] struct {
+	val     T // the answer, if verdict is useAnswer
+	verdict verdict
+	err     error // why the plugin was skipped or failed the request
+}
+
+// fanout calls plugins concurrently, each under timeout, and settles each
+// call under the failure policy for stake s. It returns by the deadline,
+// whatever the plugins do (see invoke).
+func fanout[T any](ctx context.Context, plugins []*plugin, method string, timeout time.Duration, s stake, fn func(context.Context, *plugin) (T, error)) []reply[T] {
+	out := make([]reply[T], len(plugins))
+	one := func(i int, p *plugin) {
+		var val T
+		o, err := p.invoke(ctx, method, timeout, func(ctx context.Context) error {
+			var err error
+			val, err = fn(ctx, p)
+			return err
+		})
+		v, err := p.settle(method, s, o, err)
+		out[i] = reply[T]{verdict: v, err: err}
+		if v == useAnswer {
+			out[i].val = val
+		}
+	}
+	if len(plugins) == 1 {
+		one(0, plugins[0])
+		return out
+	}
+	var wg sync.WaitGroup
+	for i, p := range plugins {
+		wg.Go(func() { one(i, p) })
+	}
+	wg.Wait()
+	return out
+}
+
+// bounded runs fn, the runtime's own code (a built-in validator), under
+// timeout and returns by the deadline; a late fn goes on in the
+// background, on a goroutine Stop waits for, and has failed whatever it
+// returns.
+func (r *Runtime) bounded(ctx context.Context, timeout time.Duration, fn func(context.Context) error) error {
+	if !r.track() {
+		return ErrClosed
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	done := make(chan callResult, 1)
+	go func() {
+		defer r.wg.Done()
+		err := fn(cctx)
+		done <- callResult{err: err, late: cctx.Err() != nil}
+		cancel()
+	}()
+	select {
+	case res := <-done:
+		if res.late {
+			return fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
+		}
+		return res.err
+	case <-cctx.Done():
+		if ctx.Err() != nil {
+			return fmt.Errorf("gave up waiting: %w", ctx.Err())
+		}
+		return fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
+	}
 }

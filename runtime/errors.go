@@ -17,6 +17,14 @@ var ErrClosed = errors.New("runtime: stopped")
 // because a required network plugin is not connected.
 var ErrNetworkNotReady = errors.New("network not ready")
 
+// ErrNoAddress is wrapped by the error of a RunPodSandbox that failed
+// because a required network plugin gave the pod no address.
+var ErrNoAddress = errors.New("no pod address")
+
+// ErrInvalidUpdate is wrapped by the error a plugin gets for an
+// UpdatePodSandboxNetwork that is neither a network nor a withdrawal.
+var ErrInvalidUpdate = errors.New("invalid pod network update")
+
 // errNoEvictFunc answers a plugin's evictions when the runtime has no
 // EvictFunc.
 var errNoEvictFunc = errors.New("runtime: this runtime does not evict containers")

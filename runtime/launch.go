@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -81,39 +79,11 @@ func (r *Runtime) pluginConfig(idx, name string) (string, error) {
 	return "", nil
 }
 
-// launchPlugins starts every pre-installed plugin and waits until each has
-// joined or failed. Failures are logged under the plugin's name.
-func (r *Runtime) launchPlugins(ctx context.Context) error {
-	found, err := r.discover()
-	if err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	for _, pi := range found {
-		if r.isStopped() {
-			break
-		}
-		p, err := r.launch(pi)
-		if err != nil {
-			r.log.Warn("launching plugin failed", "plugin", api.FullPluginName(pi.idx, pi.name), "error", err)
-			continue
-		}
-		wg.Add(1)
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			defer wg.Done()
-			r.run(p)
-		}()
-	}
-	wg.Wait()
-	return nil
-}
-
 // launch starts a pre-installed plugin with one end of a socket pair as
 // fd 3 and an environment of exactly NRI_PLUGIN_NAME, NRI_PLUGIN_IDX and
 // NRI_PLUGIN_SOCKET=3. Its standard output and error are logged.
-func (r *Runtime) launch(pi preinstalled) (*plugin, error) {
+// restarts counts the earlier incarnations.
+func (r *Runtime) launch(pi preinstalled, restarts int) (*plugin, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("socketpair: %w", err)
@@ -155,8 +125,16 @@ func (r *Runtime) launch(pi preinstalled) (*plugin, error) {
 		stderr.Close()
 		return nil, err
 	}
-	p.cmd, p.config, p.pid = cmd, pi.config, cmd.Process.Pid
-	r.wg.Add(1)
+	p.cmd, p.config, p.pid, p.restarts = cmd, pi.config, cmd.Process.Pid, restarts
+	if !r.track() { // stopping
+		cmd.Process.Kill()
+		cmd.Wait()
+		stdout.Close()
+		stderr.Close()
+		close(p.exited)
+		p.close(ErrClosed)
+		return nil, ErrClosed
+	}
 	go func() {
 		defer r.wg.Done()
 		err := cmd.Wait()

@@ -16,6 +16,9 @@ type Observer interface {
 	// StatusStale reports a plugin whose part of a pod's network could
 	// not be refreshed in a PodSandboxStatus round.
 	StatusStale(plugin string)
+	// PluginRestarted reports that a pre-installed plugin is launched
+	// again after its process exited or could not be started.
+	PluginRestarted(plugin string)
 }
 
 // nopObserver is the default Observer.
@@ -24,6 +27,7 @@ type nopObserver struct{}
 func (nopObserver) PluginCall(string, string, time.Duration, error) {}
 func (nopObserver) NetworkConflict(string, string)                  {}
 func (nopObserver) StatusStale(string)                              {}
+func (nopObserver) PluginRestarted(string)                          {}
 
 // WithObserver sets the Observer (default: none).
 func WithObserver(o Observer) Option {

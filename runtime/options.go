@@ -44,6 +44,9 @@ type config struct {
 	statusCacheTTL   time.Duration
 	requiredNetwork  []string
 	observer         Observer
+
+	restartBackoff, maxRestartBackoff time.Duration
+	allowedUIDs                       []uint32 // nil: any
 }
 
 func defaultConfig() config {
@@ -57,12 +60,16 @@ func defaultConfig() config {
 		statusTimeout:       DefaultStatusTimeout,
 		statusCacheTTL:      DefaultStatusCacheTTL,
 		observer:            nopObserver{},
+		restartBackoff:      DefaultRestartBackoff,
+		maxRestartBackoff:   DefaultMaxRestartBackoff,
 	}
 }
 
 // WithSocketPath sets the socket external plugins connect to (default
 // api.DefaultSocketPath, "/var/run/nri/nri.sock"). Its parent directory is
-// created with mode 0700 if missing; a stale socket file is replaced.
+// created with mode 0700 if missing; a stale socket file is replaced. The
+// socket has mode 0600 whatever the process umask, so only root (the
+// socket's owner) can connect; see also WithAllowedPluginUIDs.
 func WithSocketPath(path string) Option {
 	return func(c *config) error {
 		if path == "" {
@@ -310,6 +317,38 @@ func WithRequiredNetworkPlugins(names ...string) Option {
 			}
 		}
 		c.requiredNetwork = append(c.requiredNetwork, names...)
+		return nil
+	}
+}
+
+// WithRestartBackoff sets how long the Runtime waits before it launches a
+// pre-installed plugin again after its process exited: min the first time
+// (default DefaultRestartBackoff, 100 ms), doubling on each further exit up
+// to max (default DefaultMaxRestartBackoff, 30 s), each wait jittered
+// between half and all of it; an incarnation that ran for longer than max
+// starts the count over.
+func WithRestartBackoff(min, max time.Duration) Option {
+	return func(c *config) error {
+		if min <= 0 || max < min {
+			return fmt.Errorf("runtime: WithRestartBackoff: want 0 < min <= max, got %v, %v", min, max)
+		}
+		c.restartBackoff, c.maxRestartBackoff = min, max
+		return nil
+	}
+}
+
+// WithAllowedPluginUIDs lets only processes running as one of uids connect
+// to the socket as plugins, checked with the peer's credentials
+// (SO_PEERCRED) before anything is read from the connection; others are
+// disconnected and logged with their pid and uid. Default: any process
+// that can open the socket (mode 0600: its owner). Pre-installed plugins
+// are launched by the runtime and not checked.
+func WithAllowedPluginUIDs(uids ...uint32) Option {
+	return func(c *config) error {
+		if len(uids) == 0 {
+			return errors.New("runtime: WithAllowedPluginUIDs: no uid")
+		}
+		c.allowedUIDs = append([]uint32{}, uids...)
 		return nil
 	}
 }

@@ -1,26 +1,35 @@
 package runtime
 
 import (
+	"errors"
 	"net"
 	"syscall"
 )
 
-// peerPid returns the process id of the peer of a unix socket connection,
-// for log messages only; 0 if it cannot be read.
-func peerPid(conn net.Conn) int {
+// peerCred returns the process id and user id of the peer of a unix
+// socket connection (SO_PEERCRED).
+func peerCred(conn net.Conn) (cred, error) {
 	uc, ok := conn.(*net.UnixConn)
 	if !ok {
-		return 0
+		return cred{}, errors.New("not a unix socket")
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return 0
+		return cred{}, err
 	}
-	pid := 0
-	raw.Control(func(fd uintptr) {
-		if cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED); err == nil {
-			pid = int(cred.Pid)
+	var (
+		c    cred
+		cerr error
+	)
+	if err := raw.Control(func(fd uintptr) {
+		uc, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+		if err != nil {
+			cerr = err
+			return
 		}
-	})
-	return pid
+		c = cred{pid: int(uc.Pid), uid: uc.Uid}
+	}); err != nil {
+		return cred{}, err
+	}
+	return c, cerr
 }

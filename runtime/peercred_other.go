@@ -2,7 +2,12 @@
 
 package runtime
 
-import "net"
+import (
+	"errors"
+	"net"
+)
 
-// peerPid is not supported on this platform.
-func peerPid(net.Conn) int { return 0 }
+// peerCred is not supported on this platform.
+func peerCred(net.Conn) (cred, error) {
+	return cred{}, errors.New("peer credentials are not supported on this platform")
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/ttrpc"
@@ -27,12 +28,13 @@ const (
 
 // plugin is the runtime's end of one plugin connection.
 type plugin struct {
-	r      *Runtime
-	kind   string
-	config string // sent in Configure; launched plugins only
-	pid    int
-	cmd    *exec.Cmd     // launched plugins only
-	exited chan struct{} // closed when cmd has been waited for
+	r        *Runtime
+	kind     string
+	config   string // sent in Configure; launched plugins only
+	pid      int
+	cmd      *exec.Cmd     // launched plugins only
+	restarts int           // launched plugins: earlier incarnations
+	exited   chan struct{} // closed when cmd has been waited for
 
 	mux    *mux.Mux
 	rl     net.Listener // runtime service conn, for the ttrpc server
@@ -40,6 +42,7 @@ type plugin struct {
 	server *ttrpc.Server
 
 	inflight   chan struct{} // one token per request the plugin has in flight
+	lateCalls  atomic.Int32  // calls past their deadline, still running (call.go)
 	registered chan struct{} // closed by a valid RegisterPlugin
 	done       chan struct{} // closed when the connection is closed
 	closeOnce  sync.Once
@@ -56,6 +59,10 @@ type plugin struct {
 	policy       *api.FailurePolicy
 	fallback     api.EventMask // events delivered through StateChange
 	closeErr     error
+	// staleWarned is when the plugin's failing status answers were last
+	// reported at warning level; staleSuppressed counts those since.
+	staleWarned     time.Time
+	staleSuppressed int
 }
 
 // newPlugin sets up the multiplexer and both ttrpc ends on conn.
@@ -101,10 +108,14 @@ func (r *Runtime) newPlugin(conn net.Conn, kind, idx, name string) (*plugin, err
 	return p, nil
 }
 
-// start starts the runtime service and the reader; it must run after
-// newPlugin, on a goroutine owned by the Runtime's wait group.
+// start starts the runtime service and the reader, on goroutines Stop
+// waits for; once the Runtime is stopping it closes the connection
+// instead.
 func (p *plugin) start() {
-	p.r.wg.Add(1)
+	if !p.r.track() {
+		p.close(ErrClosed)
+		return
+	}
 	go func() {
 		defer p.r.wg.Done()
 		err := p.server.Serve(p.r.ctx, p.rl)
@@ -116,7 +127,10 @@ func (p *plugin) start() {
 			p.close(fmt.Errorf("serving runtime service: %w", err))
 		}
 	}()
-	p.r.wg.Add(1)
+	if !p.r.track() {
+		p.close(ErrClosed)
+		return
+	}
 	go func() {
 		defer p.r.wg.Done()
 		select {
@@ -159,7 +173,7 @@ func (p *plugin) logger() *slog.Logger {
 func (p *plugin) info() PluginInfo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return PluginInfo{Name: p.fullName(), Index: p.idx, Kind: p.kind, Pid: p.pid, Events: p.events}
+	return PluginInfo{Name: p.fullName(), Index: p.idx, Kind: p.kind, Pid: p.pid, Events: p.events, Restarts: p.restarts}
 }
 
 func (p *plugin) isClosed() bool {
@@ -233,8 +247,8 @@ func (p *plugin) kill() {
 	}
 }
 
-// handshake waits for registration, configures the plugin and, holding the
-// sync lock, synchronizes it and adds it to the dispatch list.
+// handshake waits for registration, configures the plugin and takes it
+// through Synchronize into the dispatch list (join).
 func (p *plugin) handshake(ctx context.Context) error {
 	r := p.r
 	timer := time.NewTimer(r.cfg.registrationTimeout)
@@ -251,12 +265,7 @@ func (p *plugin) handshake(ctx context.Context) error {
 	if err := p.configure(ctx); err != nil {
 		return err
 	}
-	r.syncMu.Lock()
-	updates, err := p.synchronize(ctx)
-	if err == nil {
-		err = r.join(p)
-	}
-	r.syncMu.Unlock()
+	updates, err := p.join(ctx)
 	if err != nil {
 		return err
 	}
@@ -276,9 +285,7 @@ func (p *plugin) reason() error {
 // configure sends Configure and checks the subscription.
 func (p *plugin) configure(ctx context.Context) error {
 	r := p.r
-	cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
-	defer cancel()
-	rsp, err := rpc[api.ConfigureResponse](cctx, p, "Configure", &api.ConfigureRequest{
+	req := &api.ConfigureRequest{
 		Config:              p.config,
 		RuntimeName:         r.name,
 		RuntimeVersion:      r.version,
@@ -286,6 +293,12 @@ func (p *plugin) configure(ctx context.Context) error {
 		RequestTimeout:      r.cfg.requestTimeout.Milliseconds(),
 		NRIVersion:          api.Version,
 		NetworkExtension:    &api.NetworkExtension{Version: api.NetworkExtensionVersion},
+	}
+	var rsp *api.ConfigureResponse
+	_, err := p.invoke(ctx, "Configure", r.cfg.requestTimeout, func(ctx context.Context) error {
+		var err error
+		rsp, err = rpc[api.ConfigureResponse](ctx, p, "Configure", req)
+		return err
 	})
 	if err != nil {
 		return &PluginError{Plugin: p.fullName(), Method: "Configure", Err: err}

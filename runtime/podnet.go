@@ -26,10 +26,16 @@ import (
 // RemovePodSandbox for the pod before the error is returned, so that
 // nothing they allocated leaks.
 //
-// If required network plugins are configured and one of them is not
-// connected, RunPodSandbox of a pod that is not host-network fails at once.
+// If required network plugins are configured (WithRequiredNetworkPlugins),
+// RunPodSandbox of a pod that is not host-network fails at once while one
+// of them is not connected, and fails (cleaning up) when one of them gave
+// the pod no address. A pod larger than api.MaxObjectSize is refused with
+// an error wrapping api.ErrTooLarge.
 func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.PodNetworkRecord, error) {
 	pod := req.GetPod()
+	if err := checkSizes(pod, nil); err != nil {
+		return nil, fmt.Errorf("runtime: RunPodSandbox refused: %w", err)
+	}
 	hostNetwork := pod.NetNSPath() == ""
 	if !hostNetwork {
 		if ready, why := r.NetworkReady(); !ready {
@@ -39,38 +45,38 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 	if err := r.validatePod(ctx, pod); err != nil {
 		return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %w", pod.GetNamespace(), pod.GetName(), err)
 	}
-	r.syncMu.RLock()
-	defer r.syncMu.RUnlock()
-	if r.isStopped() {
-		return nil, ErrClosed
+	plugins, end, err := r.begin(api.Event_RUN_POD_SANDBOX, pod, nil, r.lateRunPodSandbox(pod))
+	if err != nil {
+		return nil, err
 	}
+	defer end()
+	defer r.forgetStatus(pod.GetId())
 	var (
 		view      = pod
 		parts     []contribution
 		rec       *api.PodNetworkRecord
 		succeeded []*plugin
 	)
-	fail := func(err error) (*api.PodNetworkRecord, error) {
+	failed := func(err error) (*api.PodNetworkRecord, error) {
 		r.cleanupPod(ctx, pod, succeeded)
 		return nil, err
 	}
-	defer r.forgetStatus(pod.GetId())
-	for _, p := range r.subscribed(api.Event_RUN_POD_SANDBOX) {
+	for _, p := range plugins {
 		var rsp *api.RunPodSandboxResponse
-		err := p.call(ctx, api.Event_RUN_POD_SANDBOX, view, nil, func(ctx context.Context, p *plugin) error {
+		v, err := p.call(ctx, api.Event_RUN_POD_SANDBOX, view, nil, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error
 			rsp, err = rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: view})
 			return err
 		})
-		if err != nil {
+		switch v {
+		case fail:
 			if ctx.Err() != nil {
 				// The caller gave up while this plugin was at work: it
 				// may have set the pod up, so it is cleaned up too.
 				succeeded = append(succeeded, p)
 			}
-			return fail(err)
-		}
-		if p.isClosed() {
+			return failed(err)
+		case skip:
 			continue // dropped for a timeout or a broken connection
 		}
 		succeeded = append(succeeded, p) // it may have allocated something
@@ -86,7 +92,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		}
 		n, err := normalizePluginNetwork(p.fullName(), "RunPodSandbox", rsp.GetAdjust().GetNetwork())
 		if err != nil {
-			return fail(err)
+			return failed(err)
 		}
 		if n == nil {
 			continue
@@ -98,7 +104,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 			if errors.As(err, &cerr) {
 				r.cfg.observer.NetworkConflict(cerr.Plugin, cerr.Owner)
 			}
-			return fail(err)
+			return failed(err)
 		}
 		for _, w := range warnings {
 			p.logger().Warn("network conflict resolved by aggregation", "pod", pod.GetId(), "detail", w)
@@ -114,37 +120,102 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		}
 	}
 	if !hostNetwork {
-		// A required plugin dropped during this round would leave the pod
-		// without the network it must provide: fail closed.
-		if ready, why := r.NetworkReady(); !ready {
-			return fail(fmt.Errorf("runtime: RunPodSandbox of pod %s/%s: %w: %s", pod.GetNamespace(), pod.GetName(), ErrNetworkNotReady, why))
+		if err := r.checkAuthority(pod, rec); err != nil {
+			return failed(err)
 		}
 	}
 	return rec, nil
 }
 
+// checkAuthority fails a pod that did not get the network its required
+// network plugins must provide: each of them must be connected and must
+// own at least one of the pod's addresses.
+func (r *Runtime) checkAuthority(pod *api.PodSandbox, rec *api.PodNetworkRecord) error {
+	if len(r.cfg.requiredNetwork) == 0 {
+		return nil
+	}
+	// A required plugin dropped during this round leaves the pod without
+	// the network it must provide: fail closed.
+	if ready, why := r.NetworkReady(); !ready {
+		return fmt.Errorf("runtime: RunPodSandbox of pod %s/%s: %w: %s", pod.GetNamespace(), pod.GetName(), ErrNetworkNotReady, why)
+	}
+	owners := strings.Split(rec.GetOwners()[api.OwnerIPv4]+","+rec.GetOwners()[api.OwnerIPv6], ",")
+	var missing []string
+	for _, want := range r.cfg.requiredNetwork {
+		if !slices.ContainsFunc(owners, func(owner string) bool { return owner != "" && requiredMatches(want, owner) }) {
+			missing = append(missing, fmt.Sprintf("%q", want))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("runtime: RunPodSandbox of pod %s/%s: %w: required network plugin %s gave it none",
+			pod.GetNamespace(), pod.GetName(), ErrNoAddress, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// requiredMatches reports whether the plugin of full name "NN-name"
+// satisfies a required network plugin configured as want: a full name
+// ("10-podnet") matches that plugin only, a base name ("podnet") the
+// plugin of that name at any index.
+func requiredMatches(want, full string) bool {
+	if _, _, err := api.ParsePluginFileName(want); err == nil {
+		return full == want
+	}
+	_, name, ok := strings.Cut(full, "-")
+	return ok && name == want
+}
+
+// lateRunPodSandbox delivers a pod created while a plugin joined: the
+// network the plugin returns is merged into the pod's record like an
+// UpdatePodSandboxNetwork, or, if that cannot be done yet (the runtime has
+// not stored the pod), reported at the pod's next PodSandboxStatus.
+func (r *Runtime) lateRunPodSandbox(pod *api.PodSandbox) func(context.Context, *plugin) error {
+	return func(ctx context.Context, p *plugin) error {
+		rsp, err := rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: pod})
+		if err != nil {
+			return err
+		}
+		n := rsp.GetAdjust().GetNetwork()
+		if n == nil || pod.NetNSPath() == "" {
+			return nil
+		}
+		if err := r.updatePodNetwork(ctx, p, &api.UpdatePodSandboxNetworkRequest{PodId: pod.GetId(), Network: n}); err != nil {
+			p.logger().Info("the network of a pod created while the plugin joined is not recorded yet; its next status round asks again",
+				"pod", pod.GetId(), "error", err)
+		}
+		return nil
+	}
+}
+
 // cleanupPod tells plugins that set up (part of) a pod that failed to
-// start to stop and remove it again. Errors are logged, not returned: the
+// start to stop and remove it again; plugins joining meanwhile get the
+// events too, if they know the pod. Errors are logged, not returned: the
 // caller is already failing with the reason.
 func (r *Runtime) cleanupPod(ctx context.Context, pod *api.PodSandbox, plugins []*plugin) {
 	// Clean up even when the caller gave up: that may be why we fail.
 	ctx = context.WithoutCancel(ctx)
+	stop := func(ctx context.Context, p *plugin) error {
+		_, err := rpc[api.StopPodSandboxResponse](ctx, p, "StopPodSandbox", &api.StopPodSandboxRequest{Pod: pod})
+		return err
+	}
+	remove := func(ctx context.Context, p *plugin) error {
+		_, err := rpc[api.RemovePodSandboxResponse](ctx, p, "RemovePodSandbox", &api.RemovePodSandboxRequest{Pod: pod})
+		return err
+	}
+	r.mu.Lock()
+	r.queueLocked(api.Event_STOP_POD_SANDBOX, pod, nil, stop)
+	r.queueLocked(api.Event_REMOVE_POD_SANDBOX, pod, nil, remove)
+	r.mu.Unlock()
 	for _, p := range plugins {
-		for _, ev := range []api.Event{api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX} {
-			if !p.events.IsSet(ev) || p.isClosed() {
+		for _, step := range []struct {
+			ev api.Event
+			fn func(context.Context, *plugin) error
+		}{{api.Event_STOP_POD_SANDBOX, stop}, {api.Event_REMOVE_POD_SANDBOX, remove}} {
+			if !p.events.IsSet(step.ev) || p.isClosed() {
 				continue
 			}
-			err := p.call(ctx, ev, pod, nil, func(ctx context.Context, p *plugin) error {
-				var err error
-				if ev == api.Event_STOP_POD_SANDBOX {
-					_, err = rpc[api.StopPodSandboxResponse](ctx, p, "StopPodSandbox", &api.StopPodSandboxRequest{Pod: pod})
-				} else {
-					_, err = rpc[api.RemovePodSandboxResponse](ctx, p, "RemovePodSandbox", &api.RemovePodSandboxRequest{Pod: pod})
-				}
-				return err
-			})
-			if err != nil {
-				p.logger().Warn("cleaning up after a failed RunPodSandbox failed", "pod", pod.GetId(), "event", ev.Method(), "error", err)
+			if v, err := p.call(ctx, step.ev, pod, nil, lifecycle, step.fn); v != useAnswer {
+				p.logger().Warn("cleaning up after a failed RunPodSandbox failed", "pod", pod.GetId(), "event", step.ev.Method(), "error", err)
 			}
 		}
 	}
@@ -160,7 +231,7 @@ func (r *Runtime) NetworkReady() (bool, string) {
 	var missing []string
 	for _, want := range r.cfg.requiredNetwork {
 		found := slices.ContainsFunc(r.plugins, func(p *plugin) bool {
-			return !p.isClosed() && (p.fullName() == want || p.name == want)
+			return !p.isClosed() && requiredMatches(want, p.fullName())
 		})
 		if !found {
 			missing = append(missing, fmt.Sprintf("%q", want))
@@ -175,7 +246,8 @@ func (r *Runtime) NetworkReady() (bool, string) {
 
 // updatePodNetwork applies a plugin's UpdatePodSandboxNetwork: the new part
 // is validated and merged under the same rules as a RunPodSandbox result,
-// then persisted through the PodNetworkStore.
+// then persisted through the PodNetworkStore. An empty network is refused;
+// withdraw removes the plugin's part.
 func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.UpdatePodSandboxNetworkRequest) error {
 	name := p.fullName()
 	store := r.cfg.netStore
@@ -187,8 +259,13 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: empty pod_id", name)
 	}
 	n, err := normalizePluginNetwork(name, "UpdatePodSandboxNetwork", req.GetNetwork())
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case req.GetWithdraw() && n != nil:
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: %w: withdraw with a network", name, podID, ErrInvalidUpdate)
+	case !req.GetWithdraw() && n == nil:
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: %w: empty network (to remove the plugin's part, withdraw it)", name, podID, ErrInvalidUpdate)
 	}
 	unlock := r.lockPod(podID)
 	defer unlock()
@@ -200,7 +277,11 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: the pod has no pod network (host network)", name, podID)
 	}
 	parts := partsOf(old)
-	parts[name] = n
+	if req.GetWithdraw() {
+		delete(parts, name)
+	} else {
+		parts[name] = n
+	}
 	rec, warnings, err := mergeNetworks(ordered(parts), r.cfg.conflictPolicy, r.cfg.familyPreference)
 	var cerr *ConflictError
 	if errors.As(err, &cerr) && cerr.Owner == name {
@@ -219,7 +300,11 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: persisting: %w", name, podID, err)
 	}
 	r.forgetStatus(podID)
-	p.logger().Info("pod network updated by plugin", "pod", podID, "ips", rec.GetNetwork().GetIps())
+	if req.GetWithdraw() {
+		p.logger().Info("plugin withdrew its part of the pod network", "pod", podID, "ips", rec.GetNetwork().GetIps())
+	} else {
+		p.logger().Info("pod network updated by plugin", "pod", podID, "ips", rec.GetNetwork().GetIps())
+	}
 	return nil
 }
 

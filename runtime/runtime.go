@@ -19,17 +19,16 @@ type Runtime struct {
 	cfg           config
 	log           *slog.Logger
 
-	// syncMu orders plugins joining against lifecycle requests: requests
-	// hold it for reading, a plugin's Synchronize for writing, so a plugin
-	// sees every pod either in its Synchronize or as an event.
-	syncMu sync.RWMutex
-
 	mu       sync.Mutex // guards the fields below
 	plugins  []*plugin  // joined plugins in invocation order
 	admitted map[*plugin]struct{}
 	listener net.Listener
 	started  bool
 	stopped  bool
+	// Plugins joining, and the epochs of lifecycle requests that order
+	// them (see join.go).
+	joining       map[*plugin]*joiner
+	epoch, oldest *epoch
 
 	status statusCache
 
@@ -58,12 +57,16 @@ func New(name, version string, opts ...Option) (*Runtime, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	e := newEpoch()
 	return &Runtime{
 		name:     name,
 		version:  version,
 		cfg:      cfg,
 		log:      log,
 		admitted: make(map[*plugin]struct{}),
+		joining:  make(map[*plugin]*joiner),
+		epoch:    e,
+		oldest:   e,
 		ctx:      ctx,
 		cancel:   cancel,
 	}, nil
@@ -167,6 +170,9 @@ type PluginInfo struct {
 	Kind   string // "external" or "launched"
 	Pid    int    // peer process id, 0 if unknown
 	Events api.EventMask
+	// Restarts counts how often the Runtime launched a pre-installed
+	// plugin again after its process exited (see WithRestartBackoff).
+	Restarts int
 }
 
 // Plugins returns the joined plugins in invocation order.
@@ -194,27 +200,9 @@ func (r *Runtime) connectedNames() map[string]bool {
 	return names
 }
 
-// join adds a plugin that completed its handshake and keeps the list in
-// invocation order: by index, then by name.
-func (r *Runtime) join(p *plugin) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.admitted, p)
-	if r.stopped {
-		return ErrClosed
-	}
-	if p.isClosed() {
-		// It died between Synchronize and now; close has already
-		// dropped it, so it must not be added back.
-		return fmt.Errorf("connection closed while joining: %w", p.reason())
-	}
-	for _, q := range r.plugins {
-		if q.fullName() == p.fullName() && !q.isClosed() {
-			// Ownership and network authority go by name: a second
-			// connection may not take over a connected plugin's name.
-			return fmt.Errorf("plugin %q is already connected (%s, pid %d)", p.fullName(), q.kind, q.pid)
-		}
-	}
+// insertLocked adds p to the dispatch list, keeping it in invocation
+// order: by index, then by name.
+func (r *Runtime) insertLocked(p *plugin) {
 	r.plugins = append(r.plugins, p)
 	slices.SortStableFunc(r.plugins, func(a, b *plugin) int {
 		return cmp.Or(cmp.Compare(a.idx, b.idx), cmp.Compare(a.name, b.name))
@@ -225,7 +213,6 @@ func (r *Runtime) join(p *plugin) error {
 	}
 	r.log.Info("plugin joined", "plugin", p.fullName(), "kind", p.kind, "pid", p.pid,
 		"events", p.events.String(), "order", order)
-	return nil
 }
 
 // drop removes a closed plugin from the lists.
@@ -236,7 +223,8 @@ func (r *Runtime) drop(p *plugin) {
 	r.plugins = slices.DeleteFunc(r.plugins, func(q *plugin) bool { return q == p })
 }
 
-// subscribed returns the joined plugins subscribed to ev, in order.
+// subscribed returns the joined plugins subscribed to ev, in order, for
+// requests that are no lifecycle events (validation, status).
 func (r *Runtime) subscribed(ev api.Event) []*plugin {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -316,6 +316,13 @@ type countingObserver struct {
 	calls     []string
 	conflicts []string
 	stale     []string
+	restarts  []string
+}
+
+func (o *countingObserver) PluginRestarted(plugin string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.restarts = append(o.restarts, plugin)
 }
 
 func (o *countingObserver) PluginCall(plugin, method string, _ time.Duration, err error) {

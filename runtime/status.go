@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrinet/nrinet/api"
@@ -21,14 +19,18 @@ import (
 const staleServeFactor = 4
 
 // statusCache holds recent non-verbose PodSandboxStatus results and
-// coalesces concurrent rounds for the same pod.
+// coalesces concurrent rounds for the same pod. It keeps nothing for a
+// pod once the pod is removed.
 type statusCache struct {
 	group singleflight.Group
-	mu    sync.Mutex // guards entries and gen
+	mu    sync.Mutex // guards entries and rounds
 	// entries are results by pod ID, until their expiry.
 	entries map[string]statusEntry
-	// gen counts, per pod, the changes that invalidate a round in flight.
-	gen map[string]uint64
+	// rounds holds, per pod with a round in flight, the token of the
+	// latest round that may cache its result: a change of the pod's
+	// network removes it, so that a round that started before the
+	// change does not cache what it found.
+	rounds map[string]*roundToken
 }
 
 type statusEntry struct {
@@ -36,21 +38,37 @@ type statusEntry struct {
 	expires time.Time
 }
 
-// generation returns the pod's current generation.
-func (c *statusCache) generation(id string) uint64 {
+// roundToken identifies a round that may cache its result.
+type roundToken struct{}
+
+// token returns the token of the pod's next or current round.
+func (c *statusCache) token(id string) *roundToken {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.gen[id]
+	if t, ok := c.rounds[id]; ok {
+		return t
+	}
+	if c.rounds == nil {
+		c.rounds = map[string]*roundToken{}
+	}
+	t := &roundToken{}
+	c.rounds[id] = t
+	return t
 }
 
-// put caches rec for ttl. Expired entries are swept when the cache has
-// grown, so pods that were never stopped through this Runtime do not pile up.
-func (c *statusCache) put(id string, gen uint64, rec *api.PodNetworkRecord, ttl time.Duration) {
+// put caches rec for ttl if the round of token t is still current, and
+// ends the round. Expired entries are swept when the cache has grown, so
+// pods that were never stopped through this Runtime do not pile up.
+func (c *statusCache) put(id string, t *roundToken, rec *api.PodNetworkRecord, ttl time.Duration) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen[id] != gen {
+	if c.rounds[id] != t {
 		return // the pod's network changed while the round ran
+	}
+	delete(c.rounds, id)
+	if rec == nil || ttl <= 0 {
+		return
 	}
 	if c.entries == nil {
 		c.entries = map[string]statusEntry{}
@@ -65,14 +83,12 @@ func (c *statusCache) put(id string, gen uint64, rec *api.PodNetworkRecord, ttl 
 	c.entries[id] = statusEntry{rec: rec, expires: now.Add(ttl)}
 }
 
-// forgetStatus drops a pod's cached status, after its network changed.
+// forgetStatus drops what is cached about a pod, after its network
+// changed or it was removed.
 func (r *Runtime) forgetStatus(podID string) {
 	r.status.mu.Lock()
 	delete(r.status.entries, podID)
-	if r.status.gen == nil {
-		r.status.gen = map[string]uint64{}
-	}
-	r.status.gen[podID]++
+	delete(r.status.rounds, podID)
 	r.status.mu.Unlock()
 	r.status.group.Forget(podID)
 	r.status.group.Forget(podID + "\x00verbose")
@@ -81,12 +97,13 @@ func (r *Runtime) forgetStatus(podID string) {
 // PodSandboxStatus returns a pod's current network. It starts from last,
 // the record the runtime persisted (from RunPodSandbox or a later
 // update), and asks the plugins subscribed to PodSandboxStatus, in
-// parallel, under the status timeout (WithStatusTimeout). A plugin that
-// answers replaces its own part; one that fails, does not answer in time or
-// is not connected keeps its last known part, and the result names it in
-// Stale with the reason. Concurrent calls for one pod share one round of
-// plugin calls, and a non-verbose call may be answered from the result of
-// a round less than WithStatusCacheTTL old. Verbose calls always ask.
+// parallel, under the status timeout (WithStatusTimeout), and answers by
+// that deadline whatever the plugins do. A plugin that answers replaces
+// its own part; one that fails, does not answer in time or is not
+// connected keeps its last known part, and the result names it in Stale
+// with the reason. Concurrent calls for one pod share one round of plugin
+// calls, and a non-verbose call may be answered from the result of a
+// round less than WithStatusCacheTTL old. Verbose calls always ask.
 //
 // The result is the caller's to keep; it never fails because of a plugin.
 // Host-network pods get last back unchanged.
@@ -99,36 +116,45 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 	if verbose {
 		key += "\x00verbose"
 	}
-	gen := r.status.generation(id)
+	cache := !verbose && r.cfg.statusCacheTTL > 0
+	if cache {
+		r.status.mu.Lock()
+		e, ok := r.status.entries[id]
+		r.status.mu.Unlock()
+		if now := time.Now(); ok && now.Before(e.expires) {
+			return proto.CloneOf(e.rec), nil
+		}
+	}
+	var token *roundToken
+	if cache {
+		token = r.status.token(id)
+	}
 	last = proto.CloneOf(last) // the round and the cache must not share the caller's record
 	// The round belongs to every caller that joins it: it runs without
 	// the first caller's cancellation, bounded by the status timeout, and
 	// each caller waits only as long as its own context allows.
 	round := func() (any, error) {
 		rec, err := r.statusRound(context.WithoutCancel(ctx), pod, last, verbose)
-		if err == nil && !verbose && r.cfg.statusCacheTTL > 0 {
-			r.status.put(id, gen, rec, r.cfg.statusCacheTTL)
+		if cache {
+			r.status.put(id, token, rec, r.cfg.statusCacheTTL)
 		}
 		return rec, err
 	}
-	if !verbose && r.cfg.statusCacheTTL > 0 {
+	if cache {
 		r.status.mu.Lock()
 		e, ok := r.status.entries[id]
 		r.status.mu.Unlock()
-		now := time.Now()
-		switch {
-		case ok && now.Before(e.expires):
-			return proto.CloneOf(e.rec), nil
-		case ok && now.Before(e.expires.Add(staleServeFactor*r.cfg.statusCacheTTL)):
+		if ok && time.Now().Before(e.expires.Add(staleServeFactor*r.cfg.statusCacheTTL)) {
 			// Expired recently: answer with it at once and refresh in
 			// the background, so that a plain status (the kubelet's PLEG)
 			// never waits for plugins while the cache is warm.
-			ch := r.status.group.DoChan(key, round)
-			r.wg.Add(1)
-			go func() {
-				defer r.wg.Done()
-				<-ch
-			}()
+			if r.track() {
+				ch := r.status.group.DoChan(key, round)
+				go func() {
+					defer r.wg.Done()
+					<-ch
+				}()
+			}
 			return proto.CloneOf(e.rec), nil
 		}
 	}
@@ -144,31 +170,24 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 	}
 }
 
-// statusAnswer is one plugin's answer in a status round.
-type statusAnswer struct {
-	net *api.PodSandboxNetwork
-	err error
-}
-
 // statusRound asks the subscribed plugins in parallel and merges.
 func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *api.PodNetworkRecord, verbose bool) (*api.PodNetworkRecord, error) {
-	plugins := r.subscribed(api.Event_POD_SANDBOX_STATUS)
 	if r.isStopped() {
 		return nil, ErrClosed
 	}
-
-	sctx, cancel := context.WithTimeout(ctx, r.cfg.statusTimeout)
-	defer cancel()
-	answers := make([]statusAnswer, len(plugins))
-	var wg sync.WaitGroup
-	for i, p := range plugins {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers[i] = p.status(sctx, pod, verbose)
-		}()
-	}
-	wg.Wait()
+	plugins := r.subscribed(api.Event_POD_SANDBOX_STATUS)
+	const method = "PodSandboxStatus"
+	req := &api.PodSandboxStatusRequest{Pod: pod, Verbose: verbose}
+	replies := fanout(ctx, plugins, method, r.cfg.statusTimeout, query, func(ctx context.Context, p *plugin) (*api.PodSandboxNetwork, error) {
+		rsp, err := rpc[api.PodSandboxStatusResponse](ctx, p, method, req)
+		if errUnimplemented(err) {
+			return nil, nil // the plugin reports nothing
+		}
+		if err != nil {
+			return nil, err
+		}
+		return statusNetwork(p.fullName(), rsp)
+	})
 
 	parts := partsOf(last)
 	stale := map[string]string{}
@@ -176,14 +195,13 @@ func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *ap
 	for i, p := range plugins {
 		name := p.fullName()
 		answered[name] = true
-		a := answers[i]
+		rp := replies[i]
 		switch {
-		case a.err != nil:
-			stale[name] = a.err.Error()
-			p.logger().Warn("PodSandboxStatus: keeping the plugin's last known part of the pod network",
-				"pod", pod.GetId(), "reason", a.err)
-		case a.net != nil:
-			parts[name] = a.net
+		case rp.verdict != useAnswer:
+			stale[name] = rp.err.Error()
+			p.warnStale(pod.GetId(), rp.err)
+		case rp.val != nil:
+			parts[name] = rp.val
 		}
 	}
 	// Parts of plugins that are gone keep their values and are stale.
@@ -243,26 +261,11 @@ func (r *Runtime) mergeStatus(pod *api.PodSandbox, last *api.PodNetworkRecord, p
 	return nil, fmt.Errorf("runtime: PodSandboxStatus of pod %q: the plugins' parts do not merge", pod.GetId())
 }
 
-// status asks one plugin for its part of the pod's network. An empty
-// answer, or UNIMPLEMENTED, means the plugin reports nothing.
-func (p *plugin) status(ctx context.Context, pod *api.PodSandbox, verbose bool) statusAnswer {
-	start := time.Now()
-	rsp, err := rpc[api.PodSandboxStatusResponse](ctx, p, "PodSandboxStatus", &api.PodSandboxStatusRequest{Pod: pod, Verbose: verbose})
-	p.r.cfg.observer.PluginCall(p.fullName(), "PodSandboxStatus", time.Since(start), err)
-	if err != nil {
-		if status.Code(err) == codes.Unimplemented {
-			return statusAnswer{}
-		}
-		if p.isClosed() || isTransportError(err) {
-			return statusAnswer{err: fmt.Errorf("plugin %q: PodSandboxStatus: connection lost: %w", p.fullName(), err)}
-		}
-		// The plugin's side of the deadline may fire first and come back
-		// as its error: that is still no answer in time.
-		if ctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded {
-			return statusAnswer{err: fmt.Errorf("plugin %q: PodSandboxStatus: no answer within %v", p.fullName(), p.r.cfg.statusTimeout)}
-		}
-		return statusAnswer{err: (&PluginError{Plugin: p.fullName(), Method: "PodSandboxStatus", Err: err})}
-	}
+// statusNetwork reads a plugin's answer to PodSandboxStatus: its network,
+// validated, or, when it sent none, its ip and additional_ips (PR #267's
+// fields) as network.ips. An empty answer means the plugin reports
+// nothing.
+func statusNetwork(plugin string, rsp *api.PodSandboxStatusResponse) (*api.PodSandboxNetwork, error) {
 	n := rsp.GetNetwork()
 	if n == nil && (rsp.GetIp() != "" || len(rsp.GetAdditionalIps()) > 0) {
 		n = &api.PodSandboxNetwork{}
@@ -271,9 +274,33 @@ func (p *plugin) status(ctx context.Context, pod *api.PodSandbox, verbose bool) 
 		}
 		n.Ips = append(n.Ips, rsp.GetAdditionalIps()...)
 	}
-	norm, err := normalizePluginNetwork(p.fullName(), "PodSandboxStatus", n)
-	if err != nil {
-		return statusAnswer{err: err}
+	return normalizePluginNetwork(plugin, "PodSandboxStatus", n)
+}
+
+// staleWarnInterval is how often a plugin whose status answers keep
+// failing is reported at warning level; the failures in between are
+// logged at debug level and counted in the next warning.
+const staleWarnInterval = time.Minute
+
+// warnStale reports that a status round kept the plugin's last known part
+// of a pod's network, at most once per staleWarnInterval at warning
+// level.
+func (p *plugin) warnStale(pod string, reason error) {
+	now := time.Now()
+	p.mu.Lock()
+	warn := p.staleWarned.IsZero() || now.Sub(p.staleWarned) >= staleWarnInterval
+	suppressed := p.staleSuppressed
+	if warn {
+		p.staleWarned, p.staleSuppressed = now, 0
+	} else {
+		p.staleSuppressed++
 	}
-	return statusAnswer{net: norm}
+	log := p.log
+	p.mu.Unlock()
+	if warn {
+		log.Warn("PodSandboxStatus: keeping the plugin's last known part of the pod network",
+			"pod", pod, "reason", reason, "suppressedSinceLastWarning", suppressed, "nextWarningIn", staleWarnInterval)
+		return
+	}
+	log.Debug("PodSandboxStatus: keeping the plugin's last known part of the pod network", "pod", pod, "reason", reason)
 }

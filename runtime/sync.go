@@ -34,21 +34,29 @@ type syncChunk struct {
 }
 
 // planSync splits pods and containers into chunks whose encoding is at
-// most limit bytes, computing sizes before anything is encoded or sent.
-// One pod or container that does not fit in a chunk on its own is an error.
-func planSync(pods []*api.PodSandbox, ctrs []*api.Container, limit int) ([]*syncChunk, error) {
+// most limit bytes, computing sizes before anything is encoded or sent. An
+// item larger than limit travels alone in a chunk of its own, up to
+// MaxSyncChunkSize; one larger still (which a runtime that checks sizes at
+// its door never accepts, but its SyncFunc may list) is sent without its
+// labels, annotations and other free-form metadata, so that the plugin
+// still learns that it exists: trimmed lists their IDs. Only an item that
+// does not fit even then is an error.
+func planSync(pods []*api.PodSandbox, ctrs []*api.Container, limit int) (chunks []*syncChunk, trimmed []string, err error) {
 	const moreSize = 2 // tag and value of more = true
-	var (
-		chunks []*syncChunk
-		cur    = &syncChunk{size: moreSize}
-	)
+	cur := &syncChunk{size: moreSize}
 	add := func(m api.VTMessage, field protowire.Number, what, id string) error {
 		n := m.SizeVT()
 		item := protowire.SizeTag(field) + protowire.SizeBytes(n)
-		if item+moreSize > limit {
-			return fmt.Errorf("%s %q encodes to %d bytes, more than the %d-byte Synchronize limit", what, id, item, limit)
+		if item+moreSize > MaxSyncChunkSize {
+			m = trimForSync(m)
+			n = m.SizeVT()
+			item = protowire.SizeTag(field) + protowire.SizeBytes(n)
+			if item+moreSize > MaxSyncChunkSize {
+				return fmt.Errorf("%s %q encodes to %d bytes even without its metadata, more than the %d-byte Synchronize limit", what, id, item, MaxSyncChunkSize)
+			}
+			trimmed = append(trimmed, what+" "+id)
 		}
-		if cur.size+item > limit {
+		if cur.size+item > limit && (len(cur.pods) > 0 || len(cur.ctrs) > 0) {
 			cur.more = true
 			chunks = append(chunks, cur)
 			cur = &syncChunk{size: moreSize}
@@ -63,15 +71,36 @@ func planSync(pods []*api.PodSandbox, ctrs []*api.Container, limit int) ([]*sync
 	}
 	for _, pod := range pods {
 		if err := add(pod, syncPodsField, "pod", pod.GetId()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, ctr := range ctrs {
 		if err := add(ctr, syncContainersField, "container", ctr.GetId()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return append(chunks, cur), nil
+	return append(chunks, cur), trimmed, nil
+}
+
+// trimForSync returns a copy of a pod or container without the free-form
+// metadata that can make it large: what identifies it, its state, its
+// namespaces and its addresses stay.
+func trimForSync(m api.VTMessage) api.VTMessage {
+	switch m := m.(type) {
+	case *api.PodSandbox:
+		return &api.PodSandbox{
+			Id: m.GetId(), Name: m.GetName(), Uid: m.GetUid(), Namespace: m.GetNamespace(),
+			RuntimeHandler: m.GetRuntimeHandler(), Pid: m.GetPid(), Ips: m.GetIps(),
+			Linux: &api.LinuxPodSandbox{Namespaces: m.GetLinux().GetNamespaces(), CgroupParent: m.GetLinux().GetCgroupParent(), CgroupsPath: m.GetLinux().GetCgroupsPath()},
+		}
+	case *api.Container:
+		return &api.Container{
+			Id: m.GetId(), PodSandboxId: m.GetPodSandboxId(), Name: m.GetName(), State: m.GetState(),
+			Pid: m.GetPid(), CreatedAt: m.GetCreatedAt(), StartedAt: m.GetStartedAt(), FinishedAt: m.GetFinishedAt(),
+			ExitCode: m.GetExitCode(), StatusReason: m.GetStatusReason(), StatusMessage: m.GetStatusMessage(),
+		}
+	}
+	return m
 }
 
 // encode returns the chunk's SynchronizeRequest encoding, marshaling each
@@ -105,30 +134,28 @@ type encodedChunk struct {
 	err error
 }
 
-// synchronize sends the runtime's current state to the plugin, in chunks,
-// and returns the updates of its final answer. Chunk k+1 is encoded while
-// the plugin works on chunk k. The caller holds the sync lock.
-func (p *plugin) synchronize(ctx context.Context) ([]*api.ContainerUpdate, error) {
+// synchronize sends pods and containers, the runtime's current state, to
+// the plugin in chunks and returns the updates of its final answer. Chunk
+// k+1 is encoded while the plugin works on chunk k; each chunk has the
+// request timeout.
+func (p *plugin) synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	r := p.r
-	var (
-		pods []*api.PodSandbox
-		ctrs []*api.Container
-	)
-	if r.cfg.sync != nil {
-		var err error
-		if pods, ctrs, err = r.cfg.sync(ctx); err != nil {
-			return nil, fmt.Errorf("listing pods and containers for Synchronize: %w", err)
-		}
-	}
-	pods = r.withAddresses(ctx, pods)
-	chunks, err := planSync(pods, ctrs, r.cfg.syncChunkSize)
+	chunks, trimmed, err := planSync(pods, ctrs, r.cfg.syncChunkSize)
 	if err != nil {
 		return nil, err
+	}
+	if len(trimmed) > 0 {
+		p.logger().Warn("sending items too large for Synchronize without their labels, annotations and other metadata",
+			"items", trimmed, "limit", MaxSyncChunkSize)
 	}
 	encoded := make(chan encodedChunk, 1)
 	stop := make(chan struct{})
 	defer close(stop)
+	if !r.track() {
+		return nil, ErrClosed
+	}
 	go func() {
+		defer r.wg.Done()
 		defer close(encoded)
 		for _, c := range chunks {
 			b, err := c.encode()
@@ -147,10 +174,9 @@ func (p *plugin) synchronize(ctx context.Context) ([]*api.ContainerUpdate, error
 			return nil, fmt.Errorf("encoding Synchronize chunk %d of %d: %w", i+1, len(chunks), enc.err)
 		}
 		rsp := &api.SynchronizeResponse{}
-		cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
-		err := p.client.Call(cctx, api.PluginServiceName, "Synchronize",
-			api.Encoded(&api.SynchronizeRequest{}, enc.b), api.Fast(rsp))
-		cancel()
+		_, err := p.invoke(ctx, "Synchronize", r.cfg.requestTimeout, func(ctx context.Context) error {
+			return p.client.Call(ctx, api.PluginServiceName, "Synchronize", api.Encoded(&api.SynchronizeRequest{}, enc.b), api.Fast(rsp))
+		})
 		if err != nil {
 			return nil, &PluginError{Plugin: p.fullName(), Method: "Synchronize", Err: fmt.Errorf("chunk %d of %d: %w", i+1, len(chunks), err)}
 		}

@@ -17,7 +17,7 @@ func TestPlanSync_EncodesWhatProtobufWould(t *testing.T) {
 		ctrs = append(ctrs, &api.Container{Id: fmt.Sprint("ctr-", i), PodSandboxId: fmt.Sprint("pod-", i), Env: []string{"A=1"}})
 	}
 	const limit = 4096
-	chunks, err := planSync(pods, ctrs, limit)
+	chunks, _, err := planSync(pods, ctrs, limit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +58,41 @@ func TestPlanSync_EncodesWhatProtobufWould(t *testing.T) {
 	}
 }
 
-func TestPlanSync_ItemTooLarge(t *testing.T) {
-	big := &api.PodSandbox{Id: "huge", Annotations: map[string]string{"x": string(make([]byte, 5000))}}
-	if _, err := planSync([]*api.PodSandbox{big}, nil, 4096); err == nil {
-		t.Fatal("a pod larger than the limit was accepted")
+// TestPlanSync_LargeItems: an item larger than the chunk size travels
+// alone in a chunk; one larger than any chunk can be is sent without its
+// metadata; nothing keeps the state from being sent.
+func TestPlanSync_LargeItems(t *testing.T) {
+	small := func(id string) *api.PodSandbox { return &api.PodSandbox{Id: id} }
+	big := &api.PodSandbox{Id: "big", Annotations: map[string]string{"x": string(make([]byte, 5000))}}
+	huge := &api.PodSandbox{Id: "huge", Name: "h", Ips: []string{"198.18.0.9"},
+		Labels: map[string]string{"x": string(make([]byte, MaxSyncChunkSize))}}
+	chunks, trimmed, err := planSync([]*api.PodSandbox{small("a"), big, small("b"), huge, small("c")}, nil, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids [][]string
+	for _, c := range chunks {
+		var in []string
+		for _, it := range c.pods {
+			in = append(in, it.msg.(*api.PodSandbox).GetId())
+		}
+		ids = append(ids, in)
+	}
+	if want := [][]string{{"a"}, {"big"}, {"b", "huge", "c"}}; fmt.Sprint(ids) != fmt.Sprint(want) {
+		t.Errorf("chunks = %v, want %v", ids, want)
+	}
+	if fmt.Sprint(trimmed) != "[pod huge]" {
+		t.Errorf("trimmed = %v", trimmed)
+	}
+	got := chunks[2].pods[1].msg.(*api.PodSandbox)
+	if got.GetLabels() != nil || got.GetName() != "h" || got.GetIps()[0] != "198.18.0.9" {
+		t.Errorf("trimmed pod = %v, want it without labels, with its name and addresses", got)
+	}
+	for i, c := range chunks {
+		b, err := c.encode()
+		if err != nil || len(b) > MaxSyncChunkSize {
+			t.Errorf("chunk %d: %d bytes, %v", i, len(b), err)
+		}
 	}
 }
 

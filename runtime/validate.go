@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/merge"
@@ -78,7 +77,9 @@ func (r *Runtime) instances() []*api.PluginInstance {
 // validate asks every validator, built-in and plugin, concurrently, to
 // accept the merged result of a CreateContainer. Any rejection, error or
 // failure to answer fails the request; a validating plugin that fails to
-// answer is also disconnected.
+// answer is also disconnected, like a plugin failing a lifecycle request:
+// a broken connection always, a timeout unless its failure policy asks to
+// stay connected.
 func (r *Runtime) validate(ctx context.Context, req *api.CreateContainerRequest, rsp *api.CreateContainerResponse, o *merge.Owners) error {
 	plugins := r.subscribed(api.Event_VALIDATE_CONTAINER_ADJUSTMENT)
 	if len(plugins) == 0 && len(r.cfg.validators) == 0 {
@@ -93,14 +94,32 @@ func (r *Runtime) validate(ctx context.Context, req *api.CreateContainerRequest,
 		Plugins:   r.instances(),
 	}
 	id := req.GetContainer().GetId()
-	errs := make([]error, len(plugins)+len(r.cfg.validators))
+	errs := make([]error, 1+len(r.cfg.validators))
 	var wg sync.WaitGroup
-	for i, p := range plugins {
-		wg.Go(func() { errs[i] = r.askValidator(ctx, p, id, vreq) })
-	}
+	wg.Go(func() {
+		const method = "ValidateContainerAdjustment"
+		replies := fanout(ctx, plugins, method, r.cfg.requestTimeout, validation,
+			func(ctx context.Context, p *plugin) (*api.ValidateContainerAdjustmentResponse, error) {
+				return rpc[api.ValidateContainerAdjustmentResponse](ctx, p, method, vreq)
+			})
+		var perrs []error
+		for i, rp := range replies {
+			switch {
+			case rp.verdict != useAnswer:
+				perrs = append(perrs, rp.err)
+			case rp.val.GetReject():
+				reason := rp.val.GetReason()
+				if reason == "" {
+					reason = "no reason given"
+				}
+				perrs = append(perrs, &RejectedError{Validator: plugins[i].fullName(), Container: id, Reason: reason})
+			}
+		}
+		errs[0] = errors.Join(perrs...)
+	})
 	for j, b := range r.cfg.validators {
 		wg.Go(func() {
-			errs[len(plugins)+j] = r.bounded(ctx, b.name, id, "", func(ctx context.Context) error {
+			errs[1+j] = r.builtin(ctx, b.name, id, "", func(ctx context.Context) error {
 				return b.v.ValidateContainerAdjustment(ctx, vreq)
 			})
 		})
@@ -109,45 +128,10 @@ func (r *Runtime) validate(ctx context.Context, req *api.CreateContainerRequest,
 	return errors.Join(errs...)
 }
 
-// askValidator asks one validating plugin. A plugin that fails to answer
-// fails the request and is disconnected, like a plugin failing a
-// lifecycle request: a broken connection always, a timeout unless its
-// failure policy asks to stay connected.
-func (r *Runtime) askValidator(ctx context.Context, p *plugin, id string, vreq *api.ValidateContainerAdjustmentRequest) error {
-	const method = "ValidateContainerAdjustment"
-	cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
-	defer cancel()
-	start := time.Now()
-	vrsp, err := rpc[api.ValidateContainerAdjustmentResponse](cctx, p, method, vreq)
-	r.cfg.observer.PluginCall(p.fullName(), method, time.Since(start), err)
-	switch {
-	case err != nil:
-		timedOut := cctx.Err() != nil
-		if ctx.Err() == nil && (isTransportError(err) || timedOut && !p.keepsConnected()) {
-			p.close(fmt.Errorf("failed to handle %s: %w", method, err))
-		}
-		return &PluginError{Plugin: p.fullName(), Method: method, Err: err}
-	case vrsp.GetReject():
-		reason := vrsp.GetReason()
-		if reason == "" {
-			reason = "no reason given"
-		}
-		return &RejectedError{Validator: p.fullName(), Container: id, Reason: reason}
-	}
-	return nil
-}
-
-// bounded runs a built-in validator with the request timeout in its
-// context. It waits for the validator to return (a built-in validator is
-// the runtime's own code and must honour its context); one that returns
-// after the deadline has failed, whatever it says.
-func (r *Runtime) bounded(ctx context.Context, name, container, pod string, fn func(context.Context) error) error {
-	cctx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
-	defer cancel()
-	err := fn(cctx)
-	if cerr := cctx.Err(); cerr != nil {
-		err = fmt.Errorf("no answer within %v: %w", r.cfg.requestTimeout, cerr)
-	}
+// builtin runs a built-in validator under the request timeout (see
+// bounded): one that fails, or answers after the deadline, rejects.
+func (r *Runtime) builtin(ctx context.Context, name, container, pod string, fn func(context.Context) error) error {
+	err := r.bounded(ctx, r.cfg.requestTimeout, fn)
 	if err == nil {
 		return nil
 	}
@@ -166,7 +150,7 @@ func (r *Runtime) validatePod(ctx context.Context, pod *api.PodSandbox) error {
 		if plugins == nil {
 			plugins = r.instances()
 		}
-		errs = append(errs, r.bounded(ctx, b.name, "", pod.GetId(), func(ctx context.Context) error {
+		errs = append(errs, r.builtin(ctx, b.name, "", pod.GetId(), func(ctx context.Context) error {
 			return pv.ValidatePodSandbox(ctx, pod, plugins)
 		}))
 	}

@@ -1,0 +1,240 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nrinet/nrinet/api"
+)
+
+// A plugin joins without holding up requests: it is registered as joining
+// and the requests that start from then on carry on without it, leaving it
+// their events in a queue; the requests that started earlier, which do
+// not know about it, are waited for; then it receives the runtime's state
+// in Synchronize, then the queued events (less those its Synchronize
+// already covered), and only when the queue is empty does it take part in
+// requests. So a plugin sees every pod and container once, in Synchronize
+// or as an event, and no request waits for another plugin's calls because
+// a plugin joins.
+
+// epoch groups the lifecycle requests that started between two plugins
+// beginning to join. Epochs end in order: done is closed once a later
+// epoch has begun and every request of this epoch and of the earlier ones
+// has ended.
+type epoch struct {
+	active int           // requests of this epoch still running
+	next   *epoch        // the epoch that began after this one
+	done   chan struct{} // see above
+}
+
+func newEpoch() *epoch { return &epoch{done: make(chan struct{})} }
+
+// maxQueuedEvents bounds the events queued for one joining plugin; a
+// plugin whose Synchronize takes so long that more pile up fails to join
+// (and a launched one is restarted).
+const maxQueuedEvents = 1 << 16
+
+// joiner is a plugin that is synchronizing.
+type joiner struct {
+	p        *plugin
+	queue    []queued
+	overflow bool
+}
+
+// queued is a lifecycle event that happened while a plugin was joining.
+type queued struct {
+	ev       api.Event
+	pod      *api.PodSandbox
+	ctr      *api.Container
+	delivery func(context.Context, *plugin) error
+}
+
+// begin registers a lifecycle request for ev: it returns the joined
+// plugins subscribed to ev, in order, and the function that ends the
+// request. The event is queued, with deliver, for the plugins that are
+// joining (nil deliver: not an event to catch up on).
+func (r *Runtime) begin(ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) ([]*plugin, func(), error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return nil, nil, ErrClosed
+	}
+	e := r.epoch
+	e.active++
+	var out []*plugin
+	for _, p := range r.plugins {
+		if p.events.IsSet(ev) && !p.isClosed() {
+			out = append(out, p)
+		}
+	}
+	if deliver != nil {
+		r.queueLocked(ev, pod, ctr, deliver)
+	}
+	return out, func() {
+		r.mu.Lock()
+		e.active--
+		r.endEpochsLocked()
+		r.mu.Unlock()
+	}, nil
+}
+
+// queueLocked leaves an event for the joining plugins subscribed to it.
+func (r *Runtime) queueLocked(ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) {
+	for _, j := range r.joining {
+		if !j.p.events.IsSet(ev) {
+			continue
+		}
+		if len(j.queue) >= maxQueuedEvents {
+			j.overflow = true
+			continue
+		}
+		j.queue = append(j.queue, queued{ev: ev, pod: pod, ctr: ctr, delivery: deliver})
+	}
+}
+
+// endEpochsLocked closes the epochs that have ended, oldest first.
+func (r *Runtime) endEpochsLocked() {
+	for r.oldest != r.epoch && r.oldest.active == 0 {
+		close(r.oldest.done)
+		r.oldest = r.oldest.next
+	}
+}
+
+// join takes a configured plugin through Synchronize and the events that
+// happened meanwhile into the dispatch list. It returns the container
+// updates of the plugin's Synchronize answer.
+func (p *plugin) join(ctx context.Context) ([]*api.ContainerUpdate, error) {
+	r := p.r
+	j := &joiner{p: p}
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	r.joining[p] = j
+	earlier := r.epoch
+	r.epoch = newEpoch()
+	earlier.next = r.epoch
+	r.endEpochsLocked()
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.joining, p)
+		r.mu.Unlock()
+	}()
+
+	// Requests that started before, which do not know about this plugin,
+	// must be over before the state is read, or their pods could be in
+	// neither the state nor the queue.
+	select {
+	case <-earlier.done:
+	case <-p.done:
+		return nil, fmt.Errorf("closed while waiting for running requests: %w", p.reason())
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	pods, ctrs, err := r.state(ctx)
+	if err != nil {
+		return nil, err
+	}
+	updates, err := p.synchronize(ctx, pods, ctrs)
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]bool, len(pods)+len(ctrs))
+	for _, pod := range pods {
+		known[pod.GetId()] = true
+	}
+	for _, ctr := range ctrs {
+		known[ctr.GetId()] = true
+	}
+	for round := 0; ; round++ {
+		r.mu.Lock()
+		q, overflow := j.queue, j.overflow
+		j.queue = nil
+		if len(q) == 0 && !overflow {
+			err := r.addLocked(p)
+			r.mu.Unlock()
+			if err == nil && round > 0 {
+				p.logger().Debug("caught up with the events of its Synchronize", "rounds", round)
+			}
+			return updates, err
+		}
+		r.mu.Unlock()
+		if overflow {
+			return nil, fmt.Errorf("more than %d events happened while it synchronized", maxQueuedEvents)
+		}
+		for _, ev := range q {
+			if err := p.catchUp(ctx, ev, known); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// catchUp delivers one event that happened while the plugin joined,
+// unless its Synchronize covered it: a pod or container it received there
+// is not created again, and events of a pod or container it never knew
+// are not delivered. A plugin's error is logged (the request is over); a
+// broken connection ends the join.
+func (p *plugin) catchUp(ctx context.Context, q queued, known map[string]bool) error {
+	id := q.pod.GetId()
+	if q.ctr != nil {
+		id = q.ctr.GetId()
+	}
+	switch q.ev {
+	case api.Event_RUN_POD_SANDBOX, api.Event_CREATE_CONTAINER:
+		if known[id] {
+			return nil
+		}
+		known[id] = true
+	default:
+		if !known[id] {
+			return nil
+		}
+	}
+	v, err := p.call(ctx, q.ev, q.pod, q.ctr, lifecycle, q.delivery)
+	if v == useAnswer {
+		return nil
+	}
+	if p.isClosed() {
+		return fmt.Errorf("catching up on %s of %s: %w", q.ev.Method(), id, err)
+	}
+	p.logger().Warn("plugin failed an event that happened while it joined", "event", q.ev.Method(), "id", id, "error", err)
+	return nil
+}
+
+// state lists the pods and containers for a joining plugin.
+func (r *Runtime) state(ctx context.Context) ([]*api.PodSandbox, []*api.Container, error) {
+	if r.cfg.sync == nil {
+		return nil, nil, nil
+	}
+	pods, ctrs, err := r.cfg.sync(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing pods and containers for Synchronize: %w", err)
+	}
+	return r.withAddresses(ctx, pods), ctrs, nil
+}
+
+// addLocked adds a plugin that completed its handshake to the dispatch
+// list, in invocation order: by index, then by name.
+func (r *Runtime) addLocked(p *plugin) error {
+	delete(r.admitted, p)
+	if r.stopped {
+		return ErrClosed
+	}
+	if p.isClosed() {
+		// It died between Synchronize and now; close has already
+		// dropped it, so it must not be added back.
+		return fmt.Errorf("connection closed while joining: %w", p.reason())
+	}
+	for _, q := range r.plugins {
+		if q.fullName() == p.fullName() && !q.isClosed() {
+			// Ownership and network authority go by name: a second
+			// connection may not take over a connected plugin's name.
+			return fmt.Errorf("plugin %q is already connected (%s, pid %d)", p.fullName(), q.kind, q.pid)
+		}
+	}
+	r.insertLocked(p)
+	return nil
+}
