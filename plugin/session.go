@@ -25,6 +25,10 @@ type session struct {
 	done       chan struct{} // closed when the session ended
 	closeOnce  sync.Once
 	wg         sync.WaitGroup // server and watcher goroutines
+	// calledBack is closed when the on-close callback has returned (at
+	// close if there is none). The callback runs apart from wg, so that it
+	// may call Stop, which waits for wg but not for the callback.
+	calledBack chan struct{}
 
 	mu         sync.Mutex // guards the fields below
 	info       RuntimeInfo
@@ -62,6 +66,7 @@ func newSession(s *Stub, conn net.Conn) (*session, error) {
 		server:     server,
 		configured: make(chan struct{}),
 		done:       make(chan struct{}),
+		calledBack: make(chan struct{}),
 		info: RuntimeInfo{
 			RegistrationTimeout: api.DefaultRegistrationTimeout,
 			RequestTimeout:      api.DefaultRequestTimeout,
@@ -149,9 +154,6 @@ func cmpErr(a, b error) error {
 func (sess *session) close(err error) {
 	sess.closeOnce.Do(func() {
 		s := sess.stub
-		if s.cfg.onClose != nil {
-			sess.wg.Add(1) // before done is closed, so wait covers onClose
-		}
 		sess.mu.Lock()
 		if sess.shutdown && !errors.Is(err, ErrStopped) {
 			// The runtime asked us to shut down, then closed the
@@ -169,17 +171,29 @@ func (sess *session) close(err error) {
 		} else {
 			s.log.Warn("connection to runtime ended", "error", err)
 		}
-		if s.cfg.onClose != nil {
-			go func() {
-				defer sess.wg.Done()
-				s.cfg.onClose(err)
-			}()
+		if s.cfg.onClose == nil {
+			close(sess.calledBack)
+			return
 		}
+		go func() {
+			defer close(sess.calledBack)
+			s.cfg.onClose(err)
+		}()
 	})
 }
 
-// wait waits for the session's goroutines and returns why it ended.
+// wait waits for the session's goroutines, the on-close callback included,
+// and returns why it ended.
 func (sess *session) wait() error {
+	err := sess.waitServing()
+	<-sess.calledBack
+	return err
+}
+
+// waitServing waits for the goroutines that served the connection, not
+// for the on-close callback, and returns why the session ended. The
+// callback may call it (through Stop).
+func (sess *session) waitServing() error {
 	<-sess.done
 	sess.wg.Wait()
 	sess.mux.Wait()

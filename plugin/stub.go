@@ -152,6 +152,7 @@ func (s *Stub) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		s.Stop()
+		sess.wait() // the on-close callback too
 		return nil
 	case <-sess.done:
 		if err := sess.wait(); !errors.Is(err, ErrShutdown) {
@@ -161,7 +162,8 @@ func (s *Stub) Run(ctx context.Context) error {
 	}
 }
 
-// Wait blocks until the current connection ends and returns why.
+// Wait blocks until the current connection ends and the WithOnClose
+// callback, if any, has returned, and returns why the connection ended.
 func (s *Stub) Wait() error {
 	sess := s.session()
 	if sess == nil {
@@ -170,12 +172,13 @@ func (s *Stub) Wait() error {
 	return sess.wait()
 }
 
-// Stop closes the connection to the runtime and waits for the stub's
-// goroutines to finish.
+// Stop closes the connection to the runtime and waits for the goroutines
+// that served it. It does not wait for the WithOnClose callback, so that
+// the callback may call Stop; Wait and Run wait for the callback too.
 func (s *Stub) Stop() {
 	if sess := s.session(); sess != nil {
 		sess.close(ErrStopped)
-		sess.wait()
+		sess.waitServing()
 	}
 }
 
