@@ -23,6 +23,7 @@ type config struct {
 	failurePolicy *api.FailurePolicy
 	env           func(string) string
 	args0         string
+	reconnect     *backoff // nil: Run does not reconnect
 }
 
 // WithPluginName sets the plugin's name, overriding NRI_PLUGIN_NAME and

@@ -36,6 +36,7 @@ type session struct {
 	configErr  error
 	err        error
 	shutdown   bool // the runtime sent Shutdown
+	synced     bool // the plugin answered the last chunk of Synchronize
 	syncPods   []*api.PodSandbox
 	syncCtrs   []*api.Container
 	syncChunks int
@@ -209,6 +210,14 @@ func (sess *session) isDone() bool {
 	default:
 		return false
 	}
+}
+
+// wasSynchronized reports whether the plugin answered Synchronize on this
+// connection.
+func (sess *session) wasSynchronized() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.synced
 }
 
 func (sess *session) requestTimeout() time.Duration {
