@@ -4,10 +4,16 @@
 //
 // Started by the runtime from its plugin directory (as NN-podnet) it reads
 // its configuration from the runtime (NN-podnet.conf or podnet.conf in the
-// runtime's configuration directory). Started by hand it connects to the
-// runtime's socket and reads -config:
+// runtime's configuration directory) and exits when the runtime shuts it
+// down or goes away; starting it again is up to the runtime. Started by
+// hand it connects to the runtime's socket and reads -config:
 //
 //	nri-podnet -config /etc/nri-podnet.json [-socket /var/run/nri/nri.sock] [-idx 10] [-name podnet]
+//
+// It then outlives the runtime: when the runtime stops or restarts, or its
+// socket is not there yet, it logs why and connects again (with backoff,
+// waiting at most 5 s between attempts), and is synchronized again when it
+// rejoins, until it gets SIGINT or SIGTERM.
 package main
 
 import (
@@ -19,6 +25,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/podnet"
 )
@@ -68,6 +75,11 @@ func run() error {
 	}
 	if *socket != "" {
 		opts = append(opts, plugin.WithSocketPath(*socket))
+	}
+	// Only when it dials: on the socket the runtime passed (NRI_PLUGIN_SOCKET)
+	// the library does not reconnect anyway.
+	if os.Getenv(api.PluginSocketEnv) == "" {
+		opts = append(opts, plugin.WithReconnect(0, 0))
 	}
 	stub, err := plugin.New(p, opts...)
 	if err != nil {
