@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/testutil"
+	"github.com/nrinet/nrinet/ipam"
 	"github.com/nrinet/nrinet/plugins/podnet"
 	"github.com/nrinet/nrinet/runtime"
 )
@@ -181,13 +183,153 @@ func (e *extEnv) waitJoined(what string) {
 
 // TestNRIPodnet_RejoinsRestartedRuntime: nri-podnet started by hand stays
 // up when the runtime stops and joins the runtime that starts next on the
-// same socket, which synchronizes it again.
+// same socket, which synchronizes it again: a pod removed while the
+// runtime was down loses its address and veth, the other keeps them.
 func TestNRIPodnet_RejoinsRestartedRuntime(t *testing.T) {
 	e := newExtEnv(t)
 	e.startRuntime()
 	e.startPlugin()
 	e.waitJoined("first runtime")
+	keep, _, keepRec := e.runPod(1)
+	gone, _, goneRec := e.runPod(2)
 	e.stopRuntime()
+	e.mu.Lock()
+	delete(e.pods, gone.Id) // its namespace stays, and so would its veth
+	e.mu.Unlock()
 	e.startRuntime()
 	e.waitJoined("restarted runtime")
+
+	veth := func(rec *api.PodNetworkRecord) string { return rec.GetNetwork().GetInfo()[podnet.InfoHostVeth] }
+	if testutil.LinkExists(veth(goneRec)) {
+		t.Errorf("host veth %q of the pod removed while the runtime was down is still there", veth(goneRec))
+	}
+	st, err := e.rt.PodSandboxStatus(context.Background(), keep, keepRec, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := st.GetNetwork().GetIps(), keepRec.GetNetwork().GetIps(); !slices.Equal(got, want) || !testutil.LinkExists(veth(keepRec)) {
+		t.Errorf("remaining pod: ips %v (want %v), host veth %q present: %v", got, want, veth(keepRec), testutil.LinkExists(veth(keepRec)))
+	}
+	e.proc.kill() // to read its allocator
+	if got := e.owners(); !slices.Equal(got, []string{keep.Id}) {
+		t.Errorf("allocations = %v, want only %s", got, keep.Id)
+	}
+}
+
+// runPod runs a pod with a new network namespace through the runtime and
+// adds it to what the runtime reports in Synchronize.
+func (e *extEnv) runPod(i int) (*api.PodSandbox, string, *api.PodNetworkRecord) {
+	e.t.Helper()
+	ns := fmt.Sprintf("%s-%d", e.netPfx, i)
+	path := testutil.NewNetNS(e.t, ns)
+	pod := &api.PodSandbox{
+		Id: fmt.Sprintf("pod-%s-%d", e.netPfx, i), Name: fmt.Sprintf("web-%d", i), Namespace: "default",
+		Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: api.NetworkNamespace, Path: path}}},
+	}
+	rec, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		e.t.Fatalf("RunPodSandbox %s: %v", pod.Id, err)
+	}
+	e.mu.Lock()
+	e.pods[pod.Id] = pod
+	e.mu.Unlock()
+	return pod, ns, rec
+}
+
+// removePod stops and removes a pod through the runtime and drops it from
+// what the runtime reports.
+func (e *extEnv) removePod(pod *api.PodSandbox) {
+	e.t.Helper()
+	ctx := context.Background()
+	if err := e.rt.StopPodSandbox(ctx, &api.StopPodSandboxRequest{Pod: pod}); err != nil {
+		e.t.Fatalf("StopPodSandbox %s: %v", pod.Id, err)
+	}
+	if err := e.rt.RemovePodSandbox(ctx, &api.RemovePodSandboxRequest{Pod: pod}); err != nil {
+		e.t.Fatalf("RemovePodSandbox %s: %v", pod.Id, err)
+	}
+	e.mu.Lock()
+	delete(e.pods, pod.Id)
+	e.mu.Unlock()
+}
+
+// owners lists the pods holding addresses in the plugin's allocator. The
+// plugin must not be running (it holds the database's lock).
+func (e *extEnv) owners() []string {
+	e.t.Helper()
+	icfg, err := ipam.ParseConfig(e.cfg.Subnets, nil, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	a, err := ipam.Open(filepath.Join(e.cfg.StateDir, "ipam.db"), icfg, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Check(); err != nil {
+		e.t.Fatalf("allocator inconsistent: %v", err)
+	}
+	o, err := a.Owners()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	slices.Sort(o)
+	return o
+}
+
+// TestPodnet_ReleasesPodsRemovedWhileAway: nri-podnet is killed; pods are
+// stopped and removed through the runtime while it is away (one with its
+// network namespace deleted, as a runtime does, one whose namespace is
+// still held open, so that its host veth stays); when the plugin is back
+// and synchronized, those pods' addresses and host veths are gone, and
+// the pod that still exists keeps its own.
+func TestPodnet_ReleasesPodsRemovedWhileAway(t *testing.T) {
+	e := newExtEnv(t)
+	e.startRuntime()
+	e.startPlugin()
+	e.waitJoined("first start")
+	keep, keepNS, keepRec := e.runPod(1)
+	goneNSDeleted, goneNS, goneRec := e.runPod(2)
+	goneNSHeld, _, heldRec := e.runPod(3)
+	veth := func(rec *api.PodNetworkRecord) string { return rec.GetNetwork().GetInfo()[podnet.InfoHostVeth] }
+	for _, rec := range []*api.PodNetworkRecord{keepRec, goneRec, heldRec} {
+		if !testutil.LinkExists(veth(rec)) {
+			t.Fatalf("host veth %q missing after RunPodSandbox", veth(rec))
+		}
+	}
+
+	e.proc.kill()
+	testutil.WaitFor(t, "the runtime to drop the killed plugin", 10*time.Second, func() bool {
+		ready, _ := e.rt.NetworkReady()
+		return !ready
+	})
+	e.removePod(goneNSDeleted)
+	testutil.DeleteNetNS(goneNS)
+	e.removePod(goneNSHeld) // its namespace stays: nobody deletes its host veth but the plugin
+	if !testutil.LinkExists(veth(heldRec)) {
+		t.Fatalf("host veth %q of a pod whose namespace still exists is gone before the plugin came back", veth(heldRec))
+	}
+
+	e.startPlugin()
+	e.waitJoined("after the restart")
+	for _, rec := range []*api.PodNetworkRecord{goneRec, heldRec} {
+		testutil.WaitFor(t, "host veth "+veth(rec)+" of a removed pod to go", 10*time.Second, func() bool { return !testutil.LinkExists(veth(rec)) })
+	}
+	if !testutil.LinkExists(veth(keepRec)) {
+		t.Errorf("host veth %q of the pod that still exists is gone", veth(keepRec))
+	}
+	st, err := e.rt.PodSandboxStatus(context.Background(), keep, keepRec, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := st.GetNetwork().GetIps(), keepRec.GetNetwork().GetIps(); !slices.Equal(got, want) || st.GetNetwork().GetInfo()[podnet.InfoCheck] != "ok" {
+		t.Errorf("status of the remaining pod: ips %v (want %v), check %q", got, want, st.GetNetwork().GetInfo()[podnet.InfoCheck])
+	}
+	if got, want := testutil.PodAddrs(t, keepNS), keepRec.GetNetwork().GetIps(); !slices.Equal(got, want) {
+		t.Errorf("eth0 of the remaining pod has %v, want %v", got, want)
+	}
+
+	e.proc.kill() // to read its allocator
+	if got := e.owners(); !slices.Equal(got, []string{keep.Id}) {
+		t.Errorf("allocations after the plugin came back = %v, want only %s", got, keep.Id)
+	}
 }
