@@ -333,3 +333,38 @@ func TestPodnet_ReleasesPodsRemovedWhileAway(t *testing.T) {
 		t.Errorf("allocations after the plugin came back = %v, want only %s", got, keep.Id)
 	}
 }
+
+// TestPodnet_SynchronizeDeletesStrayVeths: a host veth of nri-podnet's
+// naming on its bridge that belongs to no existing pod (left behind when
+// the plugin was killed after releasing a pod's addresses and before
+// deleting its veth, while the pod's namespace lives on) is deleted at
+// Synchronize. Other ports of the bridge are left alone.
+func TestPodnet_SynchronizeDeletesStrayVeths(t *testing.T) {
+	e := newExtEnv(t)
+	e.startRuntime()
+	e.startPlugin()
+	e.waitJoined("first start")
+	_, _, keepRec := e.runPod(1)
+	e.proc.kill()
+
+	stray, foreign := "nrp"+randHex(6), "nrpfor"+randHex(2)
+	for _, name := range []string{stray, foreign} {
+		t.Cleanup(func() { testutil.DeleteLink(name) })
+		ns := e.netPfx + "-" + name
+		testutil.NewNetNS(t, ns)
+		testutil.Run(t, "ip", "link", "add", name, "type", "veth", "peer", "name", "eth0", "netns", ns)
+		testutil.Run(t, "ip", "link", "set", name, "master", e.cfg.Bridge, "up")
+	}
+
+	e.startPlugin()
+	e.waitJoined("after the restart")
+	if testutil.LinkExists(stray) {
+		t.Errorf("stray host veth %s is still there", stray)
+	}
+	keep := keepRec.GetNetwork().GetInfo()[podnet.InfoHostVeth]
+	for _, name := range []string{foreign, keep} {
+		if !testutil.LinkExists(name) {
+			t.Errorf("%s was deleted", name)
+		}
+	}
+}
