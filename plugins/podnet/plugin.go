@@ -121,27 +121,46 @@ func (p *Plugin) state() (Config, *ipam.Allocator, netlink.Link, []netip.Prefix,
 }
 
 // Synchronize releases the addresses of pods that no longer exist and
-// deletes their host veths; pods that exist keep theirs.
+// deletes their host veths, and any other host veth of nri-podnet's naming
+// on the bridge that belongs to no existing pod (left behind by a plugin
+// killed between releasing a pod's addresses and deleting its veth). Pods
+// that exist keep theirs. It runs on every (re)join.
 func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*api.Container) ([]*api.ContainerUpdate, error) {
-	_, alloc, _, _, err := p.state()
+	cfg, alloc, _, _, err := p.state()
 	if err != nil {
 		return nil, err
 	}
 	live := make(map[string]bool, len(pods))
+	liveVeths := make(map[string]bool, len(pods))
 	for _, pod := range pods {
 		live[pod.GetId()] = true
+		liveVeths[hostVethName(pod.GetId())] = true
 	}
 	released, err := alloc.ReleaseExcept(ctx, func(owner string) bool { return live[owner] })
 	if err != nil {
 		return nil, fmt.Errorf("podnet: reconciling allocations: %w", err)
 	}
+	stale := make(map[string]string, len(released)) // host veth → pod ID, if known
 	for _, id := range released {
-		if err := deleteHostVeth(hostVethName(id)); err != nil {
-			p.log.Warn("deleting the veth of a pod that is gone", "pod", id, "error", err)
+		stale[hostVethName(id)] = id
+	}
+	ports, err := bridgePorts(cfg.Bridge)
+	if err != nil {
+		p.log.Warn("listing the bridge's ports to find stray veths", "error", err)
+	}
+	for _, name := range ports {
+		if _, ok := stale[name]; !ok && isHostVethName(name) && !liveVeths[name] {
+			stale[name] = ""
 		}
 	}
-	if len(released) > 0 {
-		p.log.Info("released the addresses of pods that no longer exist", "pods", len(released))
+	for name, id := range stale {
+		if err := deleteHostVeth(name); err != nil {
+			p.log.Warn("deleting the veth of a pod that is gone", "pod", id, "veth", name, "error", err)
+		}
+	}
+	if len(released) > 0 || len(stale) > len(released) {
+		p.log.Info("released the addresses and veths of pods that no longer exist",
+			"pods", len(released), "strayVeths", len(stale)-len(released))
 	}
 	return nil, nil
 }
