@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -71,8 +72,8 @@ func (p *Plugin) setup(cfg Config) error {
 		return err
 	}
 	icfg, _ := cfg.ipamConfig()
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("podnet: state directory: %w", err)
+	if err := p.ensureStateDir(cfg.StateDir); err != nil {
+		return err
 	}
 	alloc, err := ipam.Open(filepath.Join(cfg.StateDir, "ipam.db"), icfg, &ipam.Options{Logger: p.log})
 	if err != nil {
@@ -88,6 +89,31 @@ func (p *Plugin) setup(cfg Config) error {
 	p.cfg, p.ipam, p.bridge, p.gateways = cfg, alloc, br, gws
 	p.mu.Unlock()
 	p.log.Info("pod network ready", "bridge", cfg.Bridge, "subnets", cfg.Subnets, "state", cfg.StateDir)
+	return nil
+}
+
+// ensureStateDir creates the state directory with mode 0700, or takes
+// every permission of group and others, and the setuid, setgid and sticky
+// bits, off an existing one (1777 becomes 0700): the allocator's database
+// says which pod has which address, and nobody else may replace it.
+func (p *Plugin) ensureStateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("podnet: state directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("podnet: state directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("podnet: state directory %s is not a directory", dir)
+	}
+	if mode := fi.Mode() &^ fs.ModeDir; mode&^0o700 != 0 {
+		tight := mode & 0o700
+		if err := os.Chmod(dir, tight); err != nil {
+			return fmt.Errorf("podnet: tightening state directory %s from %v to %v: %w", dir, mode, tight, err)
+		}
+		p.log.Warn("tightened the state directory's mode", "dir", dir, "was", mode.String(), "now", tight.String())
+	}
 	return nil
 }
 

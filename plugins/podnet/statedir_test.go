@@ -13,8 +13,9 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet"
 )
 
-// TestPodnet_StateDirMode: an existing state directory open to others is
-// tightened to 0700, and the change logged; a missing one is created 0700.
+// TestPodnet_StateDirMode: an existing state directory open to others, or
+// with special bits, is tightened to 0700, and the change logged; a
+// missing one is created 0700.
 func TestPodnet_StateDirMode(t *testing.T) {
 	testutil.SkipUnlessRoot(t)
 	for _, tc := range []struct {
