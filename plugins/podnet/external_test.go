@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -366,5 +367,18 @@ func TestPodnet_SynchronizeDeletesStrayVeths(t *testing.T) {
 		if !testutil.LinkExists(name) {
 			t.Errorf("%s was deleted", name)
 		}
+	}
+}
+
+// TestNRIPodnet_ByHandNeedsConfig: only a launched plugin gets its
+// configuration from the runtime, so nri-podnet started by hand without
+// -config exits at once saying so, instead of trying to join forever.
+func TestNRIPodnet_ByHandNeedsConfig(t *testing.T) {
+	testutil.SkipUnlessRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binary, "-socket", filepath.Join(t.TempDir(), "none.sock")).CombinedOutput()
+	if _, exited := err.(*exec.ExitError); !exited || ctx.Err() != nil || !strings.Contains(string(out), "-config") {
+		t.Fatalf("nri-podnet without -config: %v\n%s\nwant a prompt exit with an error naming -config", err, out)
 	}
 }
