@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -39,7 +40,7 @@ func main() {
 
 func run() error {
 	var (
-		config  = flag.String("config", "", "configuration file (JSON); without it the runtime's configuration is used")
+		config  = flag.String("config", "", "configuration file (JSON); required unless the runtime launched the plugin, whose configuration is then used")
 		socket  = flag.String("socket", "", "runtime NRI socket (default /var/run/nri/nri.sock)")
 		name    = flag.String("name", "", "plugin name (default podnet, or from NRI_PLUGIN_NAME)")
 		idx     = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
@@ -52,6 +53,11 @@ func run() error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
+	launched := os.Getenv(api.PluginSocketEnv) != ""
+	if *config == "" && !launched {
+		// The runtime sends configuration only to plugins it launched.
+		return errors.New("no configuration: give -config (only a plugin the runtime launches gets its configuration from the runtime)")
+	}
 	var cfg *podnet.Config
 	if *config != "" {
 		c, err := podnet.FromFile(*config)
@@ -78,7 +84,7 @@ func run() error {
 	}
 	// Only when it dials: on the socket the runtime passed (NRI_PLUGIN_SOCKET)
 	// the library does not reconnect anyway.
-	if os.Getenv(api.PluginSocketEnv) == "" {
+	if !launched {
 		opts = append(opts, plugin.WithReconnect(0, 0))
 	}
 	stub, err := plugin.New(p, opts...)
