@@ -122,7 +122,17 @@ func (sess *session) handshake(ctx context.Context) error {
 		NRIVersion: api.Version,
 	}, &api.Empty{})
 	if err != nil {
-		return fmt.Errorf("RegisterPlugin: %w", err)
+		select {
+		case <-sess.configured:
+			// The answer to RegisterPlugin and the runtime's Configure
+			// travel on different connections of the multiplexer: the
+			// runtime configured the plugin, so it accepted the
+			// registration, and then closed the connection before its
+			// answer got here. How the session ended is for the caller
+			// to see.
+		default:
+			return fmt.Errorf("RegisterPlugin: %w", err)
+		}
 	}
 	// The runtime sends Configure as soon as it accepted the registration.
 	wait := time.NewTimer(api.DefaultRegistrationTimeout + api.DefaultRequestTimeout)
@@ -133,8 +143,14 @@ func (sess *session) handshake(ctx context.Context) error {
 		return nil
 	case <-sess.done:
 		sess.mu.Lock()
-		err := cmpErr(sess.configErr, sess.err)
+		err, configured := cmpErr(sess.configErr, sess.err), sess.isConfig
 		sess.mu.Unlock()
+		if configured {
+			// Configured, then closed (both were ready): the session
+			// ended after the handshake, which is for the caller to see.
+			s.log.Debug("registered and configured")
+			return nil
+		}
 		return fmt.Errorf("waiting for Configure: %w", err)
 	case <-wait.C:
 		return errors.New("runtime did not send Configure in time")
