@@ -22,37 +22,39 @@ const (
 
 // WithReconnect makes Run reconnect. When the connection to the runtime
 // ends (the runtime stopped or restarted, even after sending Shutdown),
-// or cannot be made (no socket yet, registration or configuration
-// refused), Run logs why and tries again until ctx ends or Stop is called.
+// or cannot be made (no socket yet, registration refused, Configure
+// failed), Run logs why and tries again until ctx ends or Stop is called.
 // Every new connection goes through the whole handshake: the plugin
 // registers, is configured and is synchronized again, so its
 // ConfigureHandler and SynchronizeHandler must be ready to be called more
 // than once.
 //
-// The delay before an attempt starts at initial and doubles after each
-// attempt that did not get the plugin synchronized, up to max; each delay
-// is drawn at random between half of it and all of it, so that plugins
-// that lost the same runtime do not come back in step. Once a connection
-// has been synchronized, the next delay starts at initial again. Zero
-// selects DefaultReconnectInitial and DefaultReconnectMax; max must not
-// be below initial.
+// Run's first attempt is immediate. The delay before each further one
+// starts at initial and doubles after each attempt that did not get the
+// plugin synchronized, up to maxDelay; each delay is drawn at random
+// between half of it and all of it, so that plugins that lost the same
+// runtime do not come back in step. Once a connection has been
+// synchronized, the next delay starts at initial again. Zero selects
+// DefaultReconnectInitial and DefaultReconnectMax; maxDelay must not be
+// below initial. A failure that repeats the previous one is logged at
+// debug level, so that a runtime that stays away costs one warning.
 //
 // Only a stub that dials the runtime's socket reconnects. A plugin the
 // runtime launched, on the socket it inherited (NRI_PLUGIN_SOCKET), and a
 // stub given WithConnection cannot: for them Run returns when the
-// connection ends, as without this option (the runtime restarts the
-// plugins it launches).
-func WithReconnect(initial, max time.Duration) Option {
+// connection ends, as without this option (restarting a launched plugin is
+// the runtime's job).
+func WithReconnect(initial, maxDelay time.Duration) Option {
 	return func(c *config) error {
 		if c.reconnect != nil {
 			return errors.New("plugin: WithReconnect given twice")
 		}
-		if initial < 0 || max < 0 {
-			return fmt.Errorf("plugin: WithReconnect(%v, %v): negative delay", initial, max)
+		if initial < 0 || maxDelay < 0 {
+			return fmt.Errorf("plugin: WithReconnect(%v, %v): negative delay", initial, maxDelay)
 		}
-		b := &backoff{initial: cmp.Or(initial, DefaultReconnectInitial), max: cmp.Or(max, DefaultReconnectMax)}
+		b := &backoff{initial: cmp.Or(initial, DefaultReconnectInitial), max: cmp.Or(maxDelay, DefaultReconnectMax)}
 		if b.max < b.initial {
-			return fmt.Errorf("plugin: WithReconnect(%v, %v): max delay %v is below the initial delay %v", initial, max, b.max, b.initial)
+			return fmt.Errorf("plugin: WithReconnect(%v, %v): max delay %v is below the initial delay %v", initial, maxDelay, b.max, b.initial)
 		}
 		c.reconnect = b
 		return nil
