@@ -45,9 +45,21 @@
 // # Lifecycle
 //
 // [Stub.Start] returns once the runtime has configured the plugin.
-// [Stub.Wait] returns when the connection ends. Reconnecting is the caller's
-// choice: [WithOnClose] is told why the connection ended, and a new Start
-// goes through the whole handshake again.
+// [Stub.Wait] returns when the connection ends. [Stub.Run] does both and
+// returns when the connection ends, unless the stub was built with
+// [WithReconnect]: then Run connects again, with a jittered, capped
+// exponential backoff, whenever the connection ends or cannot be made (the
+// runtime restarted, its socket is not there yet, it refused the
+// registration), and also after the runtime sent Shutdown, which a runtime
+// does when it stops itself. Only cancelling Run's context or calling
+// [Stub.Stop] ends it. Each new connection registers, is configured and is
+// synchronized again, so a plugin's Configure and Synchronize handlers
+// must cope with being called more than once. A plugin the runtime
+// launched on an inherited socket cannot reconnect: its Run returns when
+// that connection ends, and the runtime restarts it.
+//
+// [WithOnClose] is told why each connection ended. The callback may call
+// Stop, which does not wait for it; Wait and Run do.
 //
 // Handlers may be called concurrently (the runtime may run lifecycle
 // requests for different pods at once), so plugins guard their own state.

@@ -2,8 +2,8 @@ package plugin
 
 import "errors"
 
-// ErrStopped is the reason given to WithOnClose and returned by Wait after
-// Stop.
+// ErrStopped is the reason given to WithOnClose and returned by Wait and
+// Run after Stop.
 var ErrStopped = errors.New("plugin: stopped")
 
 // ErrNotStarted is returned by calls that need a connection when the stub
@@ -20,5 +20,6 @@ var ErrNoNetworkExtension = errors.New("plugin: the runtime does not support the
 
 // ErrShutdown is the reason given to WithOnClose and returned by Wait when
 // the runtime asked the plugin to shut down and then closed the
-// connection. Run returns nil for it.
+// connection. Run returns nil for it, or, with WithReconnect, connects
+// again.
 var ErrShutdown = errors.New("plugin: the runtime shut the plugin down")

@@ -32,3 +32,25 @@ func Example() {
 	// In a real plugin: err = s.Run(ctx)
 	// Output: 50-pod-logger
 }
+
+// A plugin started by hand, rather than launched by the runtime, can
+// outlive the runtime: with WithReconnect, Run keeps connecting again
+// whenever the runtime goes away, until ctx is cancelled.
+func ExampleWithReconnect() {
+	s, err := plugin.New(podLogger{log: slog.Default()},
+		plugin.WithPluginName("pod-logger"),
+		plugin.WithPluginIdx("50"),
+		plugin.WithSocketPath("/var/run/nri/nri.sock"),
+		plugin.WithReconnect(0, 0), // DefaultReconnectInitial, DefaultReconnectMax
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(s.Name())
+	// In a real plugin:
+	//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	//	defer stop()
+	//	err = s.Run(ctx) // nil once ctx is cancelled
+	// Output: 50-pod-logger
+}

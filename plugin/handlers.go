@@ -9,19 +9,27 @@ import (
 // ConfigureHandler is called once per connection with the plugin's
 // configuration (set only for plugins the runtime launched) and the
 // runtime's name and version. It returns the events to subscribe to; zero
-// means every event the plugin has a handler for.
+// means every event the plugin has a handler for. A stub that reconnects
+// (WithReconnect) calls it again on every new connection, possibly with
+// another runtime's configuration.
 type ConfigureHandler interface {
 	Configure(ctx context.Context, config, runtimeName, runtimeVersion string) (api.EventMask, error)
 }
 
 // SynchronizeHandler receives the pods and containers that exist when the
 // plugin joins (reassembled if the runtime sent them in several chunks) and
-// may return updates for existing containers.
+// may return updates for existing containers. It is called again each time
+// a reconnecting stub (WithReconnect) joins, with the whole state once
+// more: pods the plugin knows of that are missing from it were removed
+// while the plugin was away.
 type SynchronizeHandler interface {
 	Synchronize(ctx context.Context, pods []*api.PodSandbox, containers []*api.Container) ([]*api.ContainerUpdate, error)
 }
 
-// ShutdownHandler is called when the runtime shuts the plugin down.
+// ShutdownHandler is called when the runtime shuts the plugin down,
+// usually because the runtime itself is stopping. A stub that reconnects
+// (WithReconnect) keeps running afterwards and joins the runtime when it
+// is back.
 type ShutdownHandler interface {
 	Shutdown(ctx context.Context)
 }

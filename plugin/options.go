@@ -23,6 +23,7 @@ type config struct {
 	failurePolicy *api.FailurePolicy
 	env           func(string) string
 	args0         string
+	reconnect     *backoff // nil: Run does not reconnect
 }
 
 // WithPluginName sets the plugin's name, overriding NRI_PLUGIN_NAME and
@@ -99,8 +100,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithOnClose sets a function called once each time a connection to the
-// runtime ends, with the reason (ErrStopped after Stop). Reconnecting, by
-// calling Start again, is up to it.
+// runtime ends, with the reason (ErrStopped after Stop). It runs on its own
+// goroutine, which Wait and Run wait for and Stop does not: it may call
+// Stop, but not Wait or Run.
 func WithOnClose(fn func(error)) Option {
 	return func(c *config) error {
 		if c.onClose != nil {

@@ -105,14 +105,16 @@ func (svc *service) Synchronize(ctx context.Context, req *api.SynchronizeRequest
 
 	s := svc.stub
 	s.log.Debug("synchronize", "pods", len(pods), "containers", len(ctrs), "chunks", chunks)
-	h, ok := s.handler.(SynchronizeHandler)
-	if !ok {
-		return &api.SynchronizeResponse{}, nil
+	var updates []*api.ContainerUpdate
+	if h, ok := s.handler.(SynchronizeHandler); ok {
+		var err error
+		if updates, err = h.Synchronize(ctx, pods, ctrs); err != nil {
+			return nil, fmt.Errorf("plugin %q: Synchronize: %w", s.Name(), err)
+		}
 	}
-	updates, err := h.Synchronize(ctx, pods, ctrs)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: Synchronize: %w", s.Name(), err)
-	}
+	sess.mu.Lock()
+	sess.synced = true
+	sess.mu.Unlock()
 	return &api.SynchronizeResponse{Update: updates}, nil
 }
 

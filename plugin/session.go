@@ -25,6 +25,10 @@ type session struct {
 	done       chan struct{} // closed when the session ended
 	closeOnce  sync.Once
 	wg         sync.WaitGroup // server and watcher goroutines
+	// calledBack is closed when the on-close callback has returned (at
+	// close if there is none). The callback runs apart from wg, so that it
+	// may call Stop, which waits for wg but not for the callback.
+	calledBack chan struct{}
 
 	mu         sync.Mutex // guards the fields below
 	info       RuntimeInfo
@@ -32,6 +36,7 @@ type session struct {
 	configErr  error
 	err        error
 	shutdown   bool // the runtime sent Shutdown
+	synced     bool // the plugin answered the last chunk of Synchronize
 	syncPods   []*api.PodSandbox
 	syncCtrs   []*api.Container
 	syncChunks int
@@ -62,6 +67,7 @@ func newSession(s *Stub, conn net.Conn) (*session, error) {
 		server:     server,
 		configured: make(chan struct{}),
 		done:       make(chan struct{}),
+		calledBack: make(chan struct{}),
 		info: RuntimeInfo{
 			RegistrationTimeout: api.DefaultRegistrationTimeout,
 			RequestTimeout:      api.DefaultRequestTimeout,
@@ -116,7 +122,17 @@ func (sess *session) handshake(ctx context.Context) error {
 		NRIVersion: api.Version,
 	}, &api.Empty{})
 	if err != nil {
-		return fmt.Errorf("RegisterPlugin: %w", err)
+		select {
+		case <-sess.configured:
+			// The answer to RegisterPlugin and the runtime's Configure
+			// travel on different connections of the multiplexer: the
+			// runtime configured the plugin, so it accepted the
+			// registration, and then closed the connection before its
+			// answer got here. How the session ended is for the caller
+			// to see.
+		default:
+			return fmt.Errorf("RegisterPlugin: %w", err)
+		}
 	}
 	// The runtime sends Configure as soon as it accepted the registration.
 	wait := time.NewTimer(api.DefaultRegistrationTimeout + api.DefaultRequestTimeout)
@@ -127,8 +143,14 @@ func (sess *session) handshake(ctx context.Context) error {
 		return nil
 	case <-sess.done:
 		sess.mu.Lock()
-		err := cmpErr(sess.configErr, sess.err)
+		err, configured := cmpErr(sess.configErr, sess.err), sess.isConfig
 		sess.mu.Unlock()
+		if configured {
+			// Configured, then closed (both were ready): the session
+			// ended after the handshake, which is for the caller to see.
+			s.log.Debug("registered and configured")
+			return nil
+		}
 		return fmt.Errorf("waiting for Configure: %w", err)
 	case <-wait.C:
 		return errors.New("runtime did not send Configure in time")
@@ -149,9 +171,6 @@ func cmpErr(a, b error) error {
 func (sess *session) close(err error) {
 	sess.closeOnce.Do(func() {
 		s := sess.stub
-		if s.cfg.onClose != nil {
-			sess.wg.Add(1) // before done is closed, so wait covers onClose
-		}
 		sess.mu.Lock()
 		if sess.shutdown && !errors.Is(err, ErrStopped) {
 			// The runtime asked us to shut down, then closed the
@@ -169,17 +188,29 @@ func (sess *session) close(err error) {
 		} else {
 			s.log.Warn("connection to runtime ended", "error", err)
 		}
-		if s.cfg.onClose != nil {
-			go func() {
-				defer sess.wg.Done()
-				s.cfg.onClose(err)
-			}()
+		if s.cfg.onClose == nil {
+			close(sess.calledBack)
+			return
 		}
+		go func() {
+			defer close(sess.calledBack)
+			s.cfg.onClose(err)
+		}()
 	})
 }
 
-// wait waits for the session's goroutines and returns why it ended.
+// wait waits for the session's goroutines, the on-close callback included,
+// and returns why it ended.
 func (sess *session) wait() error {
+	err := sess.waitServing()
+	<-sess.calledBack
+	return err
+}
+
+// waitServing waits for the goroutines that served the connection, not
+// for the on-close callback, and returns why the session ended. The
+// callback may call it (through Stop).
+func (sess *session) waitServing() error {
 	<-sess.done
 	sess.wg.Wait()
 	sess.mux.Wait()
@@ -195,6 +226,14 @@ func (sess *session) isDone() bool {
 	default:
 		return false
 	}
+}
+
+// wasSynchronized reports whether the plugin answered Synchronize on this
+// connection.
+func (sess *session) wasSynchronized() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.synced
 }
 
 func (sess *session) requestTimeout() time.Duration {

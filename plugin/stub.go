@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,8 +23,9 @@ type Stub struct {
 	implemented api.EventMask
 	log         *slog.Logger
 
-	mu   sync.Mutex // guards sess
-	sess *session
+	mu        sync.Mutex // guards the fields below
+	sess      *session
+	runCancel context.CancelCauseFunc // ends the current Run; nil when none runs
 
 	fdUsed bool // the inherited socket was used (by Start, which is not concurrent)
 }
@@ -80,7 +82,7 @@ func (s *Stub) resolveIdentity() error {
 	if name == "" || idx == "" {
 		base := filepath.Base(s.cfg.args0)
 		if i, n, err := api.ParsePluginFileName(base); err == nil {
-			name, idx = cmpOr(name, n), cmpOr(idx, i)
+			name, idx = cmp.Or(name, n), cmp.Or(idx, i)
 		} else if name == "" {
 			name = base
 		}
@@ -96,13 +98,6 @@ func (s *Stub) resolveIdentity() error {
 	}
 	s.name, s.idx = name, idx
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Name returns the plugin's full name, "NN-name".
@@ -140,28 +135,53 @@ func (s *Stub) Start(ctx context.Context) error {
 	return nil
 }
 
-// Run starts the stub and serves the runtime until the connection ends or
-// ctx is cancelled (which stops the stub). It returns the reason the
-// connection ended; nil if it was stopped through ctx or the runtime shut
-// the plugin down.
+// Run starts the stub and serves the runtime until the connection ends,
+// ctx is cancelled or Stop is called. Without WithReconnect it returns the
+// reason the connection ended, or why it could not be made; nil if it was
+// ended through ctx or the runtime shut the plugin down. With
+// WithReconnect it does not return when the connection ends but connects
+// again (see WithReconnect), and returns nil once ctx is cancelled. After
+// Stop it returns ErrStopped. In every case the current connection is
+// closed and the stub's goroutines, the on-close callback included, have
+// finished when it returns. Run may not be called again before it
+// returned.
 func (s *Stub) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.mu.Lock()
+	if s.runCancel != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("plugin %q: already running", s.Name())
+	}
+	s.runCancel = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.runCancel = nil
+		s.mu.Unlock()
+	}()
+
+	if s.reconnects() {
+		return s.runLoop(ctx)
+	}
 	if err := s.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return runEnd(ctx)
+		}
 		return err
 	}
-	sess := s.session()
-	select {
-	case <-ctx.Done():
-		s.Stop()
-		return nil
-	case <-sess.done:
-		if err := sess.wait(); !errors.Is(err, ErrShutdown) {
-			return err
-		}
+	err := s.serve(ctx, s.session())
+	if ctx.Err() != nil {
+		return runEnd(ctx)
+	}
+	if errors.Is(err, ErrShutdown) {
 		return nil
 	}
+	return err
 }
 
-// Wait blocks until the current connection ends and returns why.
+// Wait blocks until the current connection ends and the WithOnClose
+// callback, if any, has returned, and returns why the connection ended.
 func (s *Stub) Wait() error {
 	sess := s.session()
 	if sess == nil {
@@ -170,12 +190,22 @@ func (s *Stub) Wait() error {
 	return sess.wait()
 }
 
-// Stop closes the connection to the runtime and waits for the stub's
-// goroutines to finish.
+// Stop closes the connection to the runtime and waits for the goroutines
+// that served it. It does not wait for the WithOnClose callback, so that
+// the callback may call Stop; Wait and Run wait for the callback too.
+//
+// Stop also ends Run, which then returns ErrStopped, even while Run waits
+// to reconnect.
 func (s *Stub) Stop() {
-	if sess := s.session(); sess != nil {
+	s.mu.Lock()
+	cancel, sess := s.runCancel, s.sess
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(ErrStopped)
+	}
+	if sess != nil {
 		sess.close(ErrStopped)
-		sess.wait()
+		sess.waitServing()
 	}
 }
 

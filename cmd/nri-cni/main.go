@@ -3,22 +3,28 @@
 // networks to the runtime.
 //
 // Launched by the runtime from its plugin directory (as NN-cni), it gets
-// its configuration in Configure from NN-cni.conf. Started by hand, it
-// reads -config and dials -socket.
+// its configuration in Configure from NN-cni.conf, and exits when the
+// runtime shuts it down (status 0) or the connection is lost (status 1);
+// starting it again is up to the runtime. Started by hand, it reads
+// -config and dials -socket:
 //
 //	nri-cni [-config FILE] [-socket PATH] [-name cni] [-idx 10] [-verbose]
+//
+// It then outlives the runtime: when the runtime stops (even after sending
+// Shutdown) or restarts, or its socket is not there yet, it logs why and
+// connects again (with backoff, waiting at most 5 s between attempts), and
+// is configured (the network reloaded) and synchronized again when it
+// rejoins, until it gets SIGINT or SIGTERM, which end it with status 0.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/nrinet/nrinet/api"
@@ -32,15 +38,6 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// handler is the CNI plugin, told when the runtime shuts it down, so
-// that the connection closing then is no error.
-type handler struct {
-	*cniplugin.Plugin
-	shutdown atomic.Bool
-}
-
-func (h *handler) Shutdown(context.Context) { h.shutdown.Store(true) }
 
 func run() error {
 	configFile := flag.String("config", "", "configuration `file` (JSON); the runtime's configuration in Configure replaces it")
@@ -74,7 +71,6 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	h := &handler{Plugin: p}
 
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -90,12 +86,16 @@ func run() error {
 	if *socket != "" {
 		popts = append(popts, plugin.WithSocketPath(*socket))
 	}
-	s, err := plugin.New(h, popts...)
+	// Only when it dials: on the socket the runtime passed (NRI_PLUGIN_SOCKET)
+	// the library does not reconnect anyway.
+	if os.Getenv(api.PluginSocketEnv) == "" {
+		popts = append(popts, plugin.WithReconnect(0, 0))
+	}
+	s, err := plugin.New(p, popts...)
 	if err != nil {
 		return err
 	}
-	if err := s.Run(ctx); err != nil && !errors.Is(err, plugin.ErrStopped) && !h.shutdown.Load() {
-		return err
-	}
-	return nil
+	// nil after SIGINT/SIGTERM and after the runtime shut a launched
+	// plugin down; the reason when a launched plugin lost its runtime.
+	return s.Run(ctx)
 }

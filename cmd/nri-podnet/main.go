@@ -4,14 +4,21 @@
 //
 // Started by the runtime from its plugin directory (as NN-podnet) it reads
 // its configuration from the runtime (NN-podnet.conf or podnet.conf in the
-// runtime's configuration directory). Started by hand it connects to the
-// runtime's socket and reads -config:
+// runtime's configuration directory) and exits when the runtime shuts it
+// down or goes away; starting it again is up to the runtime. Started by
+// hand it connects to the runtime's socket and reads -config:
 //
 //	nri-podnet -config /etc/nri-podnet.json [-socket /var/run/nri/nri.sock] [-idx 10] [-name podnet]
+//
+// It then outlives the runtime: when the runtime stops or restarts, or its
+// socket is not there yet, it logs why and connects again (with backoff,
+// waiting at most 5 s between attempts), and is synchronized again when it
+// rejoins, until it gets SIGINT or SIGTERM.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -19,6 +26,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/podnet"
 )
@@ -32,7 +40,7 @@ func main() {
 
 func run() error {
 	var (
-		config  = flag.String("config", "", "configuration file (JSON); without it the runtime's configuration is used")
+		config  = flag.String("config", "", "configuration file (JSON); required unless the runtime launched the plugin, whose configuration is then used")
 		socket  = flag.String("socket", "", "runtime NRI socket (default /var/run/nri/nri.sock)")
 		name    = flag.String("name", "", "plugin name (default podnet, or from NRI_PLUGIN_NAME)")
 		idx     = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
@@ -45,6 +53,11 @@ func run() error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
+	launched := os.Getenv(api.PluginSocketEnv) != ""
+	if *config == "" && !launched {
+		// The runtime sends configuration only to plugins it launched.
+		return errors.New("no configuration: give -config (only a plugin the runtime launches gets its configuration from the runtime)")
+	}
 	var cfg *podnet.Config
 	if *config != "" {
 		c, err := podnet.FromFile(*config)
@@ -68,6 +81,11 @@ func run() error {
 	}
 	if *socket != "" {
 		opts = append(opts, plugin.WithSocketPath(*socket))
+	}
+	// Only when it dials: on the socket the runtime passed (NRI_PLUGIN_SOCKET)
+	// the library does not reconnect anyway.
+	if !launched {
+		opts = append(opts, plugin.WithReconnect(0, 0))
 	}
 	stub, err := plugin.New(p, opts...)
 	if err != nil {

@@ -6,9 +6,15 @@
 //
 //	h, err := cniplugin.New(ctx, cniplugin.WithLogger(logger))
 //	...
-//	s, err := plugin.New(h, plugin.WithPluginName("cni"), plugin.WithPluginIdx("10"))
+//	s, err := plugin.New(h, plugin.WithPluginName("cni"), plugin.WithPluginIdx("10"),
+//		plugin.WithReconnect(0, 0)) // when it dials the runtime's socket
 //	...
 //	err = s.Run(ctx)
+//
+// Configure and Synchronize may come more than once (a reconnecting stub
+// joins again): Configure loads the network anew each time, and
+// Synchronize (cniVersion 1.1.0 or later) collects garbage against the
+// pods that exist then.
 //
 // # Configuration
 //

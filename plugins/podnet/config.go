@@ -23,7 +23,9 @@ type Config struct {
 	// MTU of the pods' interfaces and the bridge (default 1500).
 	MTU int `json:"mtu,omitempty"`
 	// StateDir holds the allocator's database (default
-	// "/var/lib/nri-podnet").
+	// "/var/lib/nri-podnet"). It is created with mode 0700; an existing
+	// one that group or others may access, or with setuid, setgid or
+	// sticky bits, is tightened to 0700, with a warning.
 	StateDir string `json:"stateDir,omitempty"`
 }
 

@@ -11,8 +11,10 @@
 // routes, lo and the MTU. It returns the typed network (eth0 with its MAC
 // and addresses, the routes) from RunPodSandbox, answers PodSandboxStatus
 // from its store (and, verbose, checks that eth0 still exists), releases
-// the addresses at StopPodSandbox, and at Synchronize releases the
-// addresses of pods that no longer exist.
+// the addresses at StopPodSandbox, and at Synchronize (on every join,
+// after a restart of the plugin or of the runtime) releases the addresses
+// of pods that no longer exist and deletes their host veths, and any other
+// host veth of its naming on the bridge that no existing pod owns.
 //
 // # Configuration
 //
@@ -29,7 +31,9 @@
 //	}
 //
 // Gateways default to the first host of each subnet. The bridge is created
-// if missing and reused if present.
+// if missing and reused if present. The state directory is created with
+// mode 0700; an existing one that group or others may access is tightened
+// to 0700.
 //
 // # Names
 //

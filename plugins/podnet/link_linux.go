@@ -145,6 +145,26 @@ func family(a netip.Addr) int {
 	return netlink.FAMILY_V6
 }
 
+// bridgePorts lists the names of the interfaces attached to the named
+// bridge. Equivalent to: ip link show master $bridge
+func bridgePorts(bridge string) ([]string, error) {
+	br, err := netlink.LinkByName(bridge)
+	if err != nil {
+		return nil, fmt.Errorf("bridge %q: %w", bridge, err)
+	}
+	links, err := netlink.LinkList()
+	if err != nil {
+		return nil, fmt.Errorf("listing links: %w", err)
+	}
+	var ports []string
+	for _, l := range links {
+		if l.Attrs().MasterIndex == br.Attrs().Index {
+			ports = append(ports, l.Attrs().Name)
+		}
+	}
+	return ports, nil
+}
+
 // deleteHostVeth deletes the host end of a pod's veth pair, which takes
 // the pod end with it. A missing one is fine.
 func deleteHostVeth(name string) error {

@@ -4,15 +4,34 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net"
+	"strings"
 )
 
 // podIfName is the pod's interface inside its network namespace.
 const podIfName = "eth0"
 
+// hostVethPrefix starts the name of every host veth nri-podnet creates.
+const hostVethPrefix = "nrp"
+
 // hostVethName is the name of the host end of a pod's veth pair.
 func hostVethName(podID string) string {
 	sum := sha256.Sum256([]byte(podID))
-	return "nrp" + hex.EncodeToString(sum[:6])
+	return hostVethPrefix + hex.EncodeToString(sum[:6])
+}
+
+// isHostVethName reports whether name is one hostVethName gives: the
+// prefix and 12 lower-case hex digits.
+func isHostVethName(name string) bool {
+	digits, ok := strings.CutPrefix(name, hostVethPrefix)
+	if !ok || len(digits) != 12 {
+		return false
+	}
+	for _, c := range digits {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // podMAC is the pod interface's hardware address: locally administered,

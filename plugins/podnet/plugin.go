@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -71,8 +72,8 @@ func (p *Plugin) setup(cfg Config) error {
 		return err
 	}
 	icfg, _ := cfg.ipamConfig()
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("podnet: state directory: %w", err)
+	if err := p.ensureStateDir(cfg.StateDir); err != nil {
+		return err
 	}
 	alloc, err := ipam.Open(filepath.Join(cfg.StateDir, "ipam.db"), icfg, &ipam.Options{Logger: p.log})
 	if err != nil {
@@ -88,6 +89,31 @@ func (p *Plugin) setup(cfg Config) error {
 	p.cfg, p.ipam, p.bridge, p.gateways = cfg, alloc, br, gws
 	p.mu.Unlock()
 	p.log.Info("pod network ready", "bridge", cfg.Bridge, "subnets", cfg.Subnets, "state", cfg.StateDir)
+	return nil
+}
+
+// ensureStateDir creates the state directory with mode 0700, or takes
+// every permission of group and others, and the setuid, setgid and sticky
+// bits, off an existing one (1777 becomes 0700): the allocator's database
+// says which pod has which address, and nobody else may replace it.
+func (p *Plugin) ensureStateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("podnet: state directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("podnet: state directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("podnet: state directory %s is not a directory", dir)
+	}
+	if mode := fi.Mode() &^ fs.ModeDir; mode&^0o700 != 0 {
+		tight := mode & 0o700
+		if err := os.Chmod(dir, tight); err != nil {
+			return fmt.Errorf("podnet: tightening state directory %s from %v to %v: %w", dir, mode, tight, err)
+		}
+		p.log.Warn("tightened the state directory's mode", "dir", dir, "was", mode.String(), "now", tight.String())
+	}
 	return nil
 }
 
@@ -121,27 +147,46 @@ func (p *Plugin) state() (Config, *ipam.Allocator, netlink.Link, []netip.Prefix,
 }
 
 // Synchronize releases the addresses of pods that no longer exist and
-// deletes their host veths; pods that exist keep theirs.
+// deletes their host veths, and any other host veth of nri-podnet's naming
+// on the bridge that belongs to no existing pod (left behind by a plugin
+// killed between releasing a pod's addresses and deleting its veth). Pods
+// that exist keep theirs. It runs on every (re)join.
 func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*api.Container) ([]*api.ContainerUpdate, error) {
-	_, alloc, _, _, err := p.state()
+	cfg, alloc, _, _, err := p.state()
 	if err != nil {
 		return nil, err
 	}
 	live := make(map[string]bool, len(pods))
+	liveVeths := make(map[string]bool, len(pods))
 	for _, pod := range pods {
 		live[pod.GetId()] = true
+		liveVeths[hostVethName(pod.GetId())] = true
 	}
 	released, err := alloc.ReleaseExcept(ctx, func(owner string) bool { return live[owner] })
 	if err != nil {
 		return nil, fmt.Errorf("podnet: reconciling allocations: %w", err)
 	}
+	stale := make(map[string]string, len(released)) // host veth → pod ID, if known
 	for _, id := range released {
-		if err := deleteHostVeth(hostVethName(id)); err != nil {
-			p.log.Warn("deleting the veth of a pod that is gone", "pod", id, "error", err)
+		stale[hostVethName(id)] = id
+	}
+	ports, err := bridgePorts(cfg.Bridge)
+	if err != nil {
+		p.log.Warn("listing the bridge's ports to find stray veths", "error", err)
+	}
+	for _, name := range ports {
+		if _, ok := stale[name]; !ok && isHostVethName(name) && !liveVeths[name] {
+			stale[name] = ""
 		}
 	}
-	if len(released) > 0 {
-		p.log.Info("released the addresses of pods that no longer exist", "pods", len(released))
+	for name, id := range stale {
+		if err := deleteHostVeth(name); err != nil {
+			p.log.Warn("deleting the veth of a pod that is gone", "pod", id, "veth", name, "error", err)
+		}
+	}
+	if len(released) > 0 || len(stale) > len(released) {
+		p.log.Info("released the addresses and veths of pods that no longer exist",
+			"pods", len(released), "strayVeths", len(stale)-len(released))
 	}
 	return nil, nil
 }
