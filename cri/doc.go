@@ -46,7 +46,11 @@
 // and [Store.SyncPods] is the [runtime.SyncFunc] that tells joining
 // plugins which pods exist, with their addresses. After a restart the
 // sandboxes, their states and addresses are as they were; a READY sandbox
-// whose namespace vanished (a reboot) is NOTREADY.
+// whose namespace vanished (a reboot) is NOTREADY. A namespace file that a
+// crash left in /var/run/netns (mounted, or empty after an unmount) is
+// deleted if it belongs to a sandbox of the store that is not READY, or
+// to one that RunPodSandbox was creating (a marker in the state
+// directory says so); no other file there is touched.
 //
 // # What is not there
 //

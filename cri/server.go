@@ -53,8 +53,11 @@ var _ criapi.RuntimeServiceServer = (*Server)(nil)
 // New returns a server for the sandboxes of store whose NRI events go to
 // rt. It reserves the names of the stored sandboxes and reconciles them
 // with the system: a READY sandbox whose network namespace no longer
-// exists (the node rebooted) becomes NOTREADY, and the namespace of a
-// NOTREADY sandbox that a crash left behind is deleted. Call it before
+// exists (the node rebooted) becomes NOTREADY, and the namespace a
+// NOTREADY sandbox still has is deleted: mounted, or the empty file in
+// NetNSDir that a crash between unmounting and deleting left. So is the
+// namespace of a sandbox that was being created when nrinetd stopped.
+// Other files in NetNSDir are never touched. Call it before
 // rt.Start, so that joining plugins see the reconciled sandboxes.
 func New(rt *runtime.Runtime, store *Store, opts ...Option) (*Server, error) {
 	if rt == nil || store == nil {
@@ -112,6 +115,7 @@ func (s *Server) reconcile() error {
 			if err != nil {
 				return fmt.Errorf("cri: marking sandbox %q NOTREADY: %w", sb.ID, err)
 			}
+			s.deleteStaleNetNS(sb)
 		case !sb.ready():
 			// A stop may have been cut short: the plugins learn about it
 			// through Synchronize, which does not list NOTREADY pods.
@@ -124,11 +128,7 @@ func (s *Server) reconcile() error {
 					return fmt.Errorf("cri: finishing the stop of sandbox %q: %w", sb.ID, err)
 				}
 			}
-			if sb.NetNSName != "" && netnsExists(sb.NetNSPath) {
-				if err := deleteNetNS(sb.NetNSName); err != nil {
-					s.log.Warn("deleting the network namespace of a stopped sandbox", "sandbox", sb.ID, "error", err)
-				}
-			}
+			s.deleteStaleNetNS(sb)
 		case sb.ready():
 			ready++
 		}
@@ -136,6 +136,23 @@ func (s *Server) reconcile() error {
 	s.log.Info("sandboxes loaded", "total", len(sbs), "ready", ready)
 	s.sweepNetNS(sbs)
 	return nil
+}
+
+// deleteStaleNetNS deletes the network namespace of a sandbox that must
+// not have one (any more): a mounted one, or the empty file that a crash
+// between unmounting and deleting leaves in NetNSDir.
+func (s *Server) deleteStaleNetNS(sb *sandbox) {
+	if sb.NetNSName == "" {
+		return
+	}
+	if _, err := os.Lstat(netnsPath(sb.NetNSName)); err != nil {
+		return
+	}
+	if err := deleteNetNS(sb.NetNSName); err != nil {
+		s.log.Warn("deleting the network namespace of a sandbox that is not ready", "sandbox", sb.ID, "error", err)
+		return
+	}
+	s.log.Info("deleted the network namespace of a sandbox that is not ready", "sandbox", sb.ID, "netns", sb.NetNSName)
 }
 
 // sweepNetNS deletes the namespaces of sandboxes nrinetd was creating
