@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -38,8 +39,9 @@ var (
 )
 
 // grpcCode picks the gRPC code for err: from the sentinels above, a
-// context error, the runtime being stopped, or a gRPC status inside err
-// (a plugin's own error code).
+// context error, the runtime being stopped, a full disk or exhausted quota
+// (ResourceExhausted), or a gRPC status inside err (a plugin's own error
+// code).
 func grpcCode(err error) codes.Code {
 	switch {
 	case err == nil:
@@ -54,6 +56,8 @@ func grpcCode(err error) codes.Code {
 		return codes.Unavailable
 	case errors.As(err, new(*runtime.RejectedError)):
 		return codes.FailedPrecondition
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return codes.ResourceExhausted
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):
