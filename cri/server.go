@@ -80,6 +80,15 @@ func New(rt *runtime.Runtime, store *Store, opts ...Option) (*Server, error) {
 		}
 		s.metrics = m
 	}
+	if cfg.stateDir != "" {
+		was, err := SecureDir(cfg.stateDir)
+		if err != nil {
+			return nil, fmt.Errorf("cri: state directory: %w", err)
+		}
+		if was != 0 {
+			s.log.Warn("the state directory was open to other users; it now has mode 0700", "dir", cfg.stateDir, "was", was.String())
+		}
+	}
 	if err := s.reconcile(); err != nil {
 		return nil, err
 	}

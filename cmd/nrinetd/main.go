@@ -69,8 +69,12 @@ func run(ctx context.Context, o options, log *slog.Logger) error {
 	log.Info("starting nrinetd", "version", version, "config", o.configPath, "criSocket", cfg.CRISocket,
 		"nriSocket", cfg.NRISocket, "pluginDir", cfg.PluginDir, "stateDir", cfg.StateDir,
 		"requiredNetworkPlugins", cfg.RequiredNetworkPlugins)
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+	was, err := cri.SecureDir(cfg.StateDir)
+	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
+	}
+	if was != 0 {
+		log.Warn("the state directory was open to other users; it now has mode 0700", "dir", cfg.StateDir, "was", was.String())
 	}
 	store, err := cri.OpenStore(filepath.Join(cfg.StateDir, "sandboxes.db"))
 	if err != nil {
