@@ -65,11 +65,13 @@ func TestRunPodSandbox_SizeLimit(t *testing.T) {
 			before, runs := sandboxNamespaces(), p.calls()
 			hooks := e.metric("nrinetd_nri_hook_duration_seconds", map[string]string{"event": "RunPodSandbox"})
 			rsp, err := e.client.RunPodSandbox(ctx, &criapi.RunPodSandboxRequest{Config: cfg})
+			if err == nil {
+				e.ids = append(e.ids, rsp.GetPodSandboxId()) // deleted by cleanup
+			}
 			if tc.ok {
 				if err != nil {
 					t.Fatalf("RunPodSandbox: %v", err)
 				}
-				e.ids = append(e.ids, rsp.GetPodSandboxId())
 				if st := e.status(rsp.GetPodSandboxId(), false).GetStatus(); len(st.GetLabels()) != len(cfg.GetLabels()) {
 					t.Errorf("the sandbox has %d labels, want %d", len(st.GetLabels()), len(cfg.GetLabels()))
 				}
