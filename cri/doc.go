@@ -37,6 +37,14 @@
 // "info", a JSON object with the namespace, each address, interface and
 // route with the plugin that set it, DNS, owners and stale plugins.
 //
+// A pod whose NRI encoding is larger than [api.MaxObjectSize] (labels,
+// annotations and the rest count) is refused with InvalidArgument, naming
+// its size and the limit, before anything is created: plugins could not
+// be sent it again when they join. The server receives CRI requests up to
+// [MaxRequestSize], the kubelet's 16 MiB, so that such a pod gets this
+// answer rather than a transport error. A full disk or exhausted quota
+// under the state directory is ResourceExhausted.
+//
 // IDs are 64 hex digits; every RPC taking an ID also takes a unique
 // prefix, as crictl's 13-digit short IDs need.
 //

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/runtime"
 )
 
@@ -38,7 +39,8 @@ var (
 	ErrNotSupported = errors.New("cri: network namespaces are not supported on this platform")
 )
 
-// grpcCode picks the gRPC code for err: from the sentinels above, a
+// grpcCode picks the gRPC code for err: from the sentinels above, a pod
+// or container too large for NRI (api.ErrTooLarge: InvalidArgument), a
 // context error, the runtime being stopped, a full disk or exhausted quota
 // (ResourceExhausted), or a gRPC status inside err (a plugin's own error
 // code).
@@ -48,7 +50,7 @@ func grpcCode(err error) codes.Code {
 		return codes.OK
 	case errors.Is(err, ErrNotFound):
 		return codes.NotFound
-	case errors.Is(err, ErrAmbiguous), errors.Is(err, ErrInvalid):
+	case errors.Is(err, ErrAmbiguous), errors.Is(err, ErrInvalid), errors.Is(err, api.ErrTooLarge):
 		return codes.InvalidArgument
 	case errors.Is(err, ErrNameReserved):
 		return codes.AlreadyExists

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/runtime"
 )
 
@@ -23,6 +24,7 @@ func TestGrpcCode(t *testing.T) {
 		{"nil", nil, codes.OK},
 		{"not found", notFound("abc"), codes.NotFound},
 		{"invalid", fmt.Errorf("x: %w", ErrInvalid), codes.InvalidArgument},
+		{"pod too large", fmt.Errorf("RunPodSandbox: NRI: %w", &api.TooLargeError{What: "pod", ID: "p", Size: 5 << 20, Limit: api.MaxObjectSize}), codes.InvalidArgument},
 		{"name reserved", fmt.Errorf("x: %w", ErrNameReserved), codes.AlreadyExists},
 		{"runtime closed", fmt.Errorf("x: %w", runtime.ErrClosed), codes.Unavailable},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), codes.DeadlineExceeded},

@@ -30,6 +30,12 @@ const (
 	RuntimeAPIVersion = "v1"
 )
 
+// MaxRequestSize is the largest CRI request a Server receives: what the
+// kubelet sends at most (16 MiB). It is larger than any pod nrinetd
+// accepts (api.MaxObjectSize), so that a pod too large gets a clear
+// InvalidArgument from RunPodSandbox rather than a transport error.
+const MaxRequestSize = 16 << 20
+
 // Server is a CRI RuntimeService and ImageService for pod sandboxes. It
 // does not own the runtime or the store: the caller starts and stops them.
 type Server struct {
@@ -94,7 +100,8 @@ func New(rt *runtime.Runtime, store *Store, opts ...Option) (*Server, error) {
 	}
 	// WaitForHandlers: a forced stop still lets handlers finish before
 	// the NRI runtime and the store are closed.
-	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(s.metrics.interceptor, s.logRequest), grpc.WaitForHandlers(true))
+	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(s.metrics.interceptor, s.logRequest), grpc.WaitForHandlers(true),
+		grpc.MaxRecvMsgSize(MaxRequestSize))
 	criapi.RegisterRuntimeServiceServer(s.grpc, s)
 	criapi.RegisterImageServiceServer(s.grpc, &imageService{s: s})
 	return s, nil
