@@ -40,8 +40,8 @@ const (
 func main() {
 	keep := flag.Bool("keep", false, "leave nrinetd and the pods running (prints how to clean up)")
 	flag.Parse()
-	if os.Geteuid() != 0 {
-		fmt.Fprintln(os.Stderr, "nrinet-demo: needs root (network namespaces, bridges, veths)")
+	if err := checkTools(os.Stdout, thisHost(), tools); err != nil {
+		fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
 		os.Exit(1)
 	}
 	d := &demo{keep: *keep}
