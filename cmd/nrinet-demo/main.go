@@ -6,7 +6,11 @@
 //
 // It builds nrinetd and nri-podnet, installs crictl (go install, cached),
 // starts everything in a temporary directory, runs three pods, pings
-// between them, and removes everything it created. It needs root.
+// between them, and removes everything it created. It needs root, ip
+// (iproute2) and ping (iputils-ping), and checks for them first: a
+// missing command is installed with apt-get where there is one, after
+// saying which package and why; elsewhere the demo stops and names the
+// package.
 //
 //	go run ./cmd/nrinet-demo      (or: make demo)
 package main
