@@ -63,12 +63,14 @@ func checkTools(w io.Writer, h host, tools []tool) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	if _, err := h.lookPath("apt-get"); err != nil {
-		return fmt.Errorf("missing %s; install it with your package manager and run the demo again", describe(missing))
-	}
 	pkgs := make([]string, len(missing))
 	for i, t := range missing {
 		pkgs[i] = t.pkg
+	}
+	if _, err := h.lookPath("apt-get"); err != nil {
+		return fmt.Errorf("missing %s: install %s with your package manager and run the demo again", describe(missing), strings.Join(pkgs, " "))
+	}
+	for _, t := range missing {
 		fmt.Fprintf(w, "nrinet-demo: %s is missing: installing the package %s with apt-get (the demo needs %s %s)\n", t.cmd, t.pkg, t.cmd, t.why)
 	}
 	if err := h.run("apt-get", "update", "-qq"); err != nil {
