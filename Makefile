@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop generate bench fuzz demo
+.PHONY: test lint unit interop generate bench fuzz demo soak
 
 test: lint unit interop
 
@@ -23,6 +23,11 @@ generate:
 # nrinet against containerd/nri v0.12.5; results in test/interop/bench-results.
 bench:
 	cd test/interop && ./bench.sh
+
+# The nri-podnet soak: NRINET_SOAK_CYCLES pod run/stop cycles (make test runs 200).
+NRINET_SOAK_CYCLES ?= 10000
+soak:
+	NRINET_SOAK_CYCLES=$(NRINET_SOAK_CYCLES) $(GO) test -race -count=1 -timeout 30m -run '^TestPodnet_Cycles$$' -v ./plugins/podnet
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./mux

@@ -37,6 +37,14 @@
 // "info", a JSON object with the namespace, each address, interface and
 // route with the plugin that set it, DNS, owners and stale plugins.
 //
+// A pod whose NRI encoding is larger than [api.MaxObjectSize] (labels,
+// annotations and the rest count) is refused with InvalidArgument, naming
+// its size and the limit, before anything is created: plugins could not
+// be sent it again when they join. The server receives CRI requests up to
+// [MaxRequestSize], the kubelet's 16 MiB, so that such a pod gets this
+// answer rather than a transport error. A full disk or exhausted quota
+// under the state directory is ResourceExhausted.
+//
 // IDs are 64 hex digits; every RPC taking an ID also takes a unique
 // prefix, as crictl's 13-digit short IDs need.
 //
@@ -46,7 +54,11 @@
 // and [Store.SyncPods] is the [runtime.SyncFunc] that tells joining
 // plugins which pods exist, with their addresses. After a restart the
 // sandboxes, their states and addresses are as they were; a READY sandbox
-// whose namespace vanished (a reboot) is NOTREADY.
+// whose namespace vanished (a reboot) is NOTREADY. A namespace file that a
+// crash left in /var/run/netns (mounted, or empty after an unmount) is
+// deleted if it belongs to a sandbox of the store that is not READY, or
+// to one that RunPodSandbox was creating (a marker in the state
+// directory says so); no other file there is touched.
 //
 // # What is not there
 //

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/runtime"
 )
 
@@ -37,16 +39,18 @@ var (
 	ErrNotSupported = errors.New("cri: network namespaces are not supported on this platform")
 )
 
-// grpcCode picks the gRPC code for err: from the sentinels above, a
-// context error, the runtime being stopped, or a gRPC status inside err
-// (a plugin's own error code).
+// grpcCode picks the gRPC code for err: from the sentinels above, a pod
+// or container too large for NRI (api.ErrTooLarge: InvalidArgument), a
+// context error, the runtime being stopped, a full disk or exhausted quota
+// (ResourceExhausted), or a gRPC status inside err (a plugin's own error
+// code).
 func grpcCode(err error) codes.Code {
 	switch {
 	case err == nil:
 		return codes.OK
 	case errors.Is(err, ErrNotFound):
 		return codes.NotFound
-	case errors.Is(err, ErrAmbiguous), errors.Is(err, ErrInvalid):
+	case errors.Is(err, ErrAmbiguous), errors.Is(err, ErrInvalid), errors.Is(err, api.ErrTooLarge):
 		return codes.InvalidArgument
 	case errors.Is(err, ErrNameReserved):
 		return codes.AlreadyExists
@@ -54,6 +58,8 @@ func grpcCode(err error) codes.Code {
 		return codes.Unavailable
 	case errors.As(err, new(*runtime.RejectedError)):
 		return codes.FailedPrecondition
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return codes.ResourceExhausted
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -66,6 +67,9 @@ func (l *logBuffer) String() string {
 type envConfig struct {
 	podnet   bool     // launch nri-podnet (needs root)
 	required []string // required network plugins
+	// stateTmpfs mounts a 1 MiB tmpfs as the store's directory (needs
+	// root), unmounted when the test ends.
+	stateTmpfs bool
 }
 
 // env is a CRI server on a runtime library and a store in a temp dir,
@@ -112,6 +116,22 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 		e.bridge = "nrdb" + randHex(4)
 		t.Cleanup(func() { testutil.DeleteLink(e.bridge) })
 		e.installPodnet()
+	}
+	if cfg.stateTmpfs {
+		testutil.SkipUnlessRoot(t)
+		state := filepath.Join(dir, "state")
+		if err := os.Mkdir(state, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mount("tmpfs", state, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=1m,mode=0700"); err != nil {
+			t.Fatalf("mounting a tmpfs on %s: %v", state, err)
+		}
+		// Runs after the env's stop, which closes the store.
+		t.Cleanup(func() {
+			if err := unix.Unmount(state, 0); err != nil {
+				t.Errorf("unmounting %s: %v", state, err)
+			}
+		})
 	}
 	e.start()
 	t.Cleanup(func() {

@@ -61,8 +61,12 @@ func WithRuntimeVersion(v string) Option {
 	}
 }
 
-// WithStateDir names the directory whose file system ImageFsInfo reports
-// (default: none, and ImageFsInfo reports no file system).
+// WithStateDir names nrinetd's state directory, whose file system
+// ImageFsInfo reports and where RunPodSandbox marks the namespaces it is
+// creating (default: none: ImageFsInfo reports no file system, and a
+// namespace a crash left while it was being created is not found again).
+// New creates it with mode 0700, or makes an existing one 0700 if group
+// or others have any permission on it, and logs that (see SecureDir).
 func WithStateDir(dir string) Option {
 	return func(c *config) error {
 		c.stateDir = dir

@@ -19,12 +19,21 @@ import (
 type netPlugin struct {
 	mu          sync.Mutex
 	run, status []string
+	runs        int // RunPodSandboxNetwork calls
 }
 
 func (p *netPlugin) RunPodSandboxNetwork(context.Context, *api.PodSandbox) (*api.PodSandboxNetwork, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.runs++
 	return &api.PodSandboxNetwork{Ips: p.run}, nil
+}
+
+// calls returns how often RunPodSandboxNetwork was called.
+func (p *netPlugin) calls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.runs
 }
 
 func (p *netPlugin) PodSandboxStatus(context.Context, *api.PodSandbox, bool) (*api.PodSandboxNetwork, error) {

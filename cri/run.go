@@ -18,6 +18,12 @@ import (
 // hook, persists the sandbox with the network the plugins returned, and
 // only then makes it visible. On any failure everything is undone and the
 // error carries no ID; a retry with the same configuration can succeed.
+//
+// A pod whose NRI encoding (as the hook would send it to the plugins) is
+// larger than api.MaxObjectSize is refused with InvalidArgument naming
+// its size and the limit, before anything is created or reserved and
+// before any plugin is called: plugins could not be sent it again in
+// Synchronize.
 func (s *Server) RunPodSandbox(ctx context.Context, req *criapi.RunPodSandboxRequest) (*criapi.RunPodSandboxResponse, error) {
 	id, err := s.runPodSandbox(ctx, req)
 	if err != nil {
@@ -56,6 +62,13 @@ func (s *Server) runPodSandbox(ctx context.Context, req *criapi.RunPodSandboxReq
 		CreatedAt:   time.Now().UnixNano(),
 		HostNetwork: opts.GetNetwork() == criapi.NamespaceMode_NODE,
 	}
+	if !sb.HostNetwork {
+		sb.NetNSName = netnsName(id)
+		sb.NetNSPath = netnsPath(sb.NetNSName)
+	}
+	if err := api.CheckPodSize(sb.nriPod(nil)); err != nil {
+		return "", fmt.Errorf("RunPodSandbox of pod %s: %w", pod, err)
+	}
 	name := sb.reservedName()
 	if err := s.names.reserve(name, id); err != nil {
 		return "", fmt.Errorf("RunPodSandbox of pod %s: %w", pod, err)
@@ -72,13 +85,10 @@ func (s *Server) runPodSandbox(ctx context.Context, req *criapi.RunPodSandboxReq
 		if ready, why := s.rt.NetworkReady(); !ready {
 			return "", fmt.Errorf("RunPodSandbox of pod %s: %w: %s", pod, ErrNetworkNotReady, why)
 		}
-		sb.NetNSName = netnsName(id)
 		defer s.markCreating(sb.NetNSName)() // runs after commit or undo
-		path, err := createNetNS(sb.NetNSName)
-		if err != nil {
+		if _, err := createNetNS(sb.NetNSName); err != nil {
 			return "", fmt.Errorf("RunPodSandbox of pod %s: %w", pod, err)
 		}
-		sb.NetNSPath = path
 		defer func() {
 			if !done {
 				if err := deleteNetNS(sb.NetNSName); err != nil {

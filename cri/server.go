@@ -30,6 +30,12 @@ const (
 	RuntimeAPIVersion = "v1"
 )
 
+// MaxRequestSize is the largest CRI request a Server receives: what the
+// kubelet sends at most (16 MiB). It is larger than any pod nrinetd
+// accepts (api.MaxObjectSize), so that a pod too large gets a clear
+// InvalidArgument from RunPodSandbox rather than a transport error.
+const MaxRequestSize = 16 << 20
+
 // Server is a CRI RuntimeService and ImageService for pod sandboxes. It
 // does not own the runtime or the store: the caller starts and stops them.
 type Server struct {
@@ -53,8 +59,11 @@ var _ criapi.RuntimeServiceServer = (*Server)(nil)
 // New returns a server for the sandboxes of store whose NRI events go to
 // rt. It reserves the names of the stored sandboxes and reconciles them
 // with the system: a READY sandbox whose network namespace no longer
-// exists (the node rebooted) becomes NOTREADY, and the namespace of a
-// NOTREADY sandbox that a crash left behind is deleted. Call it before
+// exists (the node rebooted) becomes NOTREADY, and the namespace a
+// NOTREADY sandbox still has is deleted: mounted, or the empty file in
+// NetNSDir that a crash between unmounting and deleting left. So is the
+// namespace of a sandbox that was being created when nrinetd stopped.
+// Other files in NetNSDir are never touched. Call it before
 // rt.Start, so that joining plugins see the reconciled sandboxes.
 func New(rt *runtime.Runtime, store *Store, opts ...Option) (*Server, error) {
 	if rt == nil || store == nil {
@@ -77,12 +86,22 @@ func New(rt *runtime.Runtime, store *Store, opts ...Option) (*Server, error) {
 		}
 		s.metrics = m
 	}
+	if cfg.stateDir != "" {
+		was, err := SecureDir(cfg.stateDir)
+		if err != nil {
+			return nil, fmt.Errorf("cri: state directory: %w", err)
+		}
+		if was != 0 {
+			s.log.Warn("the state directory was open to other users; it now has mode 0700", "dir", cfg.stateDir, "was", was.String())
+		}
+	}
 	if err := s.reconcile(); err != nil {
 		return nil, err
 	}
 	// WaitForHandlers: a forced stop still lets handlers finish before
 	// the NRI runtime and the store are closed.
-	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(s.metrics.interceptor, s.logRequest), grpc.WaitForHandlers(true))
+	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(s.metrics.interceptor, s.logRequest), grpc.WaitForHandlers(true),
+		grpc.MaxRecvMsgSize(MaxRequestSize))
 	criapi.RegisterRuntimeServiceServer(s.grpc, s)
 	criapi.RegisterImageServiceServer(s.grpc, &imageService{s: s})
 	return s, nil
@@ -112,6 +131,7 @@ func (s *Server) reconcile() error {
 			if err != nil {
 				return fmt.Errorf("cri: marking sandbox %q NOTREADY: %w", sb.ID, err)
 			}
+			s.deleteStaleNetNS(sb)
 		case !sb.ready():
 			// A stop may have been cut short: the plugins learn about it
 			// through Synchronize, which does not list NOTREADY pods.
@@ -124,11 +144,7 @@ func (s *Server) reconcile() error {
 					return fmt.Errorf("cri: finishing the stop of sandbox %q: %w", sb.ID, err)
 				}
 			}
-			if sb.NetNSName != "" && netnsExists(sb.NetNSPath) {
-				if err := deleteNetNS(sb.NetNSName); err != nil {
-					s.log.Warn("deleting the network namespace of a stopped sandbox", "sandbox", sb.ID, "error", err)
-				}
-			}
+			s.deleteStaleNetNS(sb)
 		case sb.ready():
 			ready++
 		}
@@ -136,6 +152,23 @@ func (s *Server) reconcile() error {
 	s.log.Info("sandboxes loaded", "total", len(sbs), "ready", ready)
 	s.sweepNetNS(sbs)
 	return nil
+}
+
+// deleteStaleNetNS deletes the network namespace of a sandbox that must
+// not have one (any more): a mounted one, or the empty file that a crash
+// between unmounting and deleting leaves in NetNSDir.
+func (s *Server) deleteStaleNetNS(sb *sandbox) {
+	if sb.NetNSName == "" {
+		return
+	}
+	if _, err := os.Lstat(netnsPath(sb.NetNSName)); err != nil {
+		return
+	}
+	if err := deleteNetNS(sb.NetNSName); err != nil {
+		s.log.Warn("deleting the network namespace of a sandbox that is not ready", "sandbox", sb.ID, "error", err)
+		return
+	}
+	s.log.Info("deleted the network namespace of a sandbox that is not ready", "sandbox", sb.ID, "netns", sb.NetNSName)
 }
 
 // sweepNetNS deletes the namespaces of sandboxes nrinetd was creating

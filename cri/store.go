@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -59,10 +58,11 @@ func (s *Store) dropInflight(id string) {
 var _ runtime.PodNetworkStore = (*Store)(nil)
 
 // OpenStore opens (creating if needed) the store file at path. Its parent
-// directory is created with mode 0700. A file another process holds open
-// makes OpenStore fail after one second.
+// directory is the store's own: it is created with mode 0700, or made
+// 0700 if group or others have any permission on it (see SecureDir). A
+// file another process holds open makes OpenStore fail after one second.
 func OpenStore(path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if _, err := SecureDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("cri: store directory: %w", err)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})

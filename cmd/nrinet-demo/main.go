@@ -6,7 +6,11 @@
 //
 // It builds nrinetd and nri-podnet, installs crictl (go install, cached),
 // starts everything in a temporary directory, runs three pods, pings
-// between them, and removes everything it created. It needs root.
+// between them, and removes everything it created. It needs root, ip
+// (iproute2) and ping (iputils-ping), and checks for them first: a
+// missing command is installed with apt-get where there is one, after
+// saying which package and why; elsewhere the demo stops and names the
+// package.
 //
 //	go run ./cmd/nrinet-demo      (or: make demo)
 package main
@@ -20,7 +24,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -40,8 +46,8 @@ const (
 func main() {
 	keep := flag.Bool("keep", false, "leave nrinetd and the pods running (prints how to clean up)")
 	flag.Parse()
-	if os.Geteuid() != 0 {
-		fmt.Fprintln(os.Stderr, "nrinet-demo: needs root (network namespaces, bridges, veths)")
+	if err := checkTools(os.Stdout, thisHost(), tools); err != nil {
+		fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
 		os.Exit(1)
 	}
 	d := &demo{keep: *keep}
@@ -63,7 +69,8 @@ type demo struct {
 	crictl  string
 	criSock string
 	daemon  *exec.Cmd
-	log     bytes.Buffer
+	exited  chan struct{} // closed once daemon exited
+	log     syncBuffer
 	pods    []string
 	step    int
 }
@@ -227,22 +234,51 @@ required_network_plugins = ["podnet"]
 	return conf, os.WriteFile(conf, []byte(toml), 0o644)
 }
 
-// startDaemon runs nrinetd and waits until it serves CRI.
+// startDaemon runs nrinetd and waits until it says, on its
+// NOTIFY_SOCKET, that it serves CRI.
 func (d *demo) startDaemon(conf string) error {
-	d.daemon = exec.Command(d.bin["nrinetd"], "-config", conf)
-	d.daemon.Stdout, d.daemon.Stderr = &d.log, &d.log
-	if err := d.daemon.Start(); err != nil {
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: filepath.Join(d.dir, "notify.sock"), Net: "unixgram"})
+	if err != nil {
 		return err
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if c, err := net.Dial("unix", d.criSock); err == nil {
-			c.Close()
-			return nil
+	ready, read := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(read)
+		buf, said := make([]byte, 256), false
+		for {
+			n, err := notify.Read(buf)
+			if err != nil {
+				return // closed once nrinetd exited
+			}
+			if !said && slices.Contains(strings.Split(string(buf[:n]), "\n"), "READY=1") {
+				close(ready)
+				said = true
+			}
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nrinetd did not start:\n%s", d.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	}()
+	d.daemon = exec.Command(d.bin["nrinetd"], "-config", conf)
+	d.daemon.Stdout, d.daemon.Stderr = &d.log, &d.log
+	d.daemon.Env = append(os.Environ(), "NOTIFY_SOCKET="+notify.LocalAddr().String())
+	if err := d.daemon.Start(); err != nil {
+		notify.Close()
+		<-read
+		d.daemon = nil
+		return err
+	}
+	d.exited = make(chan struct{})
+	go func() {
+		d.daemon.Wait()
+		notify.Close()
+		<-read
+		close(d.exited)
+	}()
+	select {
+	case <-ready:
+		return nil
+	case <-d.exited:
+		return fmt.Errorf("nrinetd exited: %v\n%s", d.daemon.ProcessState, d.log.String())
+	case <-time.After(20 * time.Second):
+		return fmt.Errorf("nrinetd was not ready within 20s:\n%s", d.log.String())
 	}
 }
 
@@ -275,15 +311,13 @@ func (d *demo) cleanup() {
 		d.crictlCmd("stopp", id)
 		d.crictlCmd("rmp", id)
 	}
-	if d.daemon != nil && d.daemon.Process != nil {
+	if d.daemon != nil {
 		d.daemon.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { d.daemon.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-d.exited:
 		case <-time.After(15 * time.Second):
 			d.daemon.Process.Kill()
-			<-done
+			<-d.exited
 		}
 	}
 	for _, id := range d.pods {
@@ -303,6 +337,25 @@ func crictlDir() string { return gobin.Dir("nrinet-crictl", crictlVersion) }
 // end-to-end tests, unless it is already there.
 func installCrictl() (string, error) {
 	return gobin.Install(crictlDir(), "sigs.k8s.io/cri-tools/cmd/crictl", crictlVersion)
+}
+
+// syncBuffer is nrinetd's log, written by its process while the demo may
+// read it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // dig walks decoded JSON by object keys.

@@ -30,7 +30,9 @@ type Config struct {
 	PluginDir string `toml:"plugin_dir" json:"pluginDir"`
 	// PluginConfigDir holds NN-name.conf or name.conf for them.
 	PluginConfigDir string `toml:"plugin_config_dir" json:"pluginConfigDir"`
-	// StateDir holds the sandbox store (sandboxes.db).
+	// StateDir holds the sandbox store (sandboxes.db). nrinetd creates it
+	// with mode 0700, or makes an existing one 0700 if group or others
+	// have any permission on it (with a warning in the log).
 	StateDir string `toml:"state_dir" json:"stateDir"`
 	// RequiredNetworkPlugins must be connected for pods to be created
 	// (fail closed), as "NN-name" or "name".

@@ -13,6 +13,10 @@
 // on the command line override it. SIGTERM or SIGINT shut down gracefully:
 // CRI requests in flight finish, then the plugins are shut down.
 // Sandboxes and their network namespaces survive a restart.
+//
+// With NOTIFY_SOCKET set (systemd's Type=notify), nrinetd sends READY=1
+// once its CRI socket accepts connections and STOPPING=1 when it begins
+// to shut down; the plugins it launches do not inherit the variable.
 package main
 
 import (
@@ -57,20 +61,27 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, o, log); err != nil {
+	n := notifier{addr: os.Getenv("NOTIFY_SOCKET")}
+	os.Unsetenv("NOTIFY_SOCKET") // not for the plugins nrinetd launches
+	if err := run(ctx, o, log, n); err != nil {
 		log.Error("nrinetd failed", "error", err)
 		os.Exit(1)
 	}
 }
 
-// run serves until ctx ends, then shuts down gracefully.
-func run(ctx context.Context, o options, log *slog.Logger) error {
+// run serves until ctx ends, then shuts down gracefully; n hears when it
+// is ready and when it stops.
+func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	cfg := o.config
 	log.Info("starting nrinetd", "version", version, "config", o.configPath, "criSocket", cfg.CRISocket,
 		"nriSocket", cfg.NRISocket, "pluginDir", cfg.PluginDir, "stateDir", cfg.StateDir,
 		"requiredNetworkPlugins", cfg.RequiredNetworkPlugins)
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+	was, err := cri.SecureDir(cfg.StateDir)
+	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
+	}
+	if was != 0 {
+		log.Warn("the state directory was open to other users; it now has mode 0700", "dir", cfg.StateDir, "was", was.String())
 	}
 	store, err := cri.OpenStore(filepath.Join(cfg.StateDir, "sandboxes.db"))
 	if err != nil {
@@ -141,12 +152,19 @@ func run(ctx context.Context, o options, log *slog.Logger) error {
 		log.Info("serving metrics", "address", ml.Addr().String())
 	}
 
+	if err := n.notify("READY=1"); err != nil {
+		log.Warn("telling the service manager nrinetd is ready", "error", err)
+	}
+
 	var serveErr error
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
 	case serveErr = <-errc:
 		log.Error("server ended", "error", serveErr)
+	}
+	if err := n.notify("STOPPING=1"); err != nil {
+		log.Warn("telling the service manager nrinetd is stopping", "error", err)
 	}
 	sctx, cancel := shutdownCtx()
 	defer cancel()

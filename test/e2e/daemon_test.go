@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,34 +156,54 @@ log_level = "debug"
 	return d
 }
 
-// start runs nrinetd and waits until its CRI socket accepts connections.
+// start runs nrinetd and waits until it says it is ready: READY=1 on
+// its NOTIFY_SOCKET, which it sends once its CRI socket accepts
+// connections. The socket is read until nrinetd exits.
 func (d *daemon) start() {
 	d.t.Helper()
+	notifyPath := filepath.Join(d.dir, "notify.sock")
+	os.Remove(notifyPath) // a previous start's
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: notifyPath, Net: "unixgram"})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	ready, read := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(read)
+		buf, said := make([]byte, 256), false
+		for {
+			n, err := notify.Read(buf)
+			if err != nil {
+				return // closed once nrinetd exited
+			}
+			if !said && slices.Contains(strings.Split(string(buf[:n]), "\n"), "READY=1") {
+				close(ready)
+				said = true
+			}
+		}
+	}()
 	cmd := exec.Command(nrinetdBin, "-config", d.conf)
 	cmd.Stdout, cmd.Stderr = d.log, d.log
+	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+notifyPath)
 	if err := cmd.Start(); err != nil {
+		notify.Close()
+		<-read
 		d.t.Fatal(err)
 	}
 	d.cmd, d.exited = cmd, make(chan struct{})
+	exited := d.exited
 	go func() {
 		cmd.Wait()
-		close(d.exited)
+		notify.Close()
+		<-read
+		close(exited)
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		select {
-		case <-d.exited:
-			d.t.Fatalf("nrinetd exited: %v\n%s", cmd.ProcessState, d.log)
-		default:
-		}
-		if c, err := net.Dial("unix", d.criSock); err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("nrinetd did not serve CRI within 20s\n%s", d.log)
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-ready:
+	case <-d.exited:
+		d.t.Fatalf("nrinetd exited: %v\n%s", cmd.ProcessState, d.log)
+	case <-time.After(20 * time.Second):
+		d.t.Fatalf("nrinetd was not ready within 20s\n%s", d.log)
 	}
 }
 
