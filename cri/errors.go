@@ -39,7 +39,9 @@ var (
 	ErrNotSupported = errors.New("cri: network namespaces are not supported on this platform")
 )
 
-// grpcCode picks the gRPC code for err: from the sentinels above, a pod
+// grpcCode picks the gRPC code for err: from the sentinels above, a
+// validator's rejection or a required network plugin that gave a pod no
+// address (FailedPrecondition), a pod
 // or container too large for NRI (api.ErrTooLarge: InvalidArgument), a
 // context error, the runtime being stopped, a full disk or exhausted quota
 // (ResourceExhausted), or a gRPC status inside err (a plugin's own error
@@ -56,7 +58,7 @@ func grpcCode(err error) codes.Code {
 		return codes.AlreadyExists
 	case errors.Is(err, ErrNetworkNotReady), errors.Is(err, runtime.ErrNetworkNotReady), errors.Is(err, runtime.ErrClosed), errors.Is(err, ErrClosed):
 		return codes.Unavailable
-	case errors.As(err, new(*runtime.RejectedError)):
+	case errors.As(err, new(*runtime.RejectedError)), errors.Is(err, runtime.ErrNoAddress):
 		return codes.FailedPrecondition
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return codes.ResourceExhausted

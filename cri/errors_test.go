@@ -27,6 +27,7 @@ func TestGrpcCode(t *testing.T) {
 		{"pod too large", fmt.Errorf("RunPodSandbox: NRI: %w", &api.TooLargeError{What: "pod", ID: "p", Size: 5 << 20, Limit: api.MaxObjectSize}), codes.InvalidArgument},
 		{"name reserved", fmt.Errorf("x: %w", ErrNameReserved), codes.AlreadyExists},
 		{"runtime closed", fmt.Errorf("x: %w", runtime.ErrClosed), codes.Unavailable},
+		{"no address from a required plugin", fmt.Errorf("x: %w", runtime.ErrNoAddress), codes.FailedPrecondition},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), codes.DeadlineExceeded},
 		{"disk full", fmt.Errorf("storing: %w", &fs.PathError{Op: "write", Path: "/x", Err: syscall.ENOSPC}), codes.ResourceExhausted},
 		{"quota exceeded", fmt.Errorf("storing: %w", &fs.PathError{Op: "write", Path: "/x", Err: syscall.EDQUOT}), codes.ResourceExhausted},

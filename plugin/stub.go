@@ -263,25 +263,39 @@ func (s *Stub) Runtime() (RuntimeInfo, bool) {
 // UpdatePodSandboxNetwork tells the runtime that this plugin's part of a
 // pod's network changed. The runtime validates and merges it like a
 // RunPodSandbox result and persists it; a conflict with another plugin's
-// part is returned as an error. It fails with ErrNoNetworkExtension when
+// part is returned as an error. An empty or nil network is refused (see
+// WithdrawPodSandboxNetwork). It fails with ErrNoNetworkExtension when
 // the runtime does not support the pod network extension.
 func (s *Stub) UpdatePodSandboxNetwork(ctx context.Context, podID string, network *api.PodSandboxNetwork) error {
+	return s.updateNetwork(ctx, "UpdatePodSandboxNetwork", &api.UpdatePodSandboxNetworkRequest{PodId: podID, Network: network})
+}
+
+// WithdrawPodSandboxNetwork tells the runtime that this plugin no longer
+// provides any part of a pod's network: the runtime removes the plugin's
+// part (its addresses, interfaces, routes, DNS and info) from the pod's
+// record. An empty UpdatePodSandboxNetwork is refused instead, so that a
+// plugin cannot erase its part by mistake.
+func (s *Stub) WithdrawPodSandboxNetwork(ctx context.Context, podID string) error {
+	return s.updateNetwork(ctx, "WithdrawPodSandboxNetwork", &api.UpdatePodSandboxNetworkRequest{PodId: podID, Withdraw: true})
+}
+
+// updateNetwork sends an UpdatePodSandboxNetwork request.
+func (s *Stub) updateNetwork(ctx context.Context, what string, req *api.UpdatePodSandboxNetworkRequest) error {
 	sess := s.session()
 	if sess == nil || sess.isDone() {
-		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: %w", s.Name(), ErrNotStarted)
+		return fmt.Errorf("plugin %q: %s: %w", s.Name(), what, ErrNotStarted)
 	}
 	if info, _ := sess.runtimeInfo(); info.NetworkExtension == 0 {
-		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: %w", s.Name(), ErrNoNetworkExtension)
+		return fmt.Errorf("plugin %q: %s: %w", s.Name(), what, ErrNoNetworkExtension)
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, sess.requestTimeout())
 		defer cancel()
 	}
-	err := api.Call(ctx, sess.client, api.RuntimeServiceName, "UpdatePodSandboxNetwork",
-		&api.UpdatePodSandboxNetworkRequest{PodId: podID, Network: network}, &api.UpdatePodSandboxNetworkResponse{})
+	err := api.Call(ctx, sess.client, api.RuntimeServiceName, "UpdatePodSandboxNetwork", req, &api.UpdatePodSandboxNetworkResponse{})
 	if err != nil {
-		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: %w", s.Name(), podID, err)
+		return fmt.Errorf("plugin %q: %s of pod %q: %w", s.Name(), what, req.GetPodId(), err)
 	}
 	return nil
 }

@@ -291,6 +291,31 @@ func TestHardening_EmptyUpdateDoesNotErase(t *testing.T) {
 	}
 }
 
+// TestHardening_WithdrawRemovesThePart: the explicit way to erase a
+// plugin's part of a pod's network.
+func TestHardening_WithdrawRemovesThePart(t *testing.T) {
+	store := newMemStore()
+	e := newEnv(t, runtime.WithPodNetworkStore(store))
+	e.startPlugin(netHandler{v4net("198.18.0.5")}, "10", "v4")
+	v6 := e.startPlugin(netHandler{&api.PodSandboxNetwork{Ips: []string{"fd00:198:18::5"}}}, "20", "v6")
+	pod := netPod(1)
+	rec, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.recs[pod.GetId()] = rec
+	if err := v6.WithdrawPodSandboxNetwork(context.Background(), pod.GetId()); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := store.PodNetwork(context.Background(), pod.GetId())
+	if ips := got.GetNetwork().GetIps(); len(ips) != 1 || ips[0] != "198.18.0.5" {
+		t.Errorf("after the withdrawal the pod's addresses are %v, want the other plugin's", ips)
+	}
+	if _, ok := got.GetPlugins()["20-v6"]; ok || got.GetOwners()[api.OwnerIPv6] != "" {
+		t.Errorf("the withdrawn part is still recorded: %v", got)
+	}
+}
+
 // TestHardening_RequiredPluginMustProvideAnAddress: a connected required
 // network plugin that returns no address does not make a pod networked.
 func TestHardening_RequiredPluginMustProvideAnAddress(t *testing.T) {
