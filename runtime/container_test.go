@@ -290,7 +290,8 @@ func TestRuntime_EvictFuncMayCallTheRuntime(t *testing.T) {
 					stopped <- err
 					return err
 				}
-				time.Sleep(50 * time.Millisecond) // the joining plugin now waits to synchronize
+				// Start returned once the plugin was configured: it is
+				// now joining.
 				ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				defer cancel()
 				pod := testPod(1)
@@ -352,7 +353,9 @@ func TestRuntime_CreateContainerWithOwners(t *testing.T) {
 	}
 }
 
-// slowValidator answers after the request timeout.
+// slowValidator answers late: it is a plugin that takes longer than its
+// deadline (the plugin's own copy of the deadline may fire a moment before
+// the runtime's, so it keeps working a little past it).
 type slowValidator struct{}
 
 func (slowValidator) ValidateContainerAdjustment(ctx context.Context, _ *api.ValidateContainerAdjustmentRequest) error {
@@ -396,27 +399,28 @@ func TestRuntime_BuiltinValidatorTimeout(t *testing.T) {
 // barrier is a built-in validator that returns only once n validators
 // are in it at the same time: validators must run concurrently.
 type barrier struct {
+	mu      sync.Mutex
 	n       int
-	arrived chan struct{}
+	arrived int
+	all     chan struct{} // closed when the n-th arrives
 }
 
-func (b barrier) ValidateContainerAdjustment(ctx context.Context, _ *api.ValidateContainerAdjustmentRequest) error {
-	b.arrived <- struct{}{}
-	for {
-		select {
-		case <-ctx.Done():
-			return errors.New("the other validators never ran alongside")
-		default:
-		}
-		if len(b.arrived) == b.n {
-			return nil
-		}
-		time.Sleep(time.Millisecond)
+func (b *barrier) ValidateContainerAdjustment(ctx context.Context, _ *api.ValidateContainerAdjustmentRequest) error {
+	b.mu.Lock()
+	if b.arrived++; b.arrived == b.n {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.all:
+		return nil
+	case <-ctx.Done():
+		return errors.New("the other validators never ran alongside")
 	}
 }
 
 func TestRuntime_ValidatorsRunConcurrently(t *testing.T) {
-	b := barrier{n: 3, arrived: make(chan struct{}, 3)}
+	b := &barrier{n: 3, all: make(chan struct{})}
 	e := newEnv(t, runtime.WithRequestTimeout(2*time.Second),
 		runtime.WithValidator("00-a", b), runtime.WithValidator("01-b", b), runtime.WithValidator("02-c", b))
 	pod := testPod(1)

@@ -68,7 +68,6 @@ func (p *netPlugin) RunPodSandboxNetwork(_ context.Context, pod *api.PodSandbox)
 	}
 	if p.update != nil {
 		go func() {
-			time.Sleep(20 * time.Millisecond)
 			err := p.stub.UpdatePodSandboxNetwork(context.Background(), pod.GetId(), p.update)
 			p.log("Updated %s err=%v", pod.GetId(), err)
 		}()
