@@ -148,10 +148,15 @@ func (r *Runtime) StopContainer(ctx context.Context, req *api.StopContainerReque
 
 // lateUpdates applies what a plugin answered to an event delivered after
 // the request was over (it joined meanwhile): updates of other containers
-// and evictions, as if it had sent them with UpdateContainers.
-func (r *Runtime) lateUpdates(ctx context.Context, p *plugin, updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) {
-	if len(updates) > 0 {
-		p.applySyncUpdates(ctx, updates)
+// and evictions, as if it had sent them with UpdateContainers, on a
+// goroutine of the Runtime (the functions applying them may make
+// requests, which may wait for the plugin to join).
+func (r *Runtime) lateUpdates(_ context.Context, p *plugin, updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) {
+	if len(updates) > 0 && r.track() {
+		go func() {
+			defer r.wg.Done()
+			p.applySyncUpdates(r.ctx, updates)
+		}()
 	}
 	if len(evictions) > 0 {
 		r.goEvict(p.fullName(), evictions)

@@ -278,7 +278,9 @@ func TestHardening_EmptyUpdateDoesNotErase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			store.mu.Lock()
 			store.recs[pod.GetId()] = rec
+			store.mu.Unlock()
 			err = s.UpdatePodSandboxNetwork(context.Background(), pod.GetId(), tc.net)
 			if err == nil {
 				t.Errorf("an %s update was accepted", tc.name)
@@ -303,7 +305,9 @@ func TestHardening_WithdrawRemovesThePart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	store.mu.Lock()
 	store.recs[pod.GetId()] = rec
+	store.mu.Unlock()
 	if err := v6.WithdrawPodSandboxNetwork(context.Background(), pod.GetId()); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/nrinet/nrinet/api"
 )
@@ -34,11 +35,31 @@ func newEpoch() *epoch { return &epoch{done: make(chan struct{})} }
 // (and a launched one is restarted).
 const maxQueuedEvents = 1 << 16
 
+// maxCatchUpRounds is how many rounds of queued events a joining plugin
+// gets, and drainQueueLength how many events may wait for it, before
+// requests wait for it: see joiner.draining.
+const (
+	maxCatchUpRounds = 3
+	drainQueueLength = 1024
+)
+
 // joiner is a plugin that is synchronizing.
 type joiner struct {
 	p        *plugin
 	queue    []queued
 	overflow bool
+	// draining is set when events arrive faster than the plugin works
+	// through them (the queue did not shrink over a round, it is the
+	// maxCatchUpRounds-th round, or drainQueueLength events wait):
+	// requests for the events it is subscribed to then wait, in begin,
+	// until it has worked through its queue and joined, or failed to;
+	// ready is closed then.
+	draining bool
+	ready    chan struct{}
+	// catchingUp is set once the plugin has synchronized and works
+	// through its queue; until then the queue only grows (a plugin
+	// waiting for slow requests must not make others wait).
+	catchingUp bool
 }
 
 // queued is a lifecycle event that happened while a plugin was joining.
@@ -52,17 +73,35 @@ type queued struct {
 // begin registers a lifecycle request for ev: it returns the joined
 // plugins subscribed to ev, in order, and the function that ends the
 // request. The event is queued, with deliver, for the plugins that are
-// joining (nil deliver: not an event to catch up on).
-func (r *Runtime) begin(ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) ([]*plugin, func(), error) {
+// joining (nil deliver: not an event to catch up on). It waits, as long as
+// ctx allows, while a joining plugin subscribed to ev is draining.
+func (r *Runtime) begin(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) ([]*plugin, func(), error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.stopped {
-		return nil, nil, ErrClosed
+	for {
+		if r.stopped {
+			return nil, nil, ErrClosed
+		}
+		ready := r.drainingLocked(ev)
+		if ready == nil {
+			break
+		}
+		r.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			r.mu.Lock()
+			return nil, nil, ctx.Err()
+		}
+		r.mu.Lock()
 	}
 	e := r.epoch
 	e.active++
 	var out []*plugin
 	for _, p := range r.plugins {
+		if ev == api.Event_REMOVE_POD_SANDBOX || ev == api.Event_REMOVE_CONTAINER {
+			p.forget(objectID(pod, ctr))
+		}
 		if p.events.IsSet(ev) && !p.isClosed() {
 			out = append(out, p)
 		}
@@ -78,6 +117,17 @@ func (r *Runtime) begin(ev api.Event, pod *api.PodSandbox, ctr *api.Container, d
 	}, nil
 }
 
+// drainingLocked returns the ready channel of a draining joiner
+// subscribed to ev, or nil.
+func (r *Runtime) drainingLocked(ev api.Event) chan struct{} {
+	for _, j := range r.joining {
+		if j.draining && j.p.events.IsSet(ev) {
+			return j.ready
+		}
+	}
+	return nil
+}
+
 // queueLocked leaves an event for the joining plugins subscribed to it.
 func (r *Runtime) queueLocked(ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) {
 	for _, j := range r.joining {
@@ -89,6 +139,9 @@ func (r *Runtime) queueLocked(ev api.Event, pod *api.PodSandbox, ctr *api.Contai
 			continue
 		}
 		j.queue = append(j.queue, queued{ev: ev, pod: pod, ctr: ctr, delivery: deliver})
+		if j.catchingUp && len(j.queue) >= drainQueueLength {
+			j.draining = true
+		}
 	}
 }
 
@@ -105,7 +158,7 @@ func (r *Runtime) endEpochsLocked() {
 // updates of the plugin's Synchronize answer.
 func (p *plugin) join(ctx context.Context) ([]*api.ContainerUpdate, error) {
 	r := p.r
-	j := &joiner{p: p}
+	j := &joiner{p: p, ready: make(chan struct{})}
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
@@ -120,6 +173,7 @@ func (p *plugin) join(ctx context.Context) ([]*api.ContainerUpdate, error) {
 	defer func() {
 		r.mu.Lock()
 		delete(r.joining, p)
+		close(j.ready)
 		r.mu.Unlock()
 	}()
 
@@ -148,18 +202,30 @@ func (p *plugin) join(ctx context.Context) ([]*api.ContainerUpdate, error) {
 	for _, ctr := range ctrs {
 		known[ctr.GetId()] = true
 	}
-	for round := 0; ; round++ {
+	// A runtime may list a pod or container whose creation has not
+	// reached the plugins yet: its RunPodSandbox or CreateContainer
+	// must then not reach this plugin once it has joined either.
+	p.mu.Lock()
+	p.synced = maps.Clone(known)
+	p.mu.Unlock()
+	for round, prev := 0, -1; ; round++ {
 		r.mu.Lock()
+		j.catchingUp = true
 		q, overflow := j.queue, j.overflow
 		j.queue = nil
 		if len(q) == 0 && !overflow {
 			err := r.addLocked(p)
+			draining := j.draining
 			r.mu.Unlock()
 			if err == nil && round > 0 {
-				p.logger().Debug("caught up with the events of its Synchronize", "rounds", round)
+				p.logger().Debug("caught up with the events that happened while it joined", "rounds", round, "requestsWaited", draining)
 			}
 			return updates, err
 		}
+		if !j.draining && (round+1 >= maxCatchUpRounds || (prev >= 0 && len(q) >= prev)) {
+			j.draining = true
+		}
+		prev = len(q)
 		r.mu.Unlock()
 		if overflow {
 			return nil, fmt.Errorf("more than %d events happened while it synchronized", maxQueuedEvents)
@@ -178,10 +244,7 @@ func (p *plugin) join(ctx context.Context) ([]*api.ContainerUpdate, error) {
 // are not delivered. A plugin's error is logged (the request is over); a
 // broken connection ends the join.
 func (p *plugin) catchUp(ctx context.Context, q queued, known map[string]bool) error {
-	id := q.pod.GetId()
-	if q.ctr != nil {
-		id = q.ctr.GetId()
-	}
+	id := objectID(q.pod, q.ctr)
 	switch q.ev {
 	case api.Event_RUN_POD_SANDBOX, api.Event_CREATE_CONTAINER:
 		if known[id] {
@@ -237,4 +300,32 @@ func (r *Runtime) addLocked(p *plugin) error {
 	}
 	r.insertLocked(p)
 	return nil
+}
+
+// seen reports whether the plugin already knows the pod or container id
+// from its Synchronize, for a request that would create it: the creation
+// is then not delivered again. A removal forgets the id (forget).
+func (p *plugin) seen(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.synced[id] {
+		return false
+	}
+	delete(p.synced, id)
+	return true
+}
+
+// forget drops id from what the plugin knows from its Synchronize.
+func (p *plugin) forget(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.synced, id)
+}
+
+// objectID is the ID of the container an event is about, else of its pod.
+func objectID(pod *api.PodSandbox, ctr *api.Container) string {
+	if ctr != nil {
+		return ctr.GetId()
+	}
+	return pod.GetId()
 }

@@ -58,7 +58,11 @@ type plugin struct {
 	events       api.EventMask
 	policy       *api.FailurePolicy
 	fallback     api.EventMask // events delivered through StateChange
-	closeErr     error
+	// synced holds the pods and containers of the plugin's Synchronize
+	// whose creation it has not been sent since (join.go), until they
+	// are created or removed.
+	synced   map[string]bool
+	closeErr error
 	// staleWarned is when the plugin's failing status answers were last
 	// reported at warning level; staleSuppressed counts those since.
 	staleWarned     time.Time

@@ -45,7 +45,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 	if err := r.validatePod(ctx, pod); err != nil {
 		return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %w", pod.GetNamespace(), pod.GetName(), err)
 	}
-	plugins, end, err := r.begin(api.Event_RUN_POD_SANDBOX, pod, nil, r.lateRunPodSandbox(pod))
+	plugins, end, err := r.begin(ctx, api.Event_RUN_POD_SANDBOX, pod, nil, r.lateRunPodSandbox(pod))
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +62,12 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		return nil, err
 	}
 	for _, p := range plugins {
+		if p.seen(pod.GetId()) {
+			// It has the pod from its Synchronize: no second creation,
+			// but the cleanup of a failure reaches it.
+			succeeded = append(succeeded, p)
+			continue
+		}
 		var rsp *api.RunPodSandboxResponse
 		v, err := p.call(ctx, api.Event_RUN_POD_SANDBOX, view, nil, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error
