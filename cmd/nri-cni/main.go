@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
 	cniplugin "github.com/nrinet/nrinet/plugins/cni"
@@ -55,6 +56,7 @@ func run() error {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ttrpclog.Route(logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

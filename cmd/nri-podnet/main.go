@@ -26,6 +26,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/podnet"
@@ -52,6 +53,7 @@ func run() error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ttrpclog.Route(log)
 
 	launched := os.Getenv(api.PluginSocketEnv) != ""
 	if *config == "" && !launched {

@@ -37,6 +37,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/cri"
 	"github.com/nrinet/nrinet/runtime"
 )
@@ -59,6 +60,7 @@ func main() {
 	}
 	level, _ := o.config.level()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ttrpclog.Route(log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	n := notifier{addr: os.Getenv("NOTIFY_SOCKET")}
