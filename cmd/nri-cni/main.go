@@ -27,8 +27,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/plugin"
 	cniplugin "github.com/nrinet/nrinet/plugins/cni"
 )

@@ -37,8 +37,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/cri"
+	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/runtime"
 )
 
