@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"sync"
 
 	"github.com/nrinet/nrinet/api"
 )
@@ -230,12 +231,61 @@ func (p *plugin) join(ctx context.Context) ([]*api.ContainerUpdate, error) {
 		if overflow {
 			return nil, fmt.Errorf("more than %d events happened while it synchronized", maxQueuedEvents)
 		}
-		for _, ev := range q {
-			if err := p.catchUp(ctx, ev, known); err != nil {
-				return nil, err
-			}
+		if err := p.catchUpAll(ctx, q, known); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// catchUpConcurrency bounds the pods whose queued events a joining plugin
+// receives at the same time.
+const catchUpConcurrency = 16
+
+// catchUpAll delivers queued events, those of one pod (and its
+// containers) in order, those of different pods concurrently, as the
+// runtime's own requests reach plugins: so a plugin catches up faster than
+// events arrive from requests that run concurrently.
+func (p *plugin) catchUpAll(ctx context.Context, q []queued, known map[string]bool) error {
+	var (
+		order  []string
+		byPod  = map[string][]queued{}
+		mu     sync.Mutex // guards known and first
+		first  error
+		sem    = make(chan struct{}, catchUpConcurrency)
+		wg     sync.WaitGroup
+		failed = make(chan struct{})
+	)
+	for _, ev := range q {
+		id := ev.pod.GetId()
+		if _, ok := byPod[id]; !ok {
+			order = append(order, id)
+		}
+		byPod[id] = append(byPod[id], ev)
+	}
+dispatch:
+	for _, id := range order {
+		select {
+		case sem <- struct{}{}:
+		case <-failed:
+			break dispatch
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			for _, ev := range byPod[id] {
+				if err := p.catchUp(ctx, ev, known, &mu); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+						close(failed)
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
 }
 
 // catchUp delivers one event that happened while the plugin joined,
@@ -243,18 +293,18 @@ func (p *plugin) join(ctx context.Context) ([]*api.ContainerUpdate, error) {
 // is not created again, and events of a pod or container it never knew
 // are not delivered. A plugin's error is logged (the request is over); a
 // broken connection ends the join.
-func (p *plugin) catchUp(ctx context.Context, q queued, known map[string]bool) error {
+func (p *plugin) catchUp(ctx context.Context, q queued, known map[string]bool, mu *sync.Mutex) error {
 	id := objectID(q.pod, q.ctr)
+	mu.Lock()
+	deliver := known[id]
 	switch q.ev {
 	case api.Event_RUN_POD_SANDBOX, api.Event_CREATE_CONTAINER:
-		if known[id] {
-			return nil
-		}
+		deliver = !deliver
 		known[id] = true
-	default:
-		if !known[id] {
-			return nil
-		}
+	}
+	mu.Unlock()
+	if !deliver {
+		return nil
 	}
 	v, err := p.call(ctx, q.ev, q.pod, q.ctr, lifecycle, q.delivery)
 	if v == useAnswer {
