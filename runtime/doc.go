@@ -23,18 +23,25 @@
 // within the registration timeout and answer Configure within the request
 // timeout, so a slow or silent plugin never delays another one. A plugin then
 // receives the current pods and containers in Synchronize, split into
-// chunks that are sized before sending, and joins the dispatch list. While a
-// plugin synchronizes, lifecycle requests wait (at most one request timeout
-// per chunk), so that it neither misses nor double-sees a pod.
+// chunks that are sized before sending, and joins the dispatch list. A
+// plugin joining holds up no request: requests that start meanwhile go on
+// without it and queue their events for it, which it receives after its
+// Synchronize, so that it sees every pod and container once, in
+// Synchronize or as an event (see docs/architecture.md). Pre-installed
+// plugins whose process exits are launched again, with backoff
+// ([WithRestartBackoff]).
 //
 // # Requests and failures
 //
 // Every call to a plugin has the request timeout of the Runtime (an option,
-// not process-wide state). An error a plugin returns fails the request with
-// a [*PluginError] naming the plugin and the event. A plugin that times out
-// or whose connection breaks is dropped and logged and the request goes on
-// without it, unless the plugin asked, through its failure policy, for the
-// request to fail instead.
+// not process-wide state), and returns by it whatever the plugin does: a
+// call stuck on a plugin that stopped reading finishes in the background.
+// An error a plugin returns fails the request with a [*PluginError] naming
+// the plugin and the event. A plugin that times out or whose connection
+// breaks is dropped and logged and the request goes on without it, unless
+// the plugin asked, through its failure policy, for the request to fail
+// instead. Pods and containers larger than [api.MaxObjectSize] are refused
+// with an error wrapping [api.ErrTooLarge].
 //
 // Results of CreateContainer, UpdateContainer and StopContainer are merged
 // with per-field ownership by package [github.com/nrinet/nrinet/merge]:
