@@ -27,7 +27,8 @@ const NetworkNotReadyReason = "NetworkPluginNotReady"
 // Status reports RuntimeReady (always true while serving) and
 // NetworkReady (false, with the missing plugins in the message, while a
 // required network plugin is not connected). Verbose, Info holds "nri"
-// (the joined plugins and network readiness) and the entries of
+// (the joined plugins, with how often a launched one was restarted, and
+// network readiness) and the entries of
 // WithStatusInfo, each a JSON value.
 func (s *Server) Status(ctx context.Context, req *criapi.StatusRequest) (*criapi.StatusResponse, error) {
 	ready, why := s.rt.NetworkReady()
@@ -47,10 +48,11 @@ func (s *Server) Status(ctx context.Context, req *criapi.StatusRequest) (*criapi
 		return rsp, nil
 	}
 	type pluginInfo struct {
-		Name   string `json:"name"`
-		Kind   string `json:"kind"`
-		Pid    int    `json:"pid,omitempty"`
-		Events string `json:"events"`
+		Name     string `json:"name"`
+		Kind     string `json:"kind"`
+		Pid      int    `json:"pid,omitempty"`
+		Events   string `json:"events"`
+		Restarts int    `json:"restarts,omitempty"`
 	}
 	nri := struct {
 		NetworkReady bool         `json:"networkReady"`
@@ -58,7 +60,7 @@ func (s *Server) Status(ctx context.Context, req *criapi.StatusRequest) (*criapi
 		Plugins      []pluginInfo `json:"plugins"`
 	}{NetworkReady: ready, Reason: why, Plugins: []pluginInfo{}}
 	for _, p := range s.rt.Plugins() {
-		nri.Plugins = append(nri.Plugins, pluginInfo{Name: p.Name, Kind: p.Kind, Pid: p.Pid, Events: p.Events.String()})
+		nri.Plugins = append(nri.Plugins, pluginInfo{Name: p.Name, Kind: p.Kind, Pid: p.Pid, Events: p.Events.String(), Restarts: p.Restarts})
 	}
 	entries := map[string]any{"nri": nri}
 	for k, v := range s.cfg.info {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"os/exec"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/runtime"
 )
@@ -108,8 +110,10 @@ func TestHardening_LaunchedPluginIsRestarted(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(confDir, "netplug.conf"), pj(v4net("198.18.0.5")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	obs := &countingObserver{}
 	e := newEnv(t, runtime.WithPluginPath(pluginDir), runtime.WithPluginConfigPath(confDir),
-		runtime.WithRequiredNetworkPlugins("netplug"))
+		runtime.WithRequiredNetworkPlugins("netplug"), runtime.WithObserver(obs),
+		runtime.WithRestartBackoff(10*time.Millisecond, 100*time.Millisecond))
 	if ready, why := e.rt.NetworkReady(); !ready {
 		t.Fatalf("network not ready after start: %s", why)
 	}
@@ -123,6 +127,17 @@ func TestHardening_LaunchedPluginIsRestarted(t *testing.T) {
 	})
 	if ready, why := e.rt.NetworkReady(); !ready {
 		t.Fatalf("network not ready after the restart: %s", why)
+	}
+	if got := e.rt.Plugins()[0].Restarts; got != 1 {
+		t.Errorf("PluginInfo.Restarts = %d, want 1", got)
+	}
+	obs.mu.Lock()
+	if fmt.Sprint(obs.restarts) != "[10-netplug]" {
+		t.Errorf("observer saw restarts %v, want one of 10-netplug", obs.restarts)
+	}
+	obs.mu.Unlock()
+	if !strings.Contains(e.logs.String(), "plugin exited; restarting it") {
+		t.Errorf("the restart was not logged:\n%s", e.logs)
 	}
 	rec, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: netPod(1)})
 	if err != nil || rec.GetNetwork().GetIps()[0] != "198.18.0.5" {
@@ -487,4 +502,67 @@ func TestHardening_HangingPluginWarnsOnce(t *testing.T) {
 	if warns > 3 {
 		t.Errorf("%d warnings about the hanging plugin for 100 status rounds", warns)
 	}
+}
+
+// uidProbeEnv makes the test binary, run as another user, register a
+// plugin on the socket it names and exit 0 if the runtime configured it.
+const uidProbeEnv = "NRINET_TEST_UID_PROBE"
+
+func uidProbeMain(sock string) {
+	s, err := plugin.New(newRecorder(), plugin.WithPluginName("probe"), plugin.WithPluginIdx("50"),
+		plugin.WithSocketPath(sock), plugin.WithEnv(func(string) string { return "" }, "probe"))
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = s.Start(ctx)
+		cancel()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	s.Stop()
+}
+
+// TestHardening_AllowedPluginUIDs: with WithAllowedPluginUIDs, a process
+// of another user that can open the socket is turned away before it can
+// register, and logged with its uid; root's plugins join.
+func TestHardening_AllowedPluginUIDs(t *testing.T) {
+	testutil.SkipUnlessRoot(t)
+	const nobody = 65534
+	dir, err := os.MkdirTemp("", "nrinet-uid-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "nri.sock")
+	e := newEnvAt(t, sock, runtime.WithAllowedPluginUIDs(0))
+	// Open the socket to everyone, as a careless administrator might.
+	for _, p := range []string{dir, sock} {
+		if err := os.Chmod(p, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(dir, "probe")
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(probe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(probe)
+	cmd.Env = []string{uidProbeEnv + "=" + sock}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("a plugin running as uid %d registered:\n%s", nobody, out)
+	}
+	if !strings.Contains(e.logs.String(), fmt.Sprintf("runs as uid %d", nobody)) {
+		t.Errorf("the refused connection was not logged with its uid:\n%s", e.logs)
+	}
+	e.startPlugin(newRecorder(), "10", "root") // root may
 }

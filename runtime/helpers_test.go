@@ -47,7 +47,13 @@ func newEnv(t testing.TB, opts ...runtime.Option) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	e := &env{t: t, sock: filepath.Join(dir, "nri", "nri.sock"), logs: &logBuffer{}}
+	return newEnvAt(t, filepath.Join(dir, "nri", "nri.sock"), opts...)
+}
+
+// newEnvAt is newEnv with the socket at sock.
+func newEnvAt(t testing.TB, sock string, opts ...runtime.Option) *env {
+	t.Helper()
+	e := &env{t: t, sock: sock, logs: &logBuffer{}}
 	logger := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	base := []runtime.Option{
 		runtime.WithSocketPath(e.sock),

@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 		launchedPluginMain()
 		return
 	}
+	if sock := os.Getenv(uidProbeEnv); sock != "" {
+		uidProbeMain(sock)
+		return
+	}
 	if script := os.Getenv(netScriptEnv); script != "" {
 		netPluginMain(script)
 		return
