@@ -60,14 +60,25 @@ func TestRunPodSandbox_RequiredPluginMissing(t *testing.T) {
 	// Host-network pods need no network plugin.
 	e.removePod(e.run(podConfig(2, true)))
 
-	t.Run("retry once the plugin joined", func(t *testing.T) {
+	t.Run("retry once the plugin joined, which gives no address", func(t *testing.T) {
 		testutil.SkipUnlessRoot(t)
 		e.startCounter(&counter{})
 		if c := networkCondition(t, e); !c.GetStatus() {
 			t.Fatalf("NetworkReady = %v after the plugin joined", c)
 		}
-		id := e.run(cfg) // the name was released
-		e.removePod(id)
+		// The name was released; but a required network plugin must
+		// give the pod an address, and the counter gives none.
+		_, err := e.client.RunPodSandbox(ctx, &criapi.RunPodSandboxRequest{Config: cfg})
+		wantCode(t, err, codes.FailedPrecondition, "RunPodSandbox with a required plugin that gives no address")
+		if want := `required network plugin "counter" gave it none`; !strings.Contains(status.Convert(err).Message(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+		if got := e.list(nil); len(got) != 0 {
+			t.Errorf("ListPodSandbox = %v after a pod without an address", got)
+		}
+		if after := sandboxNamespaces(); !slices.Equal(after, before) {
+			t.Errorf("network namespaces leaked: %v, before %v", after, before)
+		}
 	})
 }
 
