@@ -41,9 +41,6 @@ func (r *Runtime) each(ctx context.Context, ev api.Event, pod *api.PodSandbox, c
 	}
 	defer end()
 	for _, p := range plugins {
-		if ev == api.Event_CREATE_CONTAINER && p.seen(ctr.GetId()) {
-			continue // it has the container from its Synchronize
-		}
 		var apply func() error
 		v, err := p.call(ctx, ev, pod, ctr, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error

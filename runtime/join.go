@@ -3,7 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"maps"
+	"slices"
 	"sync"
 
 	"github.com/nrinet/nrinet/api"
@@ -100,9 +100,6 @@ func (r *Runtime) begin(ctx context.Context, ev api.Event, pod *api.PodSandbox, 
 	e.active++
 	var out []*plugin
 	for _, p := range r.plugins {
-		if ev == api.Event_REMOVE_POD_SANDBOX || ev == api.Event_REMOVE_CONTAINER {
-			p.forget(objectID(pod, ctr))
-		}
 		if p.events.IsSet(ev) && !p.isClosed() {
 			out = append(out, p)
 		}
@@ -192,6 +189,22 @@ func (p *plugin) join(ctx context.Context) ([]*api.ContainerUpdate, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A pod or container whose creation is queued for the plugin (the
+	// runtime may list it while its creation is in flight) reaches it as
+	// that event, which carries the plugin's part of a pod network, not
+	// in Synchronize.
+	r.mu.Lock()
+	queued := map[string]bool{}
+	for _, q := range j.queue {
+		if q.ev == api.Event_RUN_POD_SANDBOX || q.ev == api.Event_CREATE_CONTAINER {
+			queued[objectID(q.pod, q.ctr)] = true
+		}
+	}
+	r.mu.Unlock()
+	if len(queued) > 0 {
+		pods = slices.DeleteFunc(slices.Clone(pods), func(p *api.PodSandbox) bool { return queued[p.GetId()] })
+		ctrs = slices.DeleteFunc(slices.Clone(ctrs), func(c *api.Container) bool { return queued[c.GetId()] })
+	}
 	updates, err := p.synchronize(ctx, pods, ctrs)
 	if err != nil {
 		return nil, err
@@ -203,12 +216,6 @@ func (p *plugin) join(ctx context.Context) ([]*api.ContainerUpdate, error) {
 	for _, ctr := range ctrs {
 		known[ctr.GetId()] = true
 	}
-	// A runtime may list a pod or container whose creation has not
-	// reached the plugins yet: its RunPodSandbox or CreateContainer
-	// must then not reach this plugin once it has joined either.
-	p.mu.Lock()
-	p.synced = maps.Clone(known)
-	p.mu.Unlock()
 	for round, prev := 0, -1; ; round++ {
 		r.mu.Lock()
 		j.catchingUp = true
@@ -350,26 +357,6 @@ func (r *Runtime) addLocked(p *plugin) error {
 	}
 	r.insertLocked(p)
 	return nil
-}
-
-// seen reports whether the plugin already knows the pod or container id
-// from its Synchronize, for a request that would create it: the creation
-// is then not delivered again. A removal forgets the id (forget).
-func (p *plugin) seen(id string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.synced[id] {
-		return false
-	}
-	delete(p.synced, id)
-	return true
-}
-
-// forget drops id from what the plugin knows from its Synchronize.
-func (p *plugin) forget(id string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.synced, id)
 }
 
 // objectID is the ID of the container an event is about, else of its pod.

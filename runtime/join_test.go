@@ -49,8 +49,10 @@ func (l *ledger) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error 
 	return nil
 }
 
-// livePods is a runtime's pod list as nrinetd keeps it: a pod is listed
-// from before its RunPodSandbox until its StopPodSandbox.
+// livePods is a runtime's pod list: a pod is listed from the moment its
+// RunPodSandbox reaches the plugins (see lister) until its
+// StopPodSandbox, so that a joining plugin may find it listed while its
+// creation is in flight, as with nrinetd.
 type livePods struct {
 	mu   sync.Mutex
 	pods map[string]*api.PodSandbox
@@ -64,6 +66,15 @@ func (l *livePods) set(p *api.PodSandbox, live bool) {
 	} else {
 		delete(l.pods, p.GetId())
 	}
+}
+
+// lister is the first plugin: it lists each pod as its RunPodSandbox
+// begins.
+type lister struct{ live *livePods }
+
+func (l lister) RunPodSandbox(_ context.Context, pod *api.PodSandbox) error {
+	l.live.set(pod, true)
+	return nil
 }
 
 func (l *livePods) list(context.Context) ([]*api.PodSandbox, []*api.Container, error) {
@@ -86,11 +97,11 @@ func TestJoin_EveryPodOnce(t *testing.T) {
 			t.Logf("logs (tail):\n%s", l[max(0, len(l)-6000):])
 		}
 	})
+	e.startPlugin(lister{live}, "00", "lister")
 	ctx := context.Background()
 	// Long-lived pods, created before any plugin joins.
 	for n := range 20 {
 		pod := testPod(1000 + n)
-		live.set(pod, true)
 		if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod}); err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +117,6 @@ func TestJoin_EveryPodOnce(t *testing.T) {
 				default:
 				}
 				pod := testPod(10_000*(w+1) + n)
-				live.set(pod, true)
 				if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod}); err != nil {
 					t.Error(err)
 					return

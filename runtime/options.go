@@ -11,7 +11,13 @@ import (
 )
 
 // SyncFunc returns the pods and containers that exist now. A joining plugin
-// receives them in Synchronize.
+// receives them in Synchronize. It must list every pod and container whose
+// RunPodSandbox or CreateContainer has returned successfully and that is
+// not yet stopped (nrinetd lists READY pods), and may list those whose
+// creation is in flight: a plugin joining meanwhile gets their creation as
+// an event instead. A pod listed before its RunPodSandbox even began may
+// reach a plugin that joins in that moment twice, in Synchronize and as
+// RunPodSandbox.
 type SyncFunc func(ctx context.Context) ([]*api.PodSandbox, []*api.Container, error)
 
 // UpdateFunc applies container updates that a plugin asked for outside a

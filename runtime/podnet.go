@@ -62,12 +62,6 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		return nil, err
 	}
 	for _, p := range plugins {
-		if p.seen(pod.GetId()) {
-			// It has the pod from its Synchronize: no second creation,
-			// but the cleanup of a failure reaches it.
-			succeeded = append(succeeded, p)
-			continue
-		}
 		var rsp *api.RunPodSandboxResponse
 		v, err := p.call(ctx, api.Event_RUN_POD_SANDBOX, view, nil, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error
