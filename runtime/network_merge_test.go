@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -37,5 +38,79 @@ func TestNormalizePluginNetwork_NamesPluginAndValue(t *testing.T) {
 				t.Fatalf("error = %v, want an invalid-network error from 10-liar naming %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// parts builds contributions from plugin name and network pairs, each
+// normalized as the runtime would.
+func parts(t *testing.T, pairs ...any) []contribution {
+	t.Helper()
+	var out []contribution
+	for i := 0; i < len(pairs); i += 2 {
+		n, err := api.NormalizeNetwork(pairs[i+1].(*api.PodSandboxNetwork))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, contribution{plugin: pairs[i].(string), net: n})
+	}
+	return out
+}
+
+func eth(name string, addrs ...string) *api.PodSandboxNetwork {
+	return &api.PodSandboxNetwork{Interfaces: []*api.NetworkInterface{{Name: name, Addresses: addrs}}}
+}
+
+func route(dst, gw, dev string) *api.PodSandboxNetwork {
+	return &api.PodSandboxNetwork{Routes: []*api.NetworkRoute{{Destination: dst, Gateway: gw, Interface: dev}}}
+}
+
+// TestMergeNetworks_RouteInterface checks that a route names an interface
+// of the merged network: its own plugin's, or another plugin's (a plugin
+// may route through an interface an earlier one created).
+func TestMergeNetworks_RouteInterface(t *testing.T) {
+	withRoute := func(n *api.PodSandboxNetwork, dst, gw, dev string) *api.PodSandboxNetwork {
+		n.Routes = append(n.Routes, route(dst, gw, dev).Routes...)
+		return n
+	}
+	for _, tc := range []struct {
+		name    string
+		parts   []any
+		wantErr string // empty: merges
+	}{
+		{name: "own interface", parts: []any{"10-a", withRoute(eth("eth0", "198.18.0.5/24"), "default", "198.18.0.1", "eth0")}},
+		{name: "no interface named", parts: []any{"10-a", route("198.18.1.0/24", "198.18.0.1", "")}},
+		{name: "earlier plugin's interface", parts: []any{
+			"10-a", eth("eth0", "198.18.0.5/24"),
+			"20-b", route("198.18.1.0/24", "198.18.0.1", "eth0"),
+		}},
+		// RunPodSandbox merges after each plugin, so there this fails at
+		// 10-a, which ran before net1 existed; status and updates merge
+		// every part at once.
+		{name: "later plugin's interface", parts: []any{
+			"10-a", route("198.18.1.0/24", "", "net1"),
+			"20-b", eth("net1", "198.18.1.5/24"),
+		}},
+		{name: "unknown interface", parts: []any{
+			"10-a", withRoute(eth("eth0", "198.18.0.5/24"), "198.18.1.0/24", "198.18.0.1", "eth1"),
+		}, wantErr: `plugin "10-a": route 198.18.1.0/24 via 198.18.0.1 dev eth1`},
+		{name: "unknown interface, other plugin", parts: []any{
+			"10-a", eth("eth0", "198.18.0.5/24"),
+			"20-b", route("fd00:198:18::/64", "", "net1"),
+		}, wantErr: `plugin "20-b": route fd00:198:18::/64 dev net1`},
+	} {
+		for _, policy := range []ConflictPolicy{ConflictFail, ConflictAggregate} {
+			t.Run(fmt.Sprintf("%s/policy=%d", tc.name, policy), func(t *testing.T) {
+				rec, _, err := mergeNetworks(parts(t, tc.parts...), policy, PreferIPv4)
+				if tc.wantErr == "" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				if !errors.Is(err, api.ErrInvalidNetwork) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("merged %v, error %v; want an invalid-network error containing %q", rec.GetNetwork(), err, tc.wantErr)
+				}
+			})
+		}
 	}
 }
