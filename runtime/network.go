@@ -50,6 +50,9 @@ type contribution struct {
 // pod network with an owner per part. Under ConflictFail a part set by two
 // plugins is a *ConflictError; under ConflictAggregate the conflicts are
 // resolved as documented on ConflictAggregate and described in warnings.
+// Under either policy, a route through an interface that the merged
+// network does not have is a *RouteInterfaceError naming the plugin that
+// set the route.
 func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPreference) (*api.PodNetworkRecord, []string, error) {
 	rec := &api.PodNetworkRecord{Network: &api.PodSandboxNetwork{}, Owners: map[string]string{}, Plugins: map[string]*api.PodSandboxNetwork{}}
 	var (
@@ -154,7 +157,44 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 	for _, a := range orderAddresses(addrs, pref) {
 		out.Ips = append(out.Ips, a.String())
 	}
+	if err := checkRouteInterfaces(rec); err != nil {
+		return nil, nil, err
+	}
 	return rec, warnings, nil
+}
+
+// RouteInterfaceError reports a route through an interface that no part
+// of the pod's network has. A plugin may route through an interface
+// another plugin created, but the interface must be in the merged
+// network. It wraps api.ErrInvalidNetwork.
+type RouteInterfaceError struct {
+	// Plugin set the route; its full name, "NN-name".
+	Plugin string
+	// Route is the route, e.g. "198.18.1.0/24 via 198.18.0.1 dev eth1".
+	Route string
+	// Interface is the interface the route names.
+	Interface string
+}
+
+func (e *RouteInterfaceError) Error() string {
+	return fmt.Sprintf("plugin %q: route %s: %v: the pod's network has no interface %q", e.Plugin, e.Route, api.ErrInvalidNetwork, e.Interface)
+}
+
+// Unwrap returns api.ErrInvalidNetwork.
+func (e *RouteInterfaceError) Unwrap() error { return api.ErrInvalidNetwork }
+
+// checkRouteInterfaces returns a *RouteInterfaceError for the first
+// route of the merged network whose interface it does not have.
+func checkRouteInterfaces(rec *api.PodNetworkRecord) error {
+	n := rec.GetNetwork()
+	for _, r := range n.GetRoutes() {
+		dev := r.GetInterface()
+		if dev == "" || slices.ContainsFunc(n.GetInterfaces(), func(x *api.NetworkInterface) bool { return x.GetName() == dev }) {
+			continue
+		}
+		return &RouteInterfaceError{Plugin: rec.GetOwners()[api.OwnerRoute(r.GetDestination())], Route: routeString(r), Interface: dev}
+	}
+	return nil
 }
 
 // orderAddresses puts the primary address first (by preference), then the

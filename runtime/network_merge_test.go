@@ -107,8 +107,9 @@ func TestMergeNetworks_RouteInterface(t *testing.T) {
 					}
 					return
 				}
-				if !errors.Is(err, api.ErrInvalidNetwork) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("merged %v, error %v; want an invalid-network error containing %q", rec.GetNetwork(), err, tc.wantErr)
+				var rerr *RouteInterfaceError
+				if !errors.As(err, &rerr) || !errors.Is(err, api.ErrInvalidNetwork) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("merged %v, error %v; want a *RouteInterfaceError containing %q", rec.GetNetwork(), err, tc.wantErr)
 				}
 			})
 		}
