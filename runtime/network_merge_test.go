@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,5 +114,71 @@ func TestMergeNetworks_RouteInterface(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestMergeNetworks_AggregateDropsInterfaceAddresses checks that under
+// ConflictAggregate the addresses of an interface dropped because an
+// earlier plugin owns its name are dropped with it, and that the owners
+// reflect only what was kept.
+func TestMergeNetworks_AggregateDropsInterfaceAddresses(t *testing.T) {
+	withIPs := func(n *api.PodSandboxNetwork, ips ...string) *api.PodSandboxNetwork {
+		n.Ips = append(n.Ips, ips...)
+		return n
+	}
+	withItf := func(n *api.PodSandboxNetwork, name string, addrs ...string) *api.PodSandboxNetwork {
+		n.Interfaces = append(n.Interfaces, eth(name, addrs...).Interfaces...)
+		return n
+	}
+	for _, tc := range []struct {
+		name         string
+		second       *api.PodSandboxNetwork // 20-b's part; 10-a has eth0 198.18.0.5/24
+		ips          []string
+		owner4       string
+		owner6       string
+		warningNames string // a dropped address the warning names
+	}{
+		{
+			name: "interface address", second: eth("eth0", "198.18.0.6/24"),
+			ips: []string{"198.18.0.5"}, owner4: "10-a", warningNames: "198.18.0.6/24",
+		},
+		{
+			name: "interface address also in ips", second: withIPs(eth("eth0", "198.18.0.6/24"), "198.18.0.6"),
+			ips: []string{"198.18.0.5"}, owner4: "10-a", warningNames: "198.18.0.6/24",
+		},
+		{
+			name: "same address as the kept interface", second: eth("eth0", "198.18.0.5/24"),
+			ips: []string{"198.18.0.5"}, owner4: "10-a", warningNames: "198.18.0.5/24",
+		},
+		{
+			name: "other interface kept", second: withItf(eth("eth0", "198.18.0.6/24"), "eth1", "fd00:198:18::6/64"),
+			ips: []string{"198.18.0.5", "fd00:198:18::6"}, owner4: "10-a", owner6: "20-b", warningNames: "198.18.0.6/24",
+		},
+		{
+			name: "address in ips only is kept", second: withIPs(eth("eth0", "198.18.0.7/24"), "198.18.0.6"),
+			ips: []string{"198.18.0.5", "198.18.0.6"}, owner4: "10-a,20-b", warningNames: "198.18.0.7/24",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, warnings, err := mergeNetworks(parts(t, "10-a", eth("eth0", "198.18.0.5/24"), "20-b", tc.second), ConflictAggregate, PreferIPv4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.GetNetwork().GetIps(); !slices.Equal(got, tc.ips) {
+				t.Errorf("ips = %v, want %v", got, tc.ips)
+			}
+			if got := rec.GetOwners()[api.OwnerIPv4]; got != tc.owner4 {
+				t.Errorf("IPv4 owners = %q, want %q", got, tc.owner4)
+			}
+			if got := rec.GetOwners()[api.OwnerIPv6]; got != tc.owner6 {
+				t.Errorf("IPv6 owners = %q, want %q", got, tc.owner6)
+			}
+			if got := rec.GetOwners()[api.OwnerInterface("eth0")]; got != "10-a" {
+				t.Errorf("eth0 owner = %q, want 10-a", got)
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], `interface "eth0"`) || !strings.Contains(warnings[0], tc.warningNames) {
+				t.Errorf("warnings = %q, want one about eth0 naming %s", warnings, tc.warningNames)
+			}
+		})
 	}
 }
