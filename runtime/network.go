@@ -23,7 +23,10 @@ const (
 	// ConflictAggregate appends a later plugin's addresses to those of the
 	// same family, dropping duplicates; for interfaces, routes, DNS and
 	// info entries the first plugin keeps what it set and the later
-	// plugin's value is dropped with a warning.
+	// plugin's value is dropped with a warning. The addresses of a dropped
+	// interface are dropped with it (also when the plugin lists them in
+	// ips), and a plugin is listed among a family's owners only for
+	// addresses of its that were kept.
 	ConflictAggregate
 )
 
@@ -80,7 +83,7 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 			continue
 		}
 		rec.Plugins[c.plugin] = n
-		pluginAddrs := api.NetworkAddresses(n)
+		pluginAddrs := slices.DeleteFunc(api.NetworkAddresses(n), droppedAddresses(n, c.plugin, rec.Owners, policy))
 		byFamily := map[string][]netip.Addr{}
 		for _, a := range pluginAddrs {
 			k := api.FamilyOwnerKey(a)
@@ -122,6 +125,8 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 			} else if ok {
 				out.Interfaces = slices.DeleteFunc(out.Interfaces, func(x *api.NetworkInterface) bool { return x.GetName() == itf.GetName() })
 				out.Interfaces = append(out.Interfaces, itf)
+			} else if len(itf.GetAddresses()) > 0 {
+				warnings[len(warnings)-1] += fmt.Sprintf("; its addresses %s are dropped too", strings.Join(itf.GetAddresses(), ", "))
 			}
 		}
 		for _, r := range n.GetRoutes() {
@@ -195,6 +200,27 @@ func checkRouteInterfaces(rec *api.PodNetworkRecord) error {
 		return &RouteInterfaceError{Plugin: rec.GetOwners()[api.OwnerRoute(r.GetDestination())], Route: routeString(r), Interface: dev}
 	}
 	return nil
+}
+
+// droppedAddresses returns a predicate matching the addresses of the
+// interfaces of n that ConflictAggregate drops because another plugin
+// already owns their names: those addresses are dropped with them, from
+// the pod's addresses and from plugin's share of the family owners, even
+// when n also lists them in ips. Under ConflictFail nothing is dropped.
+func droppedAddresses(n *api.PodSandboxNetwork, plugin string, owners map[string]string, policy ConflictPolicy) func(netip.Addr) bool {
+	dropped := map[netip.Addr]bool{}
+	for _, itf := range n.GetInterfaces() {
+		prev, owned := owners[api.OwnerInterface(itf.GetName())]
+		if policy != ConflictAggregate || !owned || prev == plugin {
+			continue
+		}
+		for _, s := range itf.GetAddresses() {
+			if p, err := netip.ParsePrefix(s); err == nil {
+				dropped[p.Addr()] = true
+			}
+		}
+	}
+	return func(a netip.Addr) bool { return dropped[a] }
 }
 
 // orderAddresses puts the primary address first (by preference), then the
