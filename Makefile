@@ -29,8 +29,18 @@ NRINET_SOAK_CYCLES ?= 10000
 soak:
 	NRINET_SOAK_CYCLES=$(NRINET_SOAK_CYCLES) $(GO) test -race -count=1 -timeout 30m -run '^TestPodnet_Cycles$$' -v ./plugins/podnet
 
+# Every fuzz target of the repository, FUZZTIME each, one after the other:
+# go test -fuzz takes one package and a pattern matching one target. Each
+# runs from its package's directory, so targets of test/interop (its own
+# module) are found too. Crashers land in <package>/testdata/fuzz/<Target>/.
+FUZZTIME ?= 10s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./mux
+	@set -e; for file in $$(grep -rl --include='*_test.go' --exclude-dir=testdata '^func Fuzz' . | sort); do \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+			echo "== $$(dirname $$file) $$target ($(FUZZTIME))"; \
+			(cd $$(dirname $$file) && $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) .); \
+		done; \
+	done
 
 demo:
 	$(GO) run ./cmd/nrinet-demo

@@ -31,6 +31,12 @@ type VTMessage interface {
 // same; maps, which the generic codec walks through reflection with an
 // allocation per entry, become much cheaper. The wrapper exposes the
 // message's own reflection for everything else.
+//
+// Decoding accepts exactly the input protobuf-go accepts and gives the
+// same message: one pass over the input makes the checks vtprotobuf
+// skips (UTF-8 strings, varint overflow, ...), and input that fails them,
+// or that vtprotobuf refuses, is decoded by protobuf-go instead, into the
+// message reset first.
 func Fast(m VTMessage) proto.Message { return &fast{m: m} }
 
 // FastShared is Fast, except that decoding does not copy strings: they
@@ -97,6 +103,18 @@ var fastMethods = protoiface.Methods{
 			err = f.m.UnmarshalVTUnsafe(in.Buf)
 		} else {
 			err = f.m.UnmarshalVT(in.Buf)
+		}
+		if err != nil || !strictlyValid(in.Buf, f.m.ProtoReflect().Descriptor()) {
+			// vtprotobuf refuses a known field sent with another wire
+			// type, which protobuf-go keeps as an unknown field, and
+			// accepts what strictlyValid checks, which protobuf-go
+			// refuses: on such input protobuf-go decides, so that both
+			// codecs accept the same messages and decode them alike.
+			// Without Merge, protobuf-go resets the message first.
+			err = proto.UnmarshalOptions{
+				DiscardUnknown: in.Flags&protoiface.UnmarshalDiscardUnknown != 0,
+				Resolver:       in.Resolver,
+			}.Unmarshal(in.Buf, f.m)
 		}
 		// proto3 has no required fields: the message is initialized.
 		return protoiface.UnmarshalOutput{Flags: protoiface.UnmarshalInitialized}, err

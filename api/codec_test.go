@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"fmt"
+	"maps"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -99,6 +101,49 @@ func BenchmarkCodec(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := proto.Unmarshal(data, tc.wrap(&api.PodSandbox{})); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSyncDecode decodes a Synchronize chunk of 100 pods and 300
+// containers, each with a few labels and annotations.
+func BenchmarkSyncDecode(b *testing.B) {
+	req := &api.SynchronizeRequest{}
+	for i := range 100 {
+		pod := samplePod()
+		pod.Id = fmt.Sprint("pod-", i)
+		for j := range 8 {
+			pod.Labels[fmt.Sprint("example.com/label-", j)] = fmt.Sprint("value-", i, "-", j)
+		}
+		req.Pods = append(req.Pods, pod)
+		for j := range 3 {
+			req.Containers = append(req.Containers, &api.Container{
+				Id: fmt.Sprint("ctr-", i, "-", j), PodSandboxId: pod.Id, Name: fmt.Sprint("c", j),
+				Labels: maps.Clone(pod.Labels), Annotations: map[string]string{"io.kubernetes.container.hash": "0a1b2c3d"},
+				Args: []string{"/bin/app", "--port=8080"}, Env: []string{"PATH=/usr/bin:/bin", "HOME=/root"},
+			})
+		}
+	}
+	data, err := proto.Marshal(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		wrap func(*api.SynchronizeRequest) proto.Message
+	}{
+		{"protobuf-go", func(m *api.SynchronizeRequest) proto.Message { return m }},
+		{"Fast", func(m *api.SynchronizeRequest) proto.Message { return api.Fast(m) }},
+		{"FastShared", func(m *api.SynchronizeRequest) proto.Message { return api.FastShared(m) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if err := proto.Unmarshal(data, tc.wrap(&api.SynchronizeRequest{})); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -37,22 +38,26 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidNetwork}, args...)...)
 }
 
+// limitedBroadcast is 255.255.255.255, the IPv4 limited broadcast address.
+var limitedBroadcast = netip.AddrFrom4([4]byte{255, 255, 255, 255})
+
 // ParsePodAddress parses a pod address given as a bare IP or a CIDR and
-// returns the IP. Loopback, unspecified and multicast addresses are
-// refused, and so are zones; IPv4-mapped IPv6 addresses become IPv4.
+// returns the IP. It refuses what cannot be a pod's address: loopback,
+// unspecified, multicast and link-local addresses, the limited broadcast
+// address 255.255.255.255, and zones; given as a CIDR, also the subnet's
+// network address and IPv4 broadcast address (see [NormalizeNetwork]).
+// IPv4-mapped IPv6 addresses become IPv4.
 func ParsePodAddress(s string) (netip.Addr, error) {
-	var a netip.Addr
 	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return a, invalid("address %q: %v", s, err)
-		}
-		a = p.Addr()
-	} else {
-		var err error
-		if a, err = netip.ParseAddr(s); err != nil {
-			return a, invalid("address %q: %v", s, err)
-		}
+		p, err := parsePodPrefix(s)
+		return p.Addr(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, invalid("address %q: %v", s, err)
+	}
+	if a.Zone() != "" { // before Unmap, which drops it
+		return netip.Addr{}, invalid("address %q: zones are not allowed", s)
 	}
 	a = a.Unmap() // check what the address will be
 	if err := checkPodAddr(s, a); err != nil {
@@ -61,6 +66,7 @@ func ParsePodAddress(s string) (netip.Addr, error) {
 	return a, nil
 }
 
+// checkPodAddr returns why a, written s, cannot be a pod's address, or nil.
 func checkPodAddr(s string, a netip.Addr) error {
 	switch {
 	case a.Zone() != "":
@@ -71,25 +77,51 @@ func checkPodAddr(s string, a netip.Addr) error {
 		return invalid("address %q is unspecified", s)
 	case a.IsMulticast():
 		return invalid("address %q is a multicast address", s)
+	case a.IsLinkLocalUnicast():
+		return invalid("address %q is a link-local address", s)
+	case a == limitedBroadcast:
+		return invalid("address %q is the limited broadcast address", s)
 	}
 	return nil
 }
 
-// parseInterfaceAddress parses an interface address, which must be a CIDR
-// such as "198.18.0.5/24", and returns it with its host bits.
-func parseInterfaceAddress(s string) (netip.Prefix, error) {
+// parsePodPrefix parses a pod address given as a CIDR, such as
+// "198.18.0.5/24", and returns it unmapped, with its host bits. Besides
+// what checkPodAddr refuses, the address must not be the subnet's network
+// address (host bits all zero) nor, for IPv4, its broadcast address (host
+// bits all ones); IPv4 /31 and /32 and IPv6 /127 and /128 have no such
+// addresses (RFC 3021, RFC 6164).
+func parsePodPrefix(s string) (netip.Prefix, error) {
 	p, err := netip.ParsePrefix(s)
 	if err != nil {
-		return p, invalid("interface address %q: want a CIDR such as 198.18.0.5/24: %v", s, err)
+		return netip.Prefix{}, invalid("address %q: want a CIDR such as 198.18.0.5/24: %v", s, err)
 	}
-	p, err = unmapPrefix(s, p)
-	if err != nil {
-		return p, err
+	if p, err = unmapPrefix(s, p); err != nil {
+		return netip.Prefix{}, err
 	}
-	if err := checkPodAddr(s, p.Addr()); err != nil {
-		return p, err
+	a := p.Addr()
+	if err := checkPodAddr(s, a); err != nil {
+		return netip.Prefix{}, err
+	}
+	if p.Bits() >= a.BitLen()-1 {
+		return p, nil
+	}
+	subnet := p.Masked()
+	if a == subnet.Addr() {
+		return netip.Prefix{}, invalid("address %q is the network address of %s", s, subnet)
+	}
+	if a.Is4() && a == lastAddr(subnet) {
+		return netip.Prefix{}, invalid("address %q is the broadcast address of %s", s, subnet)
 	}
 	return p, nil
+}
+
+// lastAddr returns the last address of an IPv4 prefix.
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Addr().As4()
+	v := binary.BigEndian.Uint32(b[:]) | (1<<(32-p.Bits()) - 1)
+	binary.BigEndian.PutUint32(b[:], v)
+	return netip.AddrFrom4(b)
 }
 
 // unmapPrefix turns an IPv4-mapped IPv6 prefix into the IPv4 prefix.
@@ -101,6 +133,13 @@ func unmapPrefix(s string, p netip.Prefix) (netip.Prefix, error) {
 		return p, invalid("%q: prefix too short for an IPv4-mapped address", s)
 	}
 	return netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96), nil
+}
+
+// isUnicast reports whether a, unmapped, can be a host's address: not
+// unspecified, multicast or the limited broadcast address. Gateways and
+// DNS servers may be link-local (fe80::1 is the usual IPv6 gateway).
+func isUnicast(a netip.Addr) bool {
+	return !a.IsUnspecified() && !a.IsMulticast() && a != limitedBroadcast
 }
 
 // checkIfName checks an interface name the way the kernel would.
@@ -118,20 +157,49 @@ func checkIfName(what, name string) error {
 
 // NormalizeNetwork validates n and returns a normalized copy: addresses in
 // canonical form (ips as bare IPs, interface addresses as CIDRs, route
-// destinations as masked prefixes), MACs in lower-case colon form. The
-// error names the offending value. A nil network normalizes to nil.
+// destinations as masked prefixes), MACs in lower-case colon form. A nil
+// network normalizes to nil.
+//
+// It refuses, with an error wrapping [ErrInvalidNetwork] and naming the
+// value:
+//   - a pod address (in ips or on an interface) that does not parse, is
+//     zoned, loopback, unspecified, multicast, link-local (169.254.0.0/16,
+//     fe80::/10) or 255.255.255.255;
+//   - a pod address given as a CIDR that is its subnet's network address
+//     (host bits all zero) or IPv4 broadcast address (host bits all ones),
+//     except in IPv4 /31 and /32 and IPv6 /127 and /128 subnets;
+//   - an address listed twice in ips, or on two interfaces, or twice on
+//     one (an address in ips that is also an interface's is normal);
+//   - an interface address that is not a CIDR, an interface name the
+//     kernel would refuse or listed twice, a MAC that is not 48 bits, an
+//     MTU outside 68..65535;
+//   - a route destination that is not a prefix (or "default"), a route to
+//     a destination listed twice, a gateway of the other family or that is
+//     zoned, loopback, unspecified, multicast or 255.255.255.255;
+//   - a DNS server that is not an IP address, or is zoned, unspecified,
+//     multicast or 255.255.255.255; an empty DNS search or option, or one
+//     with white space; an empty info key.
+//
+// Whether a route's interface exists is not checked here: it may belong
+// to another plugin's part of the pod's network.
 func NormalizeNetwork(n *PodSandboxNetwork) (*PodSandboxNetwork, error) {
 	if n == nil {
 		return nil, nil
 	}
 	out := &PodSandboxNetwork{}
+	ips := map[netip.Addr]bool{}
 	for _, s := range n.GetIps() {
 		a, err := ParsePodAddress(s)
 		if err != nil {
 			return nil, err
 		}
-		out.Ips = appendUnique(out.Ips, a.String())
+		if ips[a] {
+			return nil, invalid("address %q: %s is listed twice in ips", s, a)
+		}
+		ips[a] = true
+		out.Ips = append(out.Ips, a.String())
 	}
+	onItf := map[netip.Addr]string{} // interface address -> interface name
 	names := map[string]bool{}
 	for _, itf := range n.GetInterfaces() {
 		if err := checkIfName("interface", itf.GetName()); err != nil {
@@ -153,11 +221,15 @@ func NormalizeNetwork(n *PodSandboxNetwork) (*PodSandboxNetwork, error) {
 			return nil, invalid("interface %q: MTU %d is outside 68..65535", itf.GetName(), mtu)
 		}
 		for _, s := range itf.GetAddresses() {
-			p, err := parseInterfaceAddress(s)
+			p, err := parsePodPrefix(s)
 			if err != nil {
 				return nil, fmt.Errorf("interface %q: %w", itf.GetName(), err)
 			}
-			ni.Addresses = appendUnique(ni.Addresses, p.String())
+			if other, ok := onItf[p.Addr()]; ok {
+				return nil, invalid("interface %q: address %q: %s is already an address of interface %q", itf.GetName(), s, p.Addr(), other)
+			}
+			onItf[p.Addr()] = itf.GetName()
+			ni.Addresses = append(ni.Addresses, p.String())
 		}
 		out.Interfaces = append(out.Interfaces, ni)
 	}
@@ -177,10 +249,10 @@ func NormalizeNetwork(n *PodSandboxNetwork) (*PodSandboxNetwork, error) {
 		nd := &NetworkDNS{Searches: slices.Clone(d.GetSearches()), Options: slices.Clone(d.GetOptions())}
 		for _, s := range d.GetServers() {
 			a, err := netip.ParseAddr(s)
-			a = a.Unmap()
-			if err != nil || a.IsUnspecified() || a.IsMulticast() || a.Zone() != "" {
+			if err != nil || a.Zone() != "" || !isUnicast(a.Unmap()) {
 				return nil, invalid("DNS server %q is not a usable IP address", s)
 			}
+			a = a.Unmap()
 			nd.Servers = append(nd.Servers, a.String())
 		}
 		for _, s := range append(slices.Clone(nd.Searches), nd.Options...) {
@@ -226,14 +298,14 @@ func normalizeRoute(r *NetworkRoute) (*NetworkRoute, error) {
 		if err != nil {
 			return nil, invalid("route to %q: gateway %q: %v", nr.Destination, gw, err)
 		}
-		a = a.Unmap()
-		if a.Zone() != "" {
+		if a.Zone() != "" { // before Unmap, which drops it
 			return nil, invalid("route to %q: gateway %q: zones are not allowed", nr.Destination, gw)
 		}
+		a = a.Unmap()
 		if a.Is4() != p.Addr().Is4() {
 			return nil, invalid("route to %q: gateway %q is of the other IP family", nr.Destination, gw)
 		}
-		if a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() {
+		if !isUnicast(a) || a.IsLoopback() {
 			return nil, invalid("route to %q: gateway %q is not a usable next hop", nr.Destination, gw)
 		}
 		nr.Gateway = a.String()
@@ -277,11 +349,4 @@ func FamilyOwnerKey(a netip.Addr) string {
 		return OwnerIPv4
 	}
 	return OwnerIPv6
-}
-
-func appendUnique(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -27,13 +28,31 @@ const (
 	PluginIdxEnv = "NRI_PLUGIN_IDX"
 )
 
-// ValidatePluginName checks that name is a usable plugin name: not empty
-// and made only of ASCII letters, digits and the characters "_.+-".
+// MaxPluginNameLen is the longest plugin name, in bytes. Upstream NRI
+// (containerd/nri v0.12.5) allows the same characters but sets no bound;
+// 128 is about four times the longest name in use (nri-plugins' names
+// are under 40), keeps every log line, metric label, owner record and
+// error that carries a name small, and leaves "NN-name.conf" well under
+// the 255-byte file name limit.
+const MaxPluginNameLen = 128
+
+// ValidatePluginName checks that name is a usable plugin name: 1 to
+// MaxPluginNameLen bytes, made only of ASCII letters, digits and the
+// characters "_.+-" (so printable, without white space).
 func ValidatePluginName(name string) error {
 	if reason := checkPluginName(name); reason != "" {
-		return fmt.Errorf("api: invalid plugin name %q: %s", name, reason)
+		return fmt.Errorf("api: invalid plugin name %s: %s", quoteName(name), reason)
 	}
 	return nil
+}
+
+// quoteName quotes a name for an error message, cut short if it is longer
+// than any valid name.
+func quoteName(name string) string {
+	if len(name) > MaxPluginNameLen {
+		return strconv.Quote(name[:32]) + "..."
+	}
+	return strconv.Quote(name)
 }
 
 // ValidatePluginIndex checks that idx is a plugin index: exactly two ASCII
@@ -75,6 +94,9 @@ func FullPluginName(idx, name string) string {
 func checkPluginName(name string) string {
 	if name == "" {
 		return "must not be empty"
+	}
+	if len(name) > MaxPluginNameLen {
+		return fmt.Sprintf("%d bytes, more than the limit of %d", len(name), MaxPluginNameLen)
 	}
 	for i, r := range name {
 		if !isNameChar(r) {

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/nrinet/nrinet/api"
@@ -21,6 +22,13 @@ func TestValidatePluginName(t *testing.T) {
 		{name: "a/b", wantErr: `api: invalid plugin name "a/b": invalid character '/' at offset 1`},
 		{name: "ü", wantErr: `api: invalid plugin name "ü": invalid character 'ü' at offset 0`},
 		{name: "x\n", wantErr: `api: invalid plugin name "x\n": invalid character '\n' at offset 1`},
+		{name: "x\x00", wantErr: `api: invalid plugin name "x\x00": invalid character '\x00' at offset 1`},
+		{name: "\x7f", wantErr: `api: invalid plugin name "\x7f": invalid character '\x7f' at offset 0`},
+		{name: "a\tb", wantErr: `api: invalid plugin name "a\tb": invalid character '\t' at offset 1`},
+		{name: "\u200bx", wantErr: `api: invalid plugin name "\u200bx": invalid character '\u200b' at offset 0`},
+		{name: strings.Repeat("n", 128)},
+		{name: strings.Repeat("n", 129), wantErr: `api: invalid plugin name "` + strings.Repeat("n", 32) + `"...: 129 bytes, more than the limit of 128`},
+		{name: strings.Repeat("n", 4096), wantErr: `api: invalid plugin name "` + strings.Repeat("n", 32) + `"...: 4096 bytes, more than the limit of 128`},
 	}
 	for _, tt := range tests {
 		checkErr(t, fmt.Sprintf("ValidatePluginName(%q)", tt.name), api.ValidatePluginName(tt.name), tt.wantErr)
@@ -63,6 +71,8 @@ func TestParsePluginFileName(t *testing.T) {
 		{base: "ab-logger", wantErr: `api: invalid plugin file name "ab-logger": index must be two digits`},
 		{base: "10-", wantErr: `api: invalid plugin file name "10-": name must not be empty`},
 		{base: "10-a b", wantErr: `api: invalid plugin file name "10-a b": name invalid character ' ' at offset 1`},
+		{base: "10-" + strings.Repeat("n", 128), wantIdx: "10", wantName: strings.Repeat("n", 128)},
+		{base: "10-" + strings.Repeat("n", 129), wantErr: `api: invalid plugin file name "10-` + strings.Repeat("n", 129) + `": name 129 bytes, more than the limit of 128`},
 	}
 	for _, tt := range tests {
 		idx, name, err := api.ParsePluginFileName(tt.base)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nrinet/nrinet/api"
@@ -119,6 +120,11 @@ func TestRequiredPlugins(t *testing.T) {
 			name:        "bad name",
 			annotations: map[string]string{key: `["my plugin"]`},
 			wantErr:     `invalid annotation "required-plugins.noderesource.dev": value "[\"my plugin\"]": entry 0 "my plugin": invalid character ' ' at offset 2`,
+		},
+		{
+			name:        "name too long",
+			annotations: map[string]string{key: `["` + strings.Repeat("n", 129) + `"]`},
+			wantErr:     `invalid annotation "required-plugins.noderesource.dev": value "[\"` + strings.Repeat("n", 129) + `\"]": entry 0 "` + strings.Repeat("n", 129) + `": 129 bytes, more than the limit of 128`,
 		},
 	}
 	for _, tt := range tests {

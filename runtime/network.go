@@ -23,7 +23,10 @@ const (
 	// ConflictAggregate appends a later plugin's addresses to those of the
 	// same family, dropping duplicates; for interfaces, routes, DNS and
 	// info entries the first plugin keeps what it set and the later
-	// plugin's value is dropped with a warning.
+	// plugin's value is dropped with a warning. The addresses of a dropped
+	// interface are dropped with it (also when the plugin lists them in
+	// ips), and a plugin is listed among a family's owners only for
+	// addresses of its that were kept.
 	ConflictAggregate
 )
 
@@ -50,6 +53,9 @@ type contribution struct {
 // pod network with an owner per part. Under ConflictFail a part set by two
 // plugins is a *ConflictError; under ConflictAggregate the conflicts are
 // resolved as documented on ConflictAggregate and described in warnings.
+// Under either policy, a route through an interface that the merged
+// network does not have is a *RouteInterfaceError naming the plugin that
+// set the route.
 func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPreference) (*api.PodNetworkRecord, []string, error) {
 	rec := &api.PodNetworkRecord{Network: &api.PodSandboxNetwork{}, Owners: map[string]string{}, Plugins: map[string]*api.PodSandboxNetwork{}}
 	var (
@@ -77,7 +83,7 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 			continue
 		}
 		rec.Plugins[c.plugin] = n
-		pluginAddrs := api.NetworkAddresses(n)
+		pluginAddrs := slices.DeleteFunc(api.NetworkAddresses(n), droppedAddresses(n, c.plugin, rec.Owners, policy))
 		byFamily := map[string][]netip.Addr{}
 		for _, a := range pluginAddrs {
 			k := api.FamilyOwnerKey(a)
@@ -119,6 +125,8 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 			} else if ok {
 				out.Interfaces = slices.DeleteFunc(out.Interfaces, func(x *api.NetworkInterface) bool { return x.GetName() == itf.GetName() })
 				out.Interfaces = append(out.Interfaces, itf)
+			} else if len(itf.GetAddresses()) > 0 {
+				warnings[len(warnings)-1] += fmt.Sprintf("; its addresses %s are dropped too", strings.Join(itf.GetAddresses(), ", "))
 			}
 		}
 		for _, r := range n.GetRoutes() {
@@ -154,7 +162,65 @@ func mergeNetworks(parts []contribution, policy ConflictPolicy, pref FamilyPrefe
 	for _, a := range orderAddresses(addrs, pref) {
 		out.Ips = append(out.Ips, a.String())
 	}
+	if err := checkRouteInterfaces(rec); err != nil {
+		return nil, nil, err
+	}
 	return rec, warnings, nil
+}
+
+// RouteInterfaceError reports a route through an interface that no part
+// of the pod's network has. A plugin may route through an interface
+// another plugin created, but the interface must be in the merged
+// network. It wraps api.ErrInvalidNetwork.
+type RouteInterfaceError struct {
+	// Plugin set the route; its full name, "NN-name".
+	Plugin string
+	// Route is the route, e.g. "198.18.1.0/24 via 198.18.0.1 dev eth1".
+	Route string
+	// Interface is the interface the route names.
+	Interface string
+}
+
+func (e *RouteInterfaceError) Error() string {
+	return fmt.Sprintf("plugin %q: route %s: %v: the pod's network has no interface %q", e.Plugin, e.Route, api.ErrInvalidNetwork, e.Interface)
+}
+
+// Unwrap returns api.ErrInvalidNetwork.
+func (e *RouteInterfaceError) Unwrap() error { return api.ErrInvalidNetwork }
+
+// checkRouteInterfaces returns a *RouteInterfaceError for the first
+// route of the merged network whose interface it does not have.
+func checkRouteInterfaces(rec *api.PodNetworkRecord) error {
+	n := rec.GetNetwork()
+	for _, r := range n.GetRoutes() {
+		dev := r.GetInterface()
+		if dev == "" || slices.ContainsFunc(n.GetInterfaces(), func(x *api.NetworkInterface) bool { return x.GetName() == dev }) {
+			continue
+		}
+		return &RouteInterfaceError{Plugin: rec.GetOwners()[api.OwnerRoute(r.GetDestination())], Route: routeString(r), Interface: dev}
+	}
+	return nil
+}
+
+// droppedAddresses returns a predicate matching the addresses of the
+// interfaces of n that ConflictAggregate drops because another plugin
+// already owns their names: those addresses are dropped with them, from
+// the pod's addresses and from plugin's share of the family owners, even
+// when n also lists them in ips. Under ConflictFail nothing is dropped.
+func droppedAddresses(n *api.PodSandboxNetwork, plugin string, owners map[string]string, policy ConflictPolicy) func(netip.Addr) bool {
+	dropped := map[netip.Addr]bool{}
+	for _, itf := range n.GetInterfaces() {
+		prev, owned := owners[api.OwnerInterface(itf.GetName())]
+		if policy != ConflictAggregate || !owned || prev == plugin {
+			continue
+		}
+		for _, s := range itf.GetAddresses() {
+			if p, err := netip.ParsePrefix(s); err == nil {
+				dropped[p.Addr()] = true
+			}
+		}
+	}
+	return func(a netip.Addr) bool { return dropped[a] }
 }
 
 // orderAddresses puts the primary address first (by preference), then the
