@@ -566,3 +566,28 @@ func TestHardening_AllowedPluginUIDs(t *testing.T) {
 	}
 	e.startPlugin(newRecorder(), "10", "root") // root may
 }
+
+// TestHardening_StatusWithBadRouteIsStale: a plugin whose status answer
+// routes through an interface the pod does not have keeps its stored part,
+// marked stale; the status call does not fail.
+func TestHardening_StatusWithBadRouteIsStale(t *testing.T) {
+	e := newEnv(t)
+	good := &api.PodSandboxNetwork{Interfaces: []*api.NetworkInterface{{Name: "eth0", Addresses: []string{"198.18.0.5/24"}}}}
+	bad := &api.PodSandboxNetwork{
+		Interfaces: []*api.NetworkInterface{{Name: "eth0", Addresses: []string{"198.18.0.5/24"}}},
+		Routes:     []*api.NetworkRoute{{Destination: "198.18.9.0/24", Interface: "eth9"}},
+	}
+	e.startNetPlugin(netScript{Name: "net", Idx: "10", Network: pj(good), StatusNetwork: pj(bad)})
+	pod := netPod(1)
+	last, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := e.rt.PodSandboxStatus(context.Background(), pod, last, true)
+	if err != nil {
+		t.Fatalf("PodSandboxStatus failed because of a plugin's answer: %v", err)
+	}
+	if len(rec.GetNetwork().GetRoutes()) != 0 || !strings.Contains(rec.GetStale()["10-net"], `no interface "eth9"`) {
+		t.Errorf("status = %v, want the stored part, 10-net stale for its route via eth9", rec)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -211,7 +213,7 @@ func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *ap
 			stale[name] = "plugin not connected"
 		}
 	}
-	rec, err := r.mergeStatus(pod, last, parts, stale)
+	rec, err := r.mergeStatus(last, parts, stale)
 	if err != nil {
 		return nil, err
 	}
@@ -224,41 +226,72 @@ func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *ap
 	return rec, nil
 }
 
-// mergeStatus merges the parts. When a plugin's new part conflicts with
-// another plugin's, the plugin whose part changed keeps its old part and
-// is marked stale with the conflict. Parts that conflict although neither
-// changed (a record the runtime stored inconsistently) leave the stored
-// record as it was, with both plugins marked stale.
-func (r *Runtime) mergeStatus(pod *api.PodSandbox, last *api.PodNetworkRecord, parts map[string]*api.PodSandboxNetwork, stale map[string]string) (*api.PodNetworkRecord, error) {
+// mergeStatus merges the parts. When a plugin's new part does not merge
+// (it conflicts with another plugin's, routes through an interface no part
+// has, or drops the interface another plugin's route uses), the plugin
+// whose part changed keeps its old part and is marked stale with the
+// reason. Parts that do not merge although none changed (a record the
+// runtime stored inconsistently) leave the stored record as it was, with
+// the plugins involved marked stale. A status round never fails because
+// of what a plugin reported.
+func (r *Runtime) mergeStatus(last *api.PodNetworkRecord, parts map[string]*api.PodSandboxNetwork, stale map[string]string) (*api.PodNetworkRecord, error) {
 	oldParts := partsOf(last)
 	changed := func(name string) bool { return !proto.Equal(parts[name], oldParts[name]) }
+	stored := func(why string, plugins ...string) *api.PodNetworkRecord {
+		for _, name := range plugins {
+			stale[name] = why
+		}
+		out := proto.CloneOf(last)
+		if out == nil {
+			out = &api.PodNetworkRecord{}
+		}
+		return out
+	}
 	for range len(parts) + 1 {
 		rec, _, err := mergeNetworks(ordered(parts), r.cfg.conflictPolicy, r.cfg.familyPreference)
+		if err == nil {
+			return rec, nil
+		}
+		// The plugins that may be at fault, most likely first.
+		var suspects []string
+		why := "reported a network that does not merge: "
 		var cerr *ConflictError
-		if !errors.As(err, &cerr) {
-			return rec, err
-		}
-		culprit := cerr.Plugin
-		if !changed(culprit) {
-			culprit = cerr.Owner
-		}
-		if !changed(culprit) {
-			stale[cerr.Plugin] = "stored part conflicts: " + err.Error()
-			stale[cerr.Owner] = "stored part conflicts: " + err.Error()
-			out := proto.CloneOf(last)
-			if out == nil {
-				out = &api.PodNetworkRecord{}
+		var rerr *RouteInterfaceError
+		switch {
+		case errors.As(err, &cerr):
+			suspects = []string{cerr.Plugin, cerr.Owner}
+			why = "reported a conflicting network: "
+		case errors.As(err, &rerr):
+			// The route's plugin, or one that dropped the interface.
+			suspects = []string{rerr.Plugin}
+			for _, name := range slices.Sorted(maps.Keys(oldParts)) {
+				if slices.ContainsFunc(oldParts[name].GetInterfaces(), func(i *api.NetworkInterface) bool { return i.GetName() == rerr.Interface }) {
+					suspects = append(suspects, name)
+				}
 			}
-			return out, nil
+		default:
+			return nil, err
 		}
-		stale[culprit] = "reported a conflicting network: " + err.Error()
+		i := slices.IndexFunc(suspects, changed)
+		if i < 0 {
+			// Neither changed: the stored record itself does not merge.
+			return stored("stored part does not merge: "+err.Error(), suspects...), nil
+		}
+		culprit := suspects[i]
+		stale[culprit] = why + err.Error()
 		if old, ok := oldParts[culprit]; ok {
 			parts[culprit] = old
 		} else {
 			delete(parts, culprit)
 		}
 	}
-	return nil, fmt.Errorf("runtime: PodSandboxStatus of pod %q: the plugins' parts do not merge", pod.GetId())
+	var all []string
+	for name := range parts {
+		if changed(name) {
+			all = append(all, name)
+		}
+	}
+	return stored("the plugins' new parts do not merge", all...), nil
 }
 
 // statusNetwork reads a plugin's answer to PodSandboxStatus: its network,
