@@ -18,7 +18,6 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/testutil"
-	"github.com/nrinet/nrinet/ipam"
 	"github.com/nrinet/nrinet/plugins/podnet"
 	"github.com/nrinet/nrinet/runtime"
 )
@@ -257,24 +256,7 @@ func (e *extEnv) removePod(pod *api.PodSandbox) {
 // plugin must not be running (it holds the database's lock).
 func (e *extEnv) owners() []string {
 	e.t.Helper()
-	icfg, err := ipam.ParseConfig(e.cfg.Subnets, nil, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	a, err := ipam.Open(filepath.Join(e.cfg.StateDir, "ipam.db"), icfg, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer a.Close()
-	if err := a.Check(); err != nil {
-		e.t.Fatalf("allocator inconsistent: %v", err)
-	}
-	o, err := a.Owners()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	slices.Sort(o)
-	return o
+	return allocationOwners(e.t, e.cfg)
 }
 
 // TestPodnet_ReleasesPodsRemovedWhileAway: nri-podnet is killed; pods are

@@ -146,22 +146,31 @@ func (e *env) pod(i int) (*api.PodSandbox, string) {
 // lists the pods holding addresses.
 func (e *env) owners() []string {
 	e.t.Helper()
-	icfg, err := ipam.ParseConfig(e.cfg.Subnets, nil, nil)
+	return allocationOwners(e.t, e.cfg)
+}
+
+// allocationOwners opens the allocator of a plugin with configuration cfg
+// (the plugin must be stopped: it holds the database's lock), checks it,
+// and lists the pods holding addresses, sorted.
+func allocationOwners(t testing.TB, cfg podnet.Config) []string {
+	t.Helper()
+	icfg, err := ipam.ParseConfig(cfg.Subnets, nil, nil)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	a, err := ipam.Open(filepath.Join(e.cfg.StateDir, "ipam.db"), icfg, nil)
+	a, err := ipam.Open(filepath.Join(cfg.StateDir, "ipam.db"), icfg, nil)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer a.Close()
 	if err := a.Check(); err != nil {
-		e.t.Fatalf("allocator inconsistent: %v", err)
+		t.Fatalf("allocator inconsistent: %v", err)
 	}
 	o, err := a.Owners()
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
+	slices.Sort(o)
 	return o
 }
 

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,29 +59,12 @@ type daemon struct {
 	criSock string
 	nriSock string
 	bridge  string
-	log     *syncBuffer
+	log     *testutil.LogBuffer
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	ids     []string // sandboxes created, whose namespaces cleanup deletes
 }
 
-// syncBuffer is a concurrency-safe process log.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // newDaemon writes a configuration and starts nrinetd.
 func newDaemon(t testing.TB, cfg daemonConfig) *daemon {
@@ -95,7 +77,7 @@ func newDaemon(t testing.TB, cfg daemonConfig) *daemon {
 	d := &daemon{
 		t: t, dir: dir, conf: filepath.Join(dir, "nrinetd.toml"),
 		criSock: filepath.Join(dir, "cri.sock"), nriSock: filepath.Join(dir, "nri.sock"),
-		log: &syncBuffer{},
+		log: &testutil.LogBuffer{},
 	}
 	t.Cleanup(func() {
 		d.stop()
