@@ -65,7 +65,6 @@ type daemon struct {
 	ids     []string // sandboxes created, whose namespaces cleanup deletes
 }
 
-
 // newDaemon writes a configuration and starts nrinetd.
 func newDaemon(t testing.TB, cfg daemonConfig) *daemon {
 	t.Helper()
