@@ -241,16 +241,23 @@ func (r *Runtime) bounded(ctx context.Context, timeout time.Duration, fn func(co
 		done <- callResult{err: err, late: cctx.Err() != nil}
 		cancel()
 	}()
+	var res callResult
 	select {
-	case res := <-done:
-		if res.late {
-			return fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
-		}
-		return res.err
+	case res = <-done:
 	case <-cctx.Done():
-		if ctx.Err() != nil {
-			return fmt.Errorf("gave up waiting: %w", ctx.Err())
+		// fn may have answered in time and cancelled cctx itself on
+		// its way out: its answer, with its own late flag, wins.
+		select {
+		case res = <-done:
+		default:
+			res.late = true
 		}
-		return fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
 	}
+	switch {
+	case !res.late:
+		return res.err
+	case ctx.Err() != nil:
+		return fmt.Errorf("gave up waiting: %w", ctx.Err())
+	}
+	return fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
 }

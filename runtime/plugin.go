@@ -58,10 +58,6 @@ type plugin struct {
 	events       api.EventMask
 	policy       *api.FailurePolicy
 	fallback     api.EventMask // events delivered through StateChange
-	// synced holds the pods and containers of the plugin's Synchronize
-	// whose creation it has not been sent since (join.go), until they
-	// are created or removed.
-	synced   map[string]bool
 	closeErr error
 	// staleWarned is when the plugin's failing status answers were last
 	// reported at warning level; staleSuppressed counts those since.
@@ -223,11 +219,15 @@ func (p *plugin) close(reason error) {
 // the connection and gives a launched plugin until ctx ends to exit.
 func (p *plugin) shutdown(ctx context.Context) {
 	if !p.isClosed() {
-		sctx, cancel := context.WithTimeout(ctx, p.r.cfg.requestTimeout)
-		if _, err := rpc[api.Empty](sctx, p, "Shutdown", &api.Empty{}); err != nil {
+		// Through invoke, so that a plugin that stopped reading cannot
+		// hold Stop past its context.
+		_, err := p.invoke(ctx, "Shutdown", p.r.cfg.requestTimeout, func(ctx context.Context) error {
+			_, err := rpc[api.Empty](ctx, p, "Shutdown", &api.Empty{})
+			return err
+		})
+		if err != nil {
 			p.logger().Debug("Shutdown request failed", "error", err)
 		}
-		cancel()
 	}
 	p.close(ErrClosed)
 	if p.cmd != nil {

@@ -104,8 +104,8 @@ func (r *Runtime) Start(ctx context.Context) error {
 		return ErrClosed
 	}
 	r.listener = l
+	r.wg.Add(1) // under mu, ordered with Stop as track() is
 	r.mu.Unlock()
-	r.wg.Add(1)
 	go r.acceptLoop(l)
 	r.log.Info("accepting NRI plugins", "socket", r.cfg.socketPath)
 	return nil
