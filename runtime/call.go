@@ -40,13 +40,20 @@ const maxLateCalls = 8
 // for; it ends when the plugin answers or the connection's write timeout
 // (the request timeout) breaks the connection.
 func (p *plugin) invoke(ctx context.Context, method string, timeout time.Duration, fn func(context.Context) error) (outcome, error) {
+	return p.invokeCounted(ctx, method, timeout, fn, p.r.track)
+}
+
+// invokeCounted is invoke with count, which counts the call's goroutine
+// for Stop or reports that the Runtime stopped: Stop itself counts the
+// Shutdown it sends directly, since it waits only afterwards.
+func (p *plugin) invokeCounted(ctx context.Context, method string, timeout time.Duration, fn func(context.Context) error, count func() bool) (outcome, error) {
 	if p.isClosed() {
 		return lost, fmt.Errorf("not connected: %w", p.reason())
 	}
 	if n := p.lateCalls.Load(); n >= maxLateCalls {
 		return late, fmt.Errorf("%d earlier requests are still unanswered", n)
 	}
-	if !p.r.track() {
+	if !count() {
 		return lost, ErrClosed
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)

@@ -105,7 +105,7 @@ func (r *Runtime) launch(pi preinstalled, restarts int) (*plugin, error) {
 		api.PluginSocketEnv + "=3",
 	}
 	cmd.ExtraFiles = []*os.File{peer}
-	stdout, stderr := logWriter(log, "stdout"), logWriter(log, "stderr")
+	stdout, stderr := r.logWriter(log, "stdout"), r.logWriter(log, "stderr")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild that inherited the output pipes must not keep Wait, and
 	// with it Stop, waiting after the plugin itself exited.
@@ -164,10 +164,16 @@ func exitReason(err error) string {
 	return err.Error()
 }
 
-// logWriter returns a writer that logs each line written to it.
-func logWriter(log *slog.Logger, stream string) io.WriteCloser {
+// logWriter returns a writer that logs each line written to it, on a
+// goroutine Stop waits for (it ends when the writer is closed).
+func (r *Runtime) logWriter(log *slog.Logger, stream string) io.WriteCloser {
 	pr, pw := io.Pipe()
+	if !r.track() {
+		pr.Close() // stopping: writes fail, and nothing is logged
+		return pw
+	}
 	go func() {
+		defer r.wg.Done()
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 0, 4096), 64<<10)
 		for sc.Scan() {

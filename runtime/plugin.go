@@ -221,9 +221,12 @@ func (p *plugin) shutdown(ctx context.Context) {
 	if !p.isClosed() {
 		// Through invoke, so that a plugin that stopped reading cannot
 		// hold Stop past its context.
-		_, err := p.invoke(ctx, "Shutdown", p.r.cfg.requestTimeout, func(ctx context.Context) error {
+		_, err := p.invokeCounted(ctx, "Shutdown", p.r.cfg.requestTimeout, func(ctx context.Context) error {
 			_, err := rpc[api.Empty](ctx, p, "Shutdown", &api.Empty{})
 			return err
+		}, func() bool {
+			p.r.wg.Add(1) // Stop waits for the group only after the shutdowns
+			return true
 		})
 		if err != nil {
 			p.logger().Debug("Shutdown request failed", "error", err)
@@ -370,8 +373,21 @@ func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPl
 			err = fmt.Errorf("registration refused for %s: %w", p.labelLocked(), err)
 			p.mu.Unlock()
 			// Close after the reply is written (upstream leaves such
-			// connections open forever).
-			time.AfterFunc(100*time.Millisecond, func() { p.close(err) })
+			// connections open forever), on a goroutine Stop waits for.
+			if p.r.track() {
+				go func() {
+					defer p.r.wg.Done()
+					t := time.NewTimer(100 * time.Millisecond)
+					defer t.Stop()
+					select {
+					case <-t.C:
+					case <-p.r.ctx.Done():
+					}
+					p.close(err)
+				}()
+			} else {
+				p.close(err)
+			}
 			return nil, err
 		}
 		p.idx, p.name = req.GetPluginIdx(), req.GetPluginName()

@@ -112,8 +112,13 @@ func (r *Runtime) Start(ctx context.Context) error {
 }
 
 // Stop stops accepting plugins, asks every joined plugin to shut down,
-// closes all connections and waits for launched plugins to exit (killing
-// those still running when ctx ends).
+// closes all connections and waits for launched plugins to exit and for
+// every goroutine of the Runtime, including the callbacks it runs
+// (EvictFunc, UpdateFunc, SyncFunc, validators), to end. When ctx ends
+// first, it kills the launched plugins still running and returns an error
+// wrapping ctx's, leaving what is left to finish in the background. A
+// callback must therefore not call Stop, nor wait for it: Stop would wait
+// for that callback until ctx ends.
 func (r *Runtime) Stop(ctx context.Context) error {
 	r.mu.Lock()
 	if r.stopped {
@@ -155,11 +160,13 @@ func (r *Runtime) Stop(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		// Kill what is still running and return: what remains (a
+		// callback of the runtime's that does not return, a killed
+		// process being reaped) finishes in the background.
 		for _, p := range append(plugins, pending...) {
 			p.kill()
 		}
-		<-done
-		return ctx.Err()
+		return fmt.Errorf("runtime: Stop: %w", ctx.Err())
 	}
 }
 

@@ -136,6 +136,12 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 	// the first caller's cancellation, bounded by the status timeout, and
 	// each caller waits only as long as its own context allows.
 	round := func() (any, error) {
+		// singleflight runs the round on a goroutine of its own: it is
+		// the Runtime's, and Stop waits for it.
+		if !r.track() {
+			return nil, ErrClosed
+		}
+		defer r.wg.Done()
 		rec, err := r.statusRound(context.WithoutCancel(ctx), pod, last, verbose)
 		if cache {
 			r.status.put(id, token, rec, r.cfg.statusCacheTTL)
@@ -150,13 +156,7 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 			// Expired recently: answer with it at once and refresh in
 			// the background, so that a plain status (the kubelet's PLEG)
 			// never waits for plugins while the cache is warm.
-			if r.track() {
-				ch := r.status.group.DoChan(key, round)
-				go func() {
-					defer r.wg.Done()
-					<-ch
-				}()
-			}
+			r.status.group.DoChan(key, round) // its channel is buffered
 			return proto.CloneOf(e.rec), nil
 		}
 	}
