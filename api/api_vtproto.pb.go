@@ -2250,6 +2250,3234 @@ func (m *PodNetworkRecord) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
+func (this *RegisterPluginRequest) EqualVT(that *RegisterPluginRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.PluginName != that.PluginName {
+		return false
+	}
+	if this.PluginIdx != that.PluginIdx {
+		return false
+	}
+	if this.NRIVersion != that.NRIVersion {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *RegisterPluginRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*RegisterPluginRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *UpdateContainersRequest) EqualVT(that *UpdateContainersRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Update) != len(that.Update) {
+		return false
+	}
+	for i, vx := range this.Update {
+		vy := that.Update[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ContainerUpdate{}
+			}
+			if q == nil {
+				q = &ContainerUpdate{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Evict) != len(that.Evict) {
+		return false
+	}
+	for i, vx := range this.Evict {
+		vy := that.Evict[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ContainerEviction{}
+			}
+			if q == nil {
+				q = &ContainerEviction{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *UpdateContainersRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*UpdateContainersRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *UpdateContainersResponse) EqualVT(that *UpdateContainersResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Failed) != len(that.Failed) {
+		return false
+	}
+	for i, vx := range this.Failed {
+		vy := that.Failed[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ContainerUpdate{}
+			}
+			if q == nil {
+				q = &ContainerUpdate{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *UpdateContainersResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*UpdateContainersResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ConfigureRequest) EqualVT(that *ConfigureRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Config != that.Config {
+		return false
+	}
+	if this.RuntimeName != that.RuntimeName {
+		return false
+	}
+	if this.RuntimeVersion != that.RuntimeVersion {
+		return false
+	}
+	if this.RegistrationTimeout != that.RegistrationTimeout {
+		return false
+	}
+	if this.RequestTimeout != that.RequestTimeout {
+		return false
+	}
+	if this.NRIVersion != that.NRIVersion {
+		return false
+	}
+	if !this.NetworkExtension.EqualVT(that.NetworkExtension) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ConfigureRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ConfigureRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ConfigureResponse) EqualVT(that *ConfigureResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Events != that.Events {
+		return false
+	}
+	if !this.FailurePolicy.EqualVT(that.FailurePolicy) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ConfigureResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ConfigureResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *FailurePolicy) EqualVT(that *FailurePolicy) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.FailRequest != that.FailRequest {
+		return false
+	}
+	if this.KeepConnected != that.KeepConnected {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *FailurePolicy) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*FailurePolicy)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *SynchronizeRequest) EqualVT(that *SynchronizeRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Pods) != len(that.Pods) {
+		return false
+	}
+	for i, vx := range this.Pods {
+		vy := that.Pods[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &PodSandbox{}
+			}
+			if q == nil {
+				q = &PodSandbox{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Containers) != len(that.Containers) {
+		return false
+	}
+	for i, vx := range this.Containers {
+		vy := that.Containers[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Container{}
+			}
+			if q == nil {
+				q = &Container{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if this.More != that.More {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *SynchronizeRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*SynchronizeRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *SynchronizeResponse) EqualVT(that *SynchronizeResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Update) != len(that.Update) {
+		return false
+	}
+	for i, vx := range this.Update {
+		vy := that.Update[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ContainerUpdate{}
+			}
+			if q == nil {
+				q = &ContainerUpdate{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if this.More != that.More {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *SynchronizeResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*SynchronizeResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *RunPodSandboxRequest) EqualVT(that *RunPodSandboxRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *RunPodSandboxRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*RunPodSandboxRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *RunPodSandboxResponse) EqualVT(that *RunPodSandboxResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Adjust.EqualVT(that.Adjust) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *RunPodSandboxResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*RunPodSandboxResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *UpdatePodSandboxRequest) EqualVT(that *UpdatePodSandboxRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.OverheadLinuxResources.EqualVT(that.OverheadLinuxResources) {
+		return false
+	}
+	if !this.LinuxResources.EqualVT(that.LinuxResources) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *UpdatePodSandboxRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*UpdatePodSandboxRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *UpdatePodSandboxResponse) EqualVT(that *UpdatePodSandboxResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *UpdatePodSandboxResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*UpdatePodSandboxResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PostUpdatePodSandboxRequest) EqualVT(that *PostUpdatePodSandboxRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PostUpdatePodSandboxRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PostUpdatePodSandboxRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PostUpdatePodSandboxResponse) EqualVT(that *PostUpdatePodSandboxResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PostUpdatePodSandboxResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PostUpdatePodSandboxResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *StopPodSandboxRequest) EqualVT(that *StopPodSandboxRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *StopPodSandboxRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*StopPodSandboxRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *StopPodSandboxResponse) EqualVT(that *StopPodSandboxResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *StopPodSandboxResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*StopPodSandboxResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *RemovePodSandboxRequest) EqualVT(that *RemovePodSandboxRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *RemovePodSandboxRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*RemovePodSandboxRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *RemovePodSandboxResponse) EqualVT(that *RemovePodSandboxResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *RemovePodSandboxResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*RemovePodSandboxResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *CreateContainerRequest) EqualVT(that *CreateContainerRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.Container.EqualVT(that.Container) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *CreateContainerRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*CreateContainerRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *CreateContainerResponse) EqualVT(that *CreateContainerResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Adjust.EqualVT(that.Adjust) {
+		return false
+	}
+	if len(this.Update) != len(that.Update) {
+		return false
+	}
+	for i, vx := range this.Update {
+		vy := that.Update[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ContainerUpdate{}
+			}
+			if q == nil {
+				q = &ContainerUpdate{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Evict) != len(that.Evict) {
+		return false
+	}
+	for i, vx := range this.Evict {
+		vy := that.Evict[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ContainerEviction{}
+			}
+			if q == nil {
+				q = &ContainerEviction{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *CreateContainerResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*CreateContainerResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PostCreateContainerRequest) EqualVT(that *PostCreateContainerRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.Container.EqualVT(that.Container) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PostCreateContainerRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PostCreateContainerRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PostCreateContainerResponse) EqualVT(that *PostCreateContainerResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PostCreateContainerResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PostCreateContainerResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *StartContainerRequest) EqualVT(that *StartContainerRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.Container.EqualVT(that.Container) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *StartContainerRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*StartContainerRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *StartContainerResponse) EqualVT(that *StartContainerResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *StartContainerResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*StartContainerResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PostStartContainerRequest) EqualVT(that *PostStartContainerRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.Container.EqualVT(that.Container) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PostStartContainerRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PostStartContainerRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PostStartContainerResponse) EqualVT(that *PostStartContainerResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PostStartContainerResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PostStartContainerResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *UpdateContainerRequest) EqualVT(that *UpdateContainerRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.Container.EqualVT(that.Container) {
+		return false
+	}
+	if !this.LinuxResources.EqualVT(that.LinuxResources) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *UpdateContainerRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*UpdateContainerRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *UpdateContainerResponse) EqualVT(that *UpdateContainerResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Update) != len(that.Update) {
+		return false
+	}
+	for i, vx := range this.Update {
+		vy := that.Update[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ContainerUpdate{}
+			}
+			if q == nil {
+				q = &ContainerUpdate{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Evict) != len(that.Evict) {
+		return false
+	}
+	for i, vx := range this.Evict {
+		vy := that.Evict[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ContainerEviction{}
+			}
+			if q == nil {
+				q = &ContainerEviction{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *UpdateContainerResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*UpdateContainerResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PostUpdateContainerRequest) EqualVT(that *PostUpdateContainerRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.Container.EqualVT(that.Container) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PostUpdateContainerRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PostUpdateContainerRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PostUpdateContainerResponse) EqualVT(that *PostUpdateContainerResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PostUpdateContainerResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PostUpdateContainerResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *StopContainerRequest) EqualVT(that *StopContainerRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.Container.EqualVT(that.Container) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *StopContainerRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*StopContainerRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *StopContainerResponse) EqualVT(that *StopContainerResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Update) != len(that.Update) {
+		return false
+	}
+	for i, vx := range this.Update {
+		vy := that.Update[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ContainerUpdate{}
+			}
+			if q == nil {
+				q = &ContainerUpdate{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *StopContainerResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*StopContainerResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *RemoveContainerRequest) EqualVT(that *RemoveContainerRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.Container.EqualVT(that.Container) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *RemoveContainerRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*RemoveContainerRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *RemoveContainerResponse) EqualVT(that *RemoveContainerResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *RemoveContainerResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*RemoveContainerResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *StateChangeEvent) EqualVT(that *StateChangeEvent) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Event != that.Event {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.Container.EqualVT(that.Container) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *StateChangeEvent) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*StateChangeEvent)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ValidateContainerAdjustmentRequest) EqualVT(that *ValidateContainerAdjustmentRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if !this.Container.EqualVT(that.Container) {
+		return false
+	}
+	if !this.Adjust.EqualVT(that.Adjust) {
+		return false
+	}
+	if len(this.Update) != len(that.Update) {
+		return false
+	}
+	for i, vx := range this.Update {
+		vy := that.Update[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ContainerUpdate{}
+			}
+			if q == nil {
+				q = &ContainerUpdate{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.Owners.EqualVT(that.Owners) {
+		return false
+	}
+	if len(this.Plugins) != len(that.Plugins) {
+		return false
+	}
+	for i, vx := range this.Plugins {
+		vy := that.Plugins[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &PluginInstance{}
+			}
+			if q == nil {
+				q = &PluginInstance{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ValidateContainerAdjustmentRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ValidateContainerAdjustmentRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PluginInstance) EqualVT(that *PluginInstance) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Name != that.Name {
+		return false
+	}
+	if this.Index != that.Index {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PluginInstance) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PluginInstance)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ValidateContainerAdjustmentResponse) EqualVT(that *ValidateContainerAdjustmentResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Reject != that.Reject {
+		return false
+	}
+	if this.Reason != that.Reason {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ValidateContainerAdjustmentResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ValidateContainerAdjustmentResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *Empty) EqualVT(that *Empty) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *Empty) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*Empty)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PodSandbox) EqualVT(that *PodSandbox) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Id != that.Id {
+		return false
+	}
+	if this.Name != that.Name {
+		return false
+	}
+	if this.Uid != that.Uid {
+		return false
+	}
+	if this.Namespace != that.Namespace {
+		return false
+	}
+	if len(this.Labels) != len(that.Labels) {
+		return false
+	}
+	for i, vx := range this.Labels {
+		vy, ok := that.Labels[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Annotations) != len(that.Annotations) {
+		return false
+	}
+	for i, vx := range this.Annotations {
+		vy, ok := that.Annotations[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if this.RuntimeHandler != that.RuntimeHandler {
+		return false
+	}
+	if !this.Linux.EqualVT(that.Linux) {
+		return false
+	}
+	if this.Pid != that.Pid {
+		return false
+	}
+	if len(this.Ips) != len(that.Ips) {
+		return false
+	}
+	for i, vx := range this.Ips {
+		vy := that.Ips[i]
+		if vx != vy {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PodSandbox) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PodSandbox)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxPodSandbox) EqualVT(that *LinuxPodSandbox) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.PodOverhead.EqualVT(that.PodOverhead) {
+		return false
+	}
+	if !this.PodResources.EqualVT(that.PodResources) {
+		return false
+	}
+	if this.CgroupParent != that.CgroupParent {
+		return false
+	}
+	if this.CgroupsPath != that.CgroupsPath {
+		return false
+	}
+	if len(this.Namespaces) != len(that.Namespaces) {
+		return false
+	}
+	for i, vx := range this.Namespaces {
+		vy := that.Namespaces[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &LinuxNamespace{}
+			}
+			if q == nil {
+				q = &LinuxNamespace{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.Resources.EqualVT(that.Resources) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxPodSandbox) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxPodSandbox)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *Container) EqualVT(that *Container) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Id != that.Id {
+		return false
+	}
+	if this.PodSandboxId != that.PodSandboxId {
+		return false
+	}
+	if this.Name != that.Name {
+		return false
+	}
+	if this.State != that.State {
+		return false
+	}
+	if len(this.Labels) != len(that.Labels) {
+		return false
+	}
+	for i, vx := range this.Labels {
+		vy, ok := that.Labels[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Annotations) != len(that.Annotations) {
+		return false
+	}
+	for i, vx := range this.Annotations {
+		vy, ok := that.Annotations[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Args) != len(that.Args) {
+		return false
+	}
+	for i, vx := range this.Args {
+		vy := that.Args[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Env) != len(that.Env) {
+		return false
+	}
+	for i, vx := range this.Env {
+		vy := that.Env[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Mounts) != len(that.Mounts) {
+		return false
+	}
+	for i, vx := range this.Mounts {
+		vy := that.Mounts[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Mount{}
+			}
+			if q == nil {
+				q = &Mount{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.Hooks.EqualVT(that.Hooks) {
+		return false
+	}
+	if !this.Linux.EqualVT(that.Linux) {
+		return false
+	}
+	if this.Pid != that.Pid {
+		return false
+	}
+	if len(this.Rlimits) != len(that.Rlimits) {
+		return false
+	}
+	for i, vx := range this.Rlimits {
+		vy := that.Rlimits[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &POSIXRlimit{}
+			}
+			if q == nil {
+				q = &POSIXRlimit{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if this.CreatedAt != that.CreatedAt {
+		return false
+	}
+	if this.StartedAt != that.StartedAt {
+		return false
+	}
+	if this.FinishedAt != that.FinishedAt {
+		return false
+	}
+	if this.ExitCode != that.ExitCode {
+		return false
+	}
+	if this.StatusReason != that.StatusReason {
+		return false
+	}
+	if this.StatusMessage != that.StatusMessage {
+		return false
+	}
+	if len(this.CDIDevices) != len(that.CDIDevices) {
+		return false
+	}
+	for i, vx := range this.CDIDevices {
+		vy := that.CDIDevices[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &CDIDevice{}
+			}
+			if q == nil {
+				q = &CDIDevice{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.User.EqualVT(that.User) {
+		return false
+	}
+	if !this.Image.EqualVT(that.Image) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *Container) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*Container)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *Image) EqualVT(that *Image) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Name != that.Name {
+		return false
+	}
+	if this.Digest != that.Digest {
+		return false
+	}
+	if this.ConfigDigest != that.ConfigDigest {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *Image) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*Image)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *Mount) EqualVT(that *Mount) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Destination != that.Destination {
+		return false
+	}
+	if this.Type != that.Type {
+		return false
+	}
+	if this.Source != that.Source {
+		return false
+	}
+	if len(this.Options) != len(that.Options) {
+		return false
+	}
+	for i, vx := range this.Options {
+		vy := that.Options[i]
+		if vx != vy {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *Mount) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*Mount)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *Hooks) EqualVT(that *Hooks) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Prestart) != len(that.Prestart) {
+		return false
+	}
+	for i, vx := range this.Prestart {
+		vy := that.Prestart[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Hook{}
+			}
+			if q == nil {
+				q = &Hook{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.CreateRuntime) != len(that.CreateRuntime) {
+		return false
+	}
+	for i, vx := range this.CreateRuntime {
+		vy := that.CreateRuntime[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Hook{}
+			}
+			if q == nil {
+				q = &Hook{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.CreateContainer) != len(that.CreateContainer) {
+		return false
+	}
+	for i, vx := range this.CreateContainer {
+		vy := that.CreateContainer[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Hook{}
+			}
+			if q == nil {
+				q = &Hook{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.StartContainer) != len(that.StartContainer) {
+		return false
+	}
+	for i, vx := range this.StartContainer {
+		vy := that.StartContainer[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Hook{}
+			}
+			if q == nil {
+				q = &Hook{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Poststart) != len(that.Poststart) {
+		return false
+	}
+	for i, vx := range this.Poststart {
+		vy := that.Poststart[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Hook{}
+			}
+			if q == nil {
+				q = &Hook{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Poststop) != len(that.Poststop) {
+		return false
+	}
+	for i, vx := range this.Poststop {
+		vy := that.Poststop[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Hook{}
+			}
+			if q == nil {
+				q = &Hook{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *Hooks) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*Hooks)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *Hook) EqualVT(that *Hook) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Path != that.Path {
+		return false
+	}
+	if len(this.Args) != len(that.Args) {
+		return false
+	}
+	for i, vx := range this.Args {
+		vy := that.Args[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Env) != len(that.Env) {
+		return false
+	}
+	for i, vx := range this.Env {
+		vy := that.Env[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if !this.Timeout.EqualVT(that.Timeout) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *Hook) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*Hook)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxContainer) EqualVT(that *LinuxContainer) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Namespaces) != len(that.Namespaces) {
+		return false
+	}
+	for i, vx := range this.Namespaces {
+		vy := that.Namespaces[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &LinuxNamespace{}
+			}
+			if q == nil {
+				q = &LinuxNamespace{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Devices) != len(that.Devices) {
+		return false
+	}
+	for i, vx := range this.Devices {
+		vy := that.Devices[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &LinuxDevice{}
+			}
+			if q == nil {
+				q = &LinuxDevice{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.Resources.EqualVT(that.Resources) {
+		return false
+	}
+	if !this.OomScoreAdj.EqualVT(that.OomScoreAdj) {
+		return false
+	}
+	if this.CgroupsPath != that.CgroupsPath {
+		return false
+	}
+	if !this.IoPriority.EqualVT(that.IoPriority) {
+		return false
+	}
+	if !this.SeccompProfile.EqualVT(that.SeccompProfile) {
+		return false
+	}
+	if !this.SeccompPolicy.EqualVT(that.SeccompPolicy) {
+		return false
+	}
+	if len(this.Sysctl) != len(that.Sysctl) {
+		return false
+	}
+	for i, vx := range this.Sysctl {
+		vy, ok := that.Sysctl[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.NetDevices) != len(that.NetDevices) {
+		return false
+	}
+	for i, vx := range this.NetDevices {
+		vy, ok := that.NetDevices[i]
+		if !ok {
+			return false
+		}
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &LinuxNetDevice{}
+			}
+			if q == nil {
+				q = &LinuxNetDevice{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.Scheduler.EqualVT(that.Scheduler) {
+		return false
+	}
+	if !this.Rdt.EqualVT(that.Rdt) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxContainer) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxContainer)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxNamespace) EqualVT(that *LinuxNamespace) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Type != that.Type {
+		return false
+	}
+	if this.Path != that.Path {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxNamespace) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxNamespace)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxDevice) EqualVT(that *LinuxDevice) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Path != that.Path {
+		return false
+	}
+	if this.Type != that.Type {
+		return false
+	}
+	if this.Major != that.Major {
+		return false
+	}
+	if this.Minor != that.Minor {
+		return false
+	}
+	if !this.FileMode.EqualVT(that.FileMode) {
+		return false
+	}
+	if !this.Uid.EqualVT(that.Uid) {
+		return false
+	}
+	if !this.Gid.EqualVT(that.Gid) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxDevice) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxDevice)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxDeviceCgroup) EqualVT(that *LinuxDeviceCgroup) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Allow != that.Allow {
+		return false
+	}
+	if this.Type != that.Type {
+		return false
+	}
+	if !this.Major.EqualVT(that.Major) {
+		return false
+	}
+	if !this.Minor.EqualVT(that.Minor) {
+		return false
+	}
+	if this.Access != that.Access {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxDeviceCgroup) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxDeviceCgroup)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *CDIDevice) EqualVT(that *CDIDevice) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Name != that.Name {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *CDIDevice) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*CDIDevice)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *User) EqualVT(that *User) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Uid != that.Uid {
+		return false
+	}
+	if this.Gid != that.Gid {
+		return false
+	}
+	if len(this.AdditionalGids) != len(that.AdditionalGids) {
+		return false
+	}
+	for i, vx := range this.AdditionalGids {
+		vy := that.AdditionalGids[i]
+		if vx != vy {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *User) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*User)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxResources) EqualVT(that *LinuxResources) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Memory.EqualVT(that.Memory) {
+		return false
+	}
+	if !this.Cpu.EqualVT(that.Cpu) {
+		return false
+	}
+	if len(this.HugepageLimits) != len(that.HugepageLimits) {
+		return false
+	}
+	for i, vx := range this.HugepageLimits {
+		vy := that.HugepageLimits[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &HugepageLimit{}
+			}
+			if q == nil {
+				q = &HugepageLimit{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.BlockioClass.EqualVT(that.BlockioClass) {
+		return false
+	}
+	if !this.RdtClass.EqualVT(that.RdtClass) {
+		return false
+	}
+	if len(this.Unified) != len(that.Unified) {
+		return false
+	}
+	for i, vx := range this.Unified {
+		vy, ok := that.Unified[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Devices) != len(that.Devices) {
+		return false
+	}
+	for i, vx := range this.Devices {
+		vy := that.Devices[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &LinuxDeviceCgroup{}
+			}
+			if q == nil {
+				q = &LinuxDeviceCgroup{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.Pids.EqualVT(that.Pids) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxResources) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxResources)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxMemory) EqualVT(that *LinuxMemory) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Limit.EqualVT(that.Limit) {
+		return false
+	}
+	if !this.Reservation.EqualVT(that.Reservation) {
+		return false
+	}
+	if !this.Swap.EqualVT(that.Swap) {
+		return false
+	}
+	if !this.Kernel.EqualVT(that.Kernel) {
+		return false
+	}
+	if !this.KernelTcp.EqualVT(that.KernelTcp) {
+		return false
+	}
+	if !this.Swappiness.EqualVT(that.Swappiness) {
+		return false
+	}
+	if !this.DisableOomKiller.EqualVT(that.DisableOomKiller) {
+		return false
+	}
+	if !this.UseHierarchy.EqualVT(that.UseHierarchy) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxMemory) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxMemory)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxCPU) EqualVT(that *LinuxCPU) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Shares.EqualVT(that.Shares) {
+		return false
+	}
+	if !this.Quota.EqualVT(that.Quota) {
+		return false
+	}
+	if !this.Period.EqualVT(that.Period) {
+		return false
+	}
+	if !this.RealtimeRuntime.EqualVT(that.RealtimeRuntime) {
+		return false
+	}
+	if !this.RealtimePeriod.EqualVT(that.RealtimePeriod) {
+		return false
+	}
+	if this.Cpus != that.Cpus {
+		return false
+	}
+	if this.Mems != that.Mems {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxCPU) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxCPU)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *HugepageLimit) EqualVT(that *HugepageLimit) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.PageSize != that.PageSize {
+		return false
+	}
+	if this.Limit != that.Limit {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *HugepageLimit) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*HugepageLimit)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *SecurityProfile) EqualVT(that *SecurityProfile) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.ProfileType != that.ProfileType {
+		return false
+	}
+	if this.LocalhostRef != that.LocalhostRef {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *SecurityProfile) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*SecurityProfile)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *POSIXRlimit) EqualVT(that *POSIXRlimit) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Type != that.Type {
+		return false
+	}
+	if this.Hard != that.Hard {
+		return false
+	}
+	if this.Soft != that.Soft {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *POSIXRlimit) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*POSIXRlimit)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxPids) EqualVT(that *LinuxPids) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Limit != that.Limit {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxPids) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxPids)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxIOPriority) EqualVT(that *LinuxIOPriority) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Class != that.Class {
+		return false
+	}
+	if this.Priority != that.Priority {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxIOPriority) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxIOPriority)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxNetDevice) EqualVT(that *LinuxNetDevice) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Name != that.Name {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxNetDevice) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxNetDevice)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxScheduler) EqualVT(that *LinuxScheduler) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Policy != that.Policy {
+		return false
+	}
+	if this.Nice != that.Nice {
+		return false
+	}
+	if this.Priority != that.Priority {
+		return false
+	}
+	if len(this.Flags) != len(that.Flags) {
+		return false
+	}
+	for i, vx := range this.Flags {
+		vy := that.Flags[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if this.Runtime != that.Runtime {
+		return false
+	}
+	if this.Deadline != that.Deadline {
+		return false
+	}
+	if this.Period != that.Period {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxScheduler) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxScheduler)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ContainerAdjustment) EqualVT(that *ContainerAdjustment) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Annotations) != len(that.Annotations) {
+		return false
+	}
+	for i, vx := range this.Annotations {
+		vy, ok := that.Annotations[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Mounts) != len(that.Mounts) {
+		return false
+	}
+	for i, vx := range this.Mounts {
+		vy := that.Mounts[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Mount{}
+			}
+			if q == nil {
+				q = &Mount{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Env) != len(that.Env) {
+		return false
+	}
+	for i, vx := range this.Env {
+		vy := that.Env[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &KeyValue{}
+			}
+			if q == nil {
+				q = &KeyValue{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.Hooks.EqualVT(that.Hooks) {
+		return false
+	}
+	if !this.Linux.EqualVT(that.Linux) {
+		return false
+	}
+	if len(this.Rlimits) != len(that.Rlimits) {
+		return false
+	}
+	for i, vx := range this.Rlimits {
+		vy := that.Rlimits[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &POSIXRlimit{}
+			}
+			if q == nil {
+				q = &POSIXRlimit{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.CDIDevices) != len(that.CDIDevices) {
+		return false
+	}
+	for i, vx := range this.CDIDevices {
+		vy := that.CDIDevices[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &CDIDevice{}
+			}
+			if q == nil {
+				q = &CDIDevice{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Args) != len(that.Args) {
+		return false
+	}
+	for i, vx := range this.Args {
+		vy := that.Args[i]
+		if vx != vy {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ContainerAdjustment) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ContainerAdjustment)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxContainerAdjustment) EqualVT(that *LinuxContainerAdjustment) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Devices) != len(that.Devices) {
+		return false
+	}
+	for i, vx := range this.Devices {
+		vy := that.Devices[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &LinuxDevice{}
+			}
+			if q == nil {
+				q = &LinuxDevice{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.Resources.EqualVT(that.Resources) {
+		return false
+	}
+	if this.CgroupsPath != that.CgroupsPath {
+		return false
+	}
+	if !this.OomScoreAdj.EqualVT(that.OomScoreAdj) {
+		return false
+	}
+	if !this.IoPriority.EqualVT(that.IoPriority) {
+		return false
+	}
+	if !this.SeccompPolicy.EqualVT(that.SeccompPolicy) {
+		return false
+	}
+	if len(this.Namespaces) != len(that.Namespaces) {
+		return false
+	}
+	for i, vx := range this.Namespaces {
+		vy := that.Namespaces[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &LinuxNamespace{}
+			}
+			if q == nil {
+				q = &LinuxNamespace{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Sysctl) != len(that.Sysctl) {
+		return false
+	}
+	for i, vx := range this.Sysctl {
+		vy, ok := that.Sysctl[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.NetDevices) != len(that.NetDevices) {
+		return false
+	}
+	for i, vx := range this.NetDevices {
+		vy, ok := that.NetDevices[i]
+		if !ok {
+			return false
+		}
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &LinuxNetDevice{}
+			}
+			if q == nil {
+				q = &LinuxNetDevice{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.Scheduler.EqualVT(that.Scheduler) {
+		return false
+	}
+	if !this.Rdt.EqualVT(that.Rdt) {
+		return false
+	}
+	if !this.MemoryPolicy.EqualVT(that.MemoryPolicy) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxContainerAdjustment) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxContainerAdjustment)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxSeccomp) EqualVT(that *LinuxSeccomp) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.DefaultAction != that.DefaultAction {
+		return false
+	}
+	if !this.DefaultErrno.EqualVT(that.DefaultErrno) {
+		return false
+	}
+	if len(this.Architectures) != len(that.Architectures) {
+		return false
+	}
+	for i, vx := range this.Architectures {
+		vy := that.Architectures[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Flags) != len(that.Flags) {
+		return false
+	}
+	for i, vx := range this.Flags {
+		vy := that.Flags[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if this.ListenerPath != that.ListenerPath {
+		return false
+	}
+	if this.ListenerMetadata != that.ListenerMetadata {
+		return false
+	}
+	if len(this.Syscalls) != len(that.Syscalls) {
+		return false
+	}
+	for i, vx := range this.Syscalls {
+		vy := that.Syscalls[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &LinuxSyscall{}
+			}
+			if q == nil {
+				q = &LinuxSyscall{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxSeccomp) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxSeccomp)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxSyscall) EqualVT(that *LinuxSyscall) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Names) != len(that.Names) {
+		return false
+	}
+	for i, vx := range this.Names {
+		vy := that.Names[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if this.Action != that.Action {
+		return false
+	}
+	if !this.ErrnoRet.EqualVT(that.ErrnoRet) {
+		return false
+	}
+	if len(this.Args) != len(that.Args) {
+		return false
+	}
+	for i, vx := range this.Args {
+		vy := that.Args[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &LinuxSeccompArg{}
+			}
+			if q == nil {
+				q = &LinuxSeccompArg{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxSyscall) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxSyscall)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxSeccompArg) EqualVT(that *LinuxSeccompArg) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Index != that.Index {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	if this.ValueTwo != that.ValueTwo {
+		return false
+	}
+	if this.Op != that.Op {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxSeccompArg) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxSeccompArg)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxMemoryPolicy) EqualVT(that *LinuxMemoryPolicy) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Mode != that.Mode {
+		return false
+	}
+	if this.Nodes != that.Nodes {
+		return false
+	}
+	if len(this.Flags) != len(that.Flags) {
+		return false
+	}
+	for i, vx := range this.Flags {
+		vy := that.Flags[i]
+		if vx != vy {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxMemoryPolicy) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxMemoryPolicy)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ContainerUpdate) EqualVT(that *ContainerUpdate) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.ContainerId != that.ContainerId {
+		return false
+	}
+	if !this.Linux.EqualVT(that.Linux) {
+		return false
+	}
+	if this.IgnoreFailure != that.IgnoreFailure {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ContainerUpdate) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ContainerUpdate)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxContainerUpdate) EqualVT(that *LinuxContainerUpdate) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Resources.EqualVT(that.Resources) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxContainerUpdate) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxContainerUpdate)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ContainerEviction) EqualVT(that *ContainerEviction) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.ContainerId != that.ContainerId {
+		return false
+	}
+	if this.Reason != that.Reason {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ContainerEviction) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ContainerEviction)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *LinuxRdt) EqualVT(that *LinuxRdt) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.ClosId.EqualVT(that.ClosId) {
+		return false
+	}
+	if !this.Schemata.EqualVT(that.Schemata) {
+		return false
+	}
+	if !this.EnableMonitoring.EqualVT(that.EnableMonitoring) {
+		return false
+	}
+	if this.Remove != that.Remove {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *LinuxRdt) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*LinuxRdt)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *KeyValue) EqualVT(that *KeyValue) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Key != that.Key {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *KeyValue) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*KeyValue)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *OptionalString) EqualVT(that *OptionalString) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *OptionalString) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*OptionalString)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *OptionalRepeatedString) EqualVT(that *OptionalRepeatedString) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Value) != len(that.Value) {
+		return false
+	}
+	for i, vx := range this.Value {
+		vy := that.Value[i]
+		if vx != vy {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *OptionalRepeatedString) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*OptionalRepeatedString)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *OptionalInt) EqualVT(that *OptionalInt) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *OptionalInt) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*OptionalInt)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *OptionalInt32) EqualVT(that *OptionalInt32) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *OptionalInt32) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*OptionalInt32)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *OptionalUInt32) EqualVT(that *OptionalUInt32) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *OptionalUInt32) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*OptionalUInt32)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *OptionalInt64) EqualVT(that *OptionalInt64) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *OptionalInt64) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*OptionalInt64)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *OptionalUInt64) EqualVT(that *OptionalUInt64) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *OptionalUInt64) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*OptionalUInt64)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *OptionalBool) EqualVT(that *OptionalBool) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *OptionalBool) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*OptionalBool)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *OptionalFileMode) EqualVT(that *OptionalFileMode) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *OptionalFileMode) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*OptionalFileMode)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *CompoundFieldOwners) EqualVT(that *CompoundFieldOwners) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Owners) != len(that.Owners) {
+		return false
+	}
+	for i, vx := range this.Owners {
+		vy, ok := that.Owners[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *CompoundFieldOwners) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*CompoundFieldOwners)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *FieldOwners) EqualVT(that *FieldOwners) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Simple) != len(that.Simple) {
+		return false
+	}
+	for i, vx := range this.Simple {
+		vy, ok := that.Simple[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Compound) != len(that.Compound) {
+		return false
+	}
+	for i, vx := range this.Compound {
+		vy, ok := that.Compound[i]
+		if !ok {
+			return false
+		}
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &CompoundFieldOwners{}
+			}
+			if q == nil {
+				q = &CompoundFieldOwners{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *FieldOwners) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*FieldOwners)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *OwningPlugins) EqualVT(that *OwningPlugins) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Owners) != len(that.Owners) {
+		return false
+	}
+	for i, vx := range this.Owners {
+		vy, ok := that.Owners[i]
+		if !ok {
+			return false
+		}
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &FieldOwners{}
+			}
+			if q == nil {
+				q = &FieldOwners{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *OwningPlugins) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*OwningPlugins)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *NetworkExtension) EqualVT(that *NetworkExtension) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Version != that.Version {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *NetworkExtension) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*NetworkExtension)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PodSandboxAdjustment) EqualVT(that *PodSandboxAdjustment) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Network.EqualVT(that.Network) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PodSandboxAdjustment) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PodSandboxAdjustment)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PodSandboxNetwork) EqualVT(that *PodSandboxNetwork) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Ips) != len(that.Ips) {
+		return false
+	}
+	for i, vx := range this.Ips {
+		vy := that.Ips[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Interfaces) != len(that.Interfaces) {
+		return false
+	}
+	for i, vx := range this.Interfaces {
+		vy := that.Interfaces[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &NetworkInterface{}
+			}
+			if q == nil {
+				q = &NetworkInterface{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Routes) != len(that.Routes) {
+		return false
+	}
+	for i, vx := range this.Routes {
+		vy := that.Routes[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &NetworkRoute{}
+			}
+			if q == nil {
+				q = &NetworkRoute{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if !this.Dns.EqualVT(that.Dns) {
+		return false
+	}
+	if len(this.Info) != len(that.Info) {
+		return false
+	}
+	for i, vx := range this.Info {
+		vy, ok := that.Info[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PodSandboxNetwork) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PodSandboxNetwork)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *NetworkInterface) EqualVT(that *NetworkInterface) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Name != that.Name {
+		return false
+	}
+	if this.Mac != that.Mac {
+		return false
+	}
+	if len(this.Addresses) != len(that.Addresses) {
+		return false
+	}
+	for i, vx := range this.Addresses {
+		vy := that.Addresses[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if this.Mtu != that.Mtu {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *NetworkInterface) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*NetworkInterface)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *NetworkRoute) EqualVT(that *NetworkRoute) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Destination != that.Destination {
+		return false
+	}
+	if this.Gateway != that.Gateway {
+		return false
+	}
+	if this.Interface != that.Interface {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *NetworkRoute) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*NetworkRoute)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *NetworkDNS) EqualVT(that *NetworkDNS) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Servers) != len(that.Servers) {
+		return false
+	}
+	for i, vx := range this.Servers {
+		vy := that.Servers[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Searches) != len(that.Searches) {
+		return false
+	}
+	for i, vx := range this.Searches {
+		vy := that.Searches[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Options) != len(that.Options) {
+		return false
+	}
+	for i, vx := range this.Options {
+		vy := that.Options[i]
+		if vx != vy {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *NetworkDNS) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*NetworkDNS)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PodSandboxStatusRequest) EqualVT(that *PodSandboxStatusRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if this.Verbose != that.Verbose {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PodSandboxStatusRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PodSandboxStatusRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PodSandboxStatusResponse) EqualVT(that *PodSandboxStatusResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Ip != that.Ip {
+		return false
+	}
+	if len(this.AdditionalIps) != len(that.AdditionalIps) {
+		return false
+	}
+	for i, vx := range this.AdditionalIps {
+		vy := that.AdditionalIps[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if !this.Network.EqualVT(that.Network) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PodSandboxStatusResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PodSandboxStatusResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *UpdatePodSandboxNetworkRequest) EqualVT(that *UpdatePodSandboxNetworkRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.PodId != that.PodId {
+		return false
+	}
+	if !this.Network.EqualVT(that.Network) {
+		return false
+	}
+	if this.Withdraw != that.Withdraw {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *UpdatePodSandboxNetworkRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*UpdatePodSandboxNetworkRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *UpdatePodSandboxNetworkResponse) EqualVT(that *UpdatePodSandboxNetworkResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *UpdatePodSandboxNetworkResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*UpdatePodSandboxNetworkResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PodNetworkRecord) EqualVT(that *PodNetworkRecord) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Network.EqualVT(that.Network) {
+		return false
+	}
+	if len(this.Owners) != len(that.Owners) {
+		return false
+	}
+	for i, vx := range this.Owners {
+		vy, ok := that.Owners[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Stale) != len(that.Stale) {
+		return false
+	}
+	for i, vx := range this.Stale {
+		vy, ok := that.Stale[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.Plugins) != len(that.Plugins) {
+		return false
+	}
+	for i, vx := range this.Plugins {
+		vy, ok := that.Plugins[i]
+		if !ok {
+			return false
+		}
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &PodSandboxNetwork{}
+			}
+			if q == nil {
+				q = &PodSandboxNetwork{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PodNetworkRecord) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PodNetworkRecord)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
 func (m *RegisterPluginRequest) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
 		return nil, nil

@@ -39,6 +39,7 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 	}
 	o := merge.NewOwners()
 	adj := merge.NewAdjustment(o, req.GetContainer())
+	podSize := req.GetPod().SizeVT()
 	ups := merge.NewUpdates(o).ForCreate(req.GetContainer().GetId())
 	var (
 		evictions []eviction
@@ -52,6 +53,11 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 		return func() error {
 			if err := adj.Apply(p.fullName(), rsp.GetAdjust()); err != nil {
 				return err
+			}
+			if rsp.GetAdjust() != nil {
+				if err := checkAdjustedSize(p, podSize, adj.Container()); err != nil {
+					return err
+				}
 			}
 			if err := ups.Apply(p.fullName(), rsp.GetUpdate()); err != nil {
 				return err
@@ -171,6 +177,22 @@ func checkSizes(pod *api.PodSandbox, ctr *api.Container) error {
 	}
 	if ctr != nil {
 		return api.CheckContainerSize(ctr)
+	}
+	return nil
+}
+
+// maxRequestBody is the most the objects of one request to a plugin (a
+// pod and a container, an adjustment and its owners) may encode to: what
+// ttrpc carries less room for the request's envelope.
+const maxRequestBody = 2 * api.MaxObjectSize
+
+// checkAdjustedSize fails a CreateContainer whose container, as plugin p
+// adjusted it, no longer fits with its pod in a request to the next
+// plugin: the error names p and wraps api.ErrTooLarge.
+func checkAdjustedSize(p *plugin, podSize int, ctr *api.Container) error {
+	if n := podSize + ctr.SizeVT(); n > maxRequestBody {
+		return fmt.Errorf("runtime: CreateContainer: the adjustments of plugin %q make the container too large to send on with its pod: %w",
+			p.fullName(), &api.TooLargeError{What: "pod and adjusted container", ID: ctr.GetId(), Size: n, Limit: maxRequestBody})
 	}
 	return nil
 }

@@ -242,12 +242,23 @@ func TestReview_PodInFlightDuringValidationReachesJoinerOnce(t *testing.T) {
 	}()
 	<-v.entered // RunPodSandbox began and is validating
 
+	// The joiner is configured while the pod is validated; it joins once
+	// the requests that began before it have ended.
 	joiner := newLedger()
-	e.startPlugin(joiner, "20", "joiner")
+	s, err := plugin.New(joiner, plugin.WithPluginName("joiner"), plugin.WithPluginIdx("20"),
+		plugin.WithSocketPath(e.sock), plugin.WithEnv(func(string) string { return "" }, "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
 	close(v.release)
 	if err := <-runErr; err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the joiner to join", func() bool { return e.joined("20-joiner") })
 	if got := joiner.seenOf(pod.GetId()); len(got) != 1 {
 		t.Errorf("the joiner learned of the pod %d times: %v; want once, in Synchronize or as RunPodSandbox", len(got), got)
 	}

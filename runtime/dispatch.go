@@ -35,12 +35,12 @@ func (r *Runtime) relay(ctx context.Context, ev api.Event, pod *api.PodSandbox, 
 // event through deliver once they have synchronized.
 func (r *Runtime) each(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container,
 	call func(context.Context, *plugin) (func() error, error), deliver func(context.Context, *plugin) error, then func() error) error {
-	plugins, end, err := r.begin(ctx, ev, pod, ctr, deliver)
+	req, err := r.begin(ctx, ev, pod, ctr, deliver)
 	if err != nil {
 		return err
 	}
-	defer end()
-	for _, p := range plugins {
+	defer req.end()
+	for _, p := range req.plugins {
 		var apply func() error
 		v, err := p.call(ctx, ev, pod, ctr, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error

@@ -71,63 +71,74 @@ type queued struct {
 	delivery func(context.Context, *plugin) error
 }
 
+// request is a lifecycle request in flight.
+type request struct {
+	// plugins are the joined plugins subscribed to the event, in order.
+	plugins []*plugin
+	// joiners are the joining plugins the event was queued for.
+	joiners []*plugin
+	end     func() // ends the request
+}
+
 // begin registers a lifecycle request for ev: it returns the joined
-// plugins subscribed to ev, in order, and the function that ends the
-// request. The event is queued, with deliver, for the plugins that are
-// joining (nil deliver: not an event to catch up on). It waits, as long as
-// ctx allows, while a joining plugin subscribed to ev is draining.
-func (r *Runtime) begin(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) ([]*plugin, func(), error) {
+// plugins subscribed to ev, in order, the joining plugins it queued the
+// event for with deliver (nil deliver: not an event to catch up on), and
+// the function that ends the request. It waits, as long as ctx allows,
+// while a joining plugin subscribed to ev is draining.
+func (r *Runtime) begin(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) (*request, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for {
 		if r.stopped {
-			return nil, nil, ErrClosed
+			return nil, ErrClosed
 		}
-		ready := r.drainingLocked(ev)
-		if ready == nil {
+		j := r.drainingLocked(ev)
+		if j == nil {
 			break
 		}
 		r.mu.Unlock()
 		select {
-		case <-ready:
+		case <-j.ready:
 		case <-ctx.Done():
 			r.mu.Lock()
-			return nil, nil, ctx.Err()
+			return nil, fmt.Errorf("runtime: %s of %s: gave up waiting for plugin %q to catch up on the events that happened while it joined: %w",
+				ev.Method(), describeObject(pod, ctr), j.p.fullName(), ctx.Err())
 		}
 		r.mu.Lock()
 	}
 	e := r.epoch
 	e.active++
-	var out []*plugin
-	for _, p := range r.plugins {
-		if p.events.IsSet(ev) && !p.isClosed() {
-			out = append(out, p)
-		}
-	}
-	if deliver != nil {
-		r.queueLocked(ev, pod, ctr, deliver)
-	}
-	return out, func() {
+	req := &request{end: func() {
 		r.mu.Lock()
 		e.active--
 		r.endEpochsLocked()
 		r.mu.Unlock()
-	}, nil
+	}}
+	for _, p := range r.plugins {
+		if p.events.IsSet(ev) && !p.isClosed() {
+			req.plugins = append(req.plugins, p)
+		}
+	}
+	if deliver != nil {
+		req.joiners = r.queueLocked(ev, pod, ctr, deliver)
+	}
+	return req, nil
 }
 
-// drainingLocked returns the ready channel of a draining joiner
-// subscribed to ev, or nil.
-func (r *Runtime) drainingLocked(ev api.Event) chan struct{} {
+// drainingLocked returns a draining joiner subscribed to ev, or nil.
+func (r *Runtime) drainingLocked(ev api.Event) *joiner {
 	for _, j := range r.joining {
 		if j.draining && j.p.events.IsSet(ev) {
-			return j.ready
+			return j
 		}
 	}
 	return nil
 }
 
-// queueLocked leaves an event for the joining plugins subscribed to it.
-func (r *Runtime) queueLocked(ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) {
+// queueLocked leaves an event for the joining plugins subscribed to it
+// and returns them.
+func (r *Runtime) queueLocked(ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) []*plugin {
+	var out []*plugin
 	for _, j := range r.joining {
 		if !j.p.events.IsSet(ev) {
 			continue
@@ -140,7 +151,9 @@ func (r *Runtime) queueLocked(ev api.Event, pod *api.PodSandbox, ctr *api.Contai
 		if j.catchingUp && len(j.queue) >= drainQueueLength {
 			j.draining = true
 		}
+		out = append(out, j.p)
 	}
+	return out
 }
 
 // endEpochsLocked closes the epochs that have ended, oldest first.
@@ -365,4 +378,12 @@ func objectID(pod *api.PodSandbox, ctr *api.Container) string {
 		return ctr.GetId()
 	}
 	return pod.GetId()
+}
+
+// describeObject names the container an event is about, else its pod.
+func describeObject(pod *api.PodSandbox, ctr *api.Container) string {
+	if ctr != nil {
+		return fmt.Sprintf("container %s (%s)", ctr.GetName(), ctr.GetId())
+	}
+	return fmt.Sprintf("pod %s/%s (%s)", pod.GetNamespace(), pod.GetName(), pod.GetId())
 }

@@ -364,11 +364,22 @@ func TestNetwork_CleanupAfterCallerGaveUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	// Cancel as soon as the request is under way: the cleanup must still
 	// reach the plugin that had succeeded.
+	watched := make(chan struct{})
 	go func() {
-		waitFor(t, "first plugin to be called", func() bool { return len(first.lines()) > 0 })
+		defer close(watched)
+		for len(first.lines()) == 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
 		cancel()
 	}()
-	if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod}); err == nil {
+	_, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod})
+	cancel()
+	<-watched // the watcher ends with the test
+	if err == nil {
 		t.Fatal("RunPodSandbox succeeded")
 	}
 	waitFor(t, "cleanup of the first plugin", func() bool {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os/exec"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,7 +59,7 @@ type plugin struct {
 	events       api.EventMask
 	policy       *api.FailurePolicy
 	fallback     api.EventMask // events delivered through StateChange
-	closeErr error
+	closeErr     error
 	// staleWarned is when the plugin's failing status answers were last
 	// reported at warning level; staleSuppressed counts those since.
 	staleWarned     time.Time
@@ -408,6 +409,9 @@ func (s *runtimeService) UpdatePodSandboxNetwork(ctx context.Context, req *api.U
 	default:
 		return nil, fmt.Errorf("%s: UpdatePodSandboxNetwork before RegisterPlugin", p.label())
 	}
+	if err := p.mayAct("UpdatePodSandboxNetwork"); err != nil {
+		return nil, err
+	}
 	if err := p.r.updatePodNetwork(ctx, p, req); err != nil {
 		p.logger().Warn("UpdatePodSandboxNetwork refused", "pod", req.GetPodId(), "error", err)
 		return nil, err
@@ -421,6 +425,9 @@ func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateCo
 	case <-p.registered:
 	default:
 		return nil, fmt.Errorf("%s: UpdateContainers before RegisterPlugin", p.label())
+	}
+	if err := p.mayAct("UpdateContainers"); err != nil {
+		return nil, err
 	}
 	r := p.r
 	switch {
@@ -458,4 +465,25 @@ func rpc[Rsp any, PRsp interface {
 		return nil, err
 	}
 	return rsp, nil
+}
+
+// mayAct reports whether the plugin may change pods and containers with
+// method: only a connection that has joined, or is joining under a name no
+// connected plugin holds (a plugin may ask from its Synchronize handler).
+// A second connection registered under a connected plugin's name, which
+// will be refused when it tries to join, may not act in its name.
+func (p *plugin) mayAct(method string) error {
+	r := p.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.Contains(r.plugins, p) {
+		return nil
+	}
+	if _, joining := r.joining[p]; joining {
+		if !slices.ContainsFunc(r.plugins, func(q *plugin) bool { return q.fullName() == p.fullName() && !q.isClosed() }) {
+			return nil
+		}
+		return fmt.Errorf("plugin %q: %s refused: another connection of that name is connected", p.fullName(), method)
+	}
+	return fmt.Errorf("plugin %q: %s refused: the connection has not joined", p.fullName(), method)
 }

@@ -42,14 +42,11 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 			return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %w: %s", pod.GetNamespace(), pod.GetName(), ErrNetworkNotReady, why)
 		}
 	}
-	if err := r.validatePod(ctx, pod); err != nil {
-		return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %w", pod.GetNamespace(), pod.GetName(), err)
-	}
-	plugins, end, err := r.begin(ctx, api.Event_RUN_POD_SANDBOX, pod, nil, r.lateRunPodSandbox(pod))
+	rq, err := r.begin(ctx, api.Event_RUN_POD_SANDBOX, pod, nil, r.lateRunPodSandbox(pod))
 	if err != nil {
 		return nil, err
 	}
-	defer end()
+	defer rq.end()
 	defer r.forgetStatus(pod.GetId())
 	var (
 		view      = pod
@@ -58,23 +55,30 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		succeeded []*plugin
 	)
 	failed := func(err error) (*api.PodNetworkRecord, error) {
-		r.cleanupPod(ctx, pod, succeeded)
+		r.cleanupPod(ctx, pod, succeeded, rq.joiners)
 		return nil, err
 	}
-	for _, p := range plugins {
+	// Validation is part of the request: a plugin joining meanwhile gets
+	// the pod as an event, not also in its Synchronize; a refused pod is
+	// withdrawn from it again.
+	if err := r.validatePod(ctx, pod); err != nil {
+		return failed(fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %w", pod.GetNamespace(), pod.GetName(), err))
+	}
+	for _, p := range rq.plugins {
 		var rsp *api.RunPodSandboxResponse
 		v, err := p.call(ctx, api.Event_RUN_POD_SANDBOX, view, nil, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error
 			rsp, err = rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: view})
 			return err
 		})
+		if v != useAnswer && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+			// The caller gave up, or the plugin did not answer in time:
+			// it may have set the pod up, or still be at it, so it is
+			// cleaned up too (unless it is gone).
+			succeeded = append(succeeded, p)
+		}
 		switch v {
 		case fail:
-			if ctx.Err() != nil {
-				// The caller gave up while this plugin was at work: it
-				// may have set the pod up, so it is cleaned up too.
-				succeeded = append(succeeded, p)
-			}
 			return failed(err)
 		case skip:
 			continue // dropped for a timeout or a broken connection
@@ -188,10 +192,11 @@ func (r *Runtime) lateRunPodSandbox(pod *api.PodSandbox) func(context.Context, *
 }
 
 // cleanupPod tells plugins that set up (part of) a pod that failed to
-// start to stop and remove it again; plugins joining meanwhile get the
-// events too, if they know the pod. Errors are logged, not returned: the
-// caller is already failing with the reason.
-func (r *Runtime) cleanupPod(ctx context.Context, pod *api.PodSandbox, plugins []*plugin) {
+// start to stop and remove it again, and so the joining plugins the pod's
+// creation was queued for (joiners): those still joining get the events
+// queued, those that joined since get them directly. Errors are logged,
+// not returned: the caller is already failing with the reason.
+func (r *Runtime) cleanupPod(ctx context.Context, pod *api.PodSandbox, plugins, joiners []*plugin) {
 	// Clean up even when the caller gave up: that may be why we fail.
 	ctx = context.WithoutCancel(ctx)
 	stop := func(ctx context.Context, p *plugin) error {
@@ -205,6 +210,11 @@ func (r *Runtime) cleanupPod(ctx context.Context, pod *api.PodSandbox, plugins [
 	r.mu.Lock()
 	r.queueLocked(api.Event_STOP_POD_SANDBOX, pod, nil, stop)
 	r.queueLocked(api.Event_REMOVE_POD_SANDBOX, pod, nil, remove)
+	for _, j := range joiners {
+		if _, joining := r.joining[j]; !joining && slices.Contains(r.plugins, j) && !slices.Contains(plugins, j) {
+			plugins = append(plugins, j) // it caught up on the pod, then joined
+		}
+	}
 	r.mu.Unlock()
 	for _, p := range plugins {
 		for _, step := range []struct {
@@ -296,6 +306,7 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 	}
 	rec.Stale = maps.Clone(old.GetStale())
 	delete(rec.Stale, p.fullName())
+	r.forgetStatus(podID) // before and after: no round of the old record may be cached across the change
 	if err := store.SetPodNetwork(ctx, podID, p.fullName(), rec); err != nil {
 		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: persisting: %w", name, podID, err)
 	}

@@ -36,8 +36,17 @@ type statusCache struct {
 }
 
 type statusEntry struct {
-	rec     *api.PodNetworkRecord
-	expires time.Time
+	// from is the record the round started from; rec what it found.
+	from, rec *api.PodNetworkRecord
+	expires   time.Time
+}
+
+// serves reports whether the entry answers a caller whose persisted
+// record is last: the round must have started from it, or found it (the
+// caller persisted the round's result). Otherwise the caller knows of a
+// change the round did not see.
+func (e statusEntry) serves(last *api.PodNetworkRecord) bool {
+	return e.from.EqualVT(last) || e.rec.EqualVT(last)
 }
 
 // roundToken identifies a round that may cache its result.
@@ -61,7 +70,7 @@ func (c *statusCache) token(id string) *roundToken {
 // put caches rec for ttl if the round of token t is still current, and
 // ends the round. Expired entries are swept when the cache has grown, so
 // pods that were never stopped through this Runtime do not pile up.
-func (c *statusCache) put(id string, t *roundToken, rec *api.PodNetworkRecord, ttl time.Duration) {
+func (c *statusCache) put(id string, t *roundToken, from, rec *api.PodNetworkRecord, ttl time.Duration) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -82,7 +91,7 @@ func (c *statusCache) put(id string, t *roundToken, rec *api.PodNetworkRecord, t
 			}
 		}
 	}
-	c.entries[id] = statusEntry{rec: rec, expires: now.Add(ttl)}
+	c.entries[id] = statusEntry{from: from, rec: rec, expires: now.Add(ttl)}
 }
 
 // forgetStatus drops what is cached about a pod, after its network
@@ -123,7 +132,7 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 		r.status.mu.Lock()
 		e, ok := r.status.entries[id]
 		r.status.mu.Unlock()
-		if now := time.Now(); ok && now.Before(e.expires) {
+		if now := time.Now(); ok && now.Before(e.expires) && e.serves(last) {
 			return proto.CloneOf(e.rec), nil
 		}
 	}
@@ -144,7 +153,7 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 		defer r.wg.Done()
 		rec, err := r.statusRound(context.WithoutCancel(ctx), pod, last, verbose)
 		if cache {
-			r.status.put(id, token, rec, r.cfg.statusCacheTTL)
+			r.status.put(id, token, last, rec, r.cfg.statusCacheTTL)
 		}
 		return rec, err
 	}
@@ -152,7 +161,7 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 		r.status.mu.Lock()
 		e, ok := r.status.entries[id]
 		r.status.mu.Unlock()
-		if ok && time.Now().Before(e.expires.Add(staleServeFactor*r.cfg.statusCacheTTL)) {
+		if ok && time.Now().Before(e.expires.Add(staleServeFactor*r.cfg.statusCacheTTL)) && e.serves(last) {
 			// Expired recently: answer with it at once and refresh in
 			// the background, so that a plain status (the kubelet's PLEG)
 			// never waits for plugins while the cache is warm.

@@ -94,6 +94,10 @@ func (r *Runtime) validate(ctx context.Context, req *api.CreateContainerRequest,
 		Plugins:   r.instances(),
 	}
 	id := req.GetContainer().GetId()
+	if n := vreq.SizeVT(); n > maxRequestBody {
+		return fmt.Errorf("runtime: CreateContainer: the merged adjustment cannot be sent to validators: %w",
+			&api.TooLargeError{What: "validation request of container", ID: id, Size: n, Limit: maxRequestBody})
+	}
 	errs := make([]error, 1+len(r.cfg.validators))
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -16,7 +16,7 @@
 // with protoc, an import directory may be given as "virtual=dir" to make
 // the files in dir known under the virtual path prefix. The default
 // plugins are protoc-gen-go, protoc-gen-go-ttrpc and protoc-gen-go-vtproto
-// (with features=marshal+unmarshal+unmarshal_unsafe+size+clone), and the default
+// (with features=marshal+unmarshal+unmarshal_unsafe+size+clone+equal), and the default
 // parameter is "paths=source_relative". A -plugin value "name:params"
 // appends params to the parameter for that plugin.
 package main
@@ -49,7 +49,7 @@ import (
 var defaultPlugins = []string{
 	"protoc-gen-go",
 	"protoc-gen-go-ttrpc",
-	"protoc-gen-go-vtproto:features=marshal+unmarshal+unmarshal_unsafe+size+clone",
+	"protoc-gen-go-vtproto:features=marshal+unmarshal+unmarshal_unsafe+size+clone+equal",
 }
 
 // listFlag is a repeatable string flag.
