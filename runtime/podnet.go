@@ -180,13 +180,18 @@ func (r *Runtime) lateRunPodSandbox(pod *api.PodSandbox) func(context.Context, *
 			return err
 		}
 		n := rsp.GetAdjust().GetNetwork()
-		if n == nil || pod.NetNSPath() == "" {
+		if n == nil || pod.NetNSPath() == "" || !r.track() {
 			return nil
 		}
-		if err := r.updatePodNetwork(ctx, p, &api.UpdatePodSandboxNetworkRequest{PodId: pod.GetId(), Network: n}); err != nil {
-			p.logger().Info("the network of a pod created while the plugin joined is not recorded yet; its next status round asks again",
-				"pod", pod.GetId(), "error", err)
-		}
+		// Recorded outside the call: the store's time is not the
+		// plugin's.
+		go func() {
+			defer r.wg.Done()
+			if err := r.updatePodNetwork(r.ctx, p, &api.UpdatePodSandboxNetworkRequest{PodId: pod.GetId(), Network: n}); err != nil {
+				p.logger().Info("the network of a pod created while the plugin joined is not recorded yet; its next status round asks again",
+					"pod", pod.GetId(), "error", err)
+			}
+		}()
 		return nil
 	}
 }
