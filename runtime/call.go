@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,14 +40,14 @@ const maxLateCalls = 8
 // deadline is left to finish in the background, on a goroutine Stop waits
 // for; it ends when the plugin answers or the connection's write timeout
 // (the request timeout) breaks the connection.
-func (p *plugin) invoke(ctx context.Context, method string, timeout time.Duration, fn func(context.Context) error) (outcome, error) {
+func (p *plugin) invoke(ctx context.Context, method string, timeout time.Duration, fn func(context.Context, *plugin) error) (outcome, error) {
 	return p.invokeCounted(ctx, method, timeout, fn, p.r.track)
 }
 
 // invokeCounted is invoke with count, which counts the call's goroutine
 // for Stop or reports that the Runtime stopped: Stop itself counts the
 // Shutdown it sends directly, since it waits only afterwards.
-func (p *plugin) invokeCounted(ctx context.Context, method string, timeout time.Duration, fn func(context.Context) error, count func() bool) (outcome, error) {
+func (p *plugin) invokeCounted(ctx context.Context, method string, timeout time.Duration, fn func(context.Context, *plugin) error, count func() bool) (outcome, error) {
 	if p.isClosed() {
 		return lost, fmt.Errorf("not connected: %w", p.reason())
 	}
@@ -57,40 +58,73 @@ func (p *plugin) invokeCounted(ctx context.Context, method string, timeout time.
 		return lost, ErrClosed
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	start := time.Now()
-	c := &pendingCall{done: make(chan callResult, 1)}
-	go func() {
-		defer p.r.wg.Done()
-		err := fn(cctx)
-		res := callResult{err: err, late: cctx.Err() != nil}
-		p.r.cfg.observer.PluginCall(p.fullName(), method, time.Since(start), err)
-		c.done <- res
-		if !c.state.CompareAndSwap(callRunning, callFinished) {
-			p.lateCalls.Add(-1) // the waiter gave up on it
-		}
-		cancel() // only now: the waiter must not take it for the deadline
-	}()
-	lateErr := fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
+	c := getPendingCall()
+	go p.run(c, cctx, cancel, method, fn)
 	select {
 	case res := <-c.done:
-		return p.classify(ctx, res, lateErr)
+		putPendingCall(c)
+		return p.classify(ctx, res, timeout)
 	case <-cctx.Done():
 	}
 	p.lateCalls.Add(1)
 	if !c.state.CompareAndSwap(callRunning, callAbandoned) {
-		p.lateCalls.Add(-1) // it finished just now
-		return p.classify(ctx, <-c.done, lateErr)
+		// It finished just now: its result is on its way.
+		p.lateCalls.Add(-1)
+		res := <-c.done
+		putPendingCall(c)
+		return p.classify(ctx, res, timeout)
 	}
+	// The call's goroutine owns c from here.
 	if ctx.Err() != nil {
 		return abandoned, ctx.Err()
 	}
-	return late, lateErr
+	return late, lateError(timeout)
+}
+
+// run makes the call of invoke on its own goroutine and hands the result
+// over through c.
+func (p *plugin) run(c *pendingCall, ctx context.Context, cancel context.CancelFunc, method string, fn func(context.Context, *plugin) error) {
+	defer p.r.wg.Done()
+	start := time.Now()
+	err := fn(ctx, p)
+	res := callResult{err: err, late: ctx.Err() != nil}
+	p.r.cfg.observer.PluginCall(p.fullName(), method, time.Since(start), err)
+	if c.state.CompareAndSwap(callRunning, callFinished) {
+		// The send is the last use of c: the waiter takes the result
+		// and recycles c.
+		c.done <- res
+	} else {
+		// The waiter gave up on it: nobody reads the result, and c is
+		// this goroutine's to recycle.
+		p.lateCalls.Add(-1)
+		putPendingCall(c)
+	}
+	cancel() // only now: the waiter must not take it for the deadline
+}
+
+// lateError is the error of a call that did not answer in time.
+func lateError(timeout time.Duration) error {
+	return fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
 }
 
 // pendingCall is the hand-over between a call's goroutine and its waiter.
+// Whoever moves state from callRunning owns what follows: the goroutine
+// (callFinished) sends the result, after which the waiter recycles c; the
+// waiter (callAbandoned) leaves, and the goroutine recycles c.
 type pendingCall struct {
-	done  chan callResult
-	state atomic.Int32 // callRunning, then callFinished or callAbandoned
+	done  chan callResult // buffered: the goroutine never waits on it
+	state atomic.Int32    // callRunning, then callFinished or callAbandoned
+}
+
+// pendingCalls recycles pendingCalls, which every call to a plugin needs.
+var pendingCalls = sync.Pool{New: func() any { return &pendingCall{done: make(chan callResult, 1)} }}
+
+func getPendingCall() *pendingCall { return pendingCalls.Get().(*pendingCall) }
+
+// putPendingCall recycles c once its result has been taken.
+func putPendingCall(c *pendingCall) {
+	c.state.Store(callRunning)
+	pendingCalls.Put(c)
 }
 
 // callResult is what a call returned, and whether its deadline (or the
@@ -107,8 +141,8 @@ const (
 )
 
 // classify sorts out how a call that returned ended; ctx is the caller's
-// context. A late call's error is lateErr.
-func (p *plugin) classify(ctx context.Context, res callResult, lateErr error) (outcome, error) {
+// context, timeout the call's.
+func (p *plugin) classify(ctx context.Context, res callResult, timeout time.Duration) (outcome, error) {
 	err := res.err
 	switch {
 	case err == nil:
@@ -118,7 +152,7 @@ func (p *plugin) classify(ctx context.Context, res callResult, lateErr error) (o
 	case res.late || status.Code(err) == codes.DeadlineExceeded:
 		// The plugin's side of the deadline may fire first and come
 		// back as its error: that is still no answer in time.
-		return late, lateErr
+		return late, lateError(timeout)
 	case isTransportError(err) || p.isClosed() || p.mux.Err() != nil:
 		return lost, err
 	}

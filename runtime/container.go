@@ -65,18 +65,7 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 			evictions = collectEvictions(evictions, p, rsp.GetEvict())
 			return nil
 		}, nil
-	}, func(ctx context.Context, p *plugin) error {
-		rsp, err := rpc[api.CreateContainerResponse](ctx, p, "CreateContainer", req)
-		if err != nil {
-			return err
-		}
-		if rsp.GetAdjust().SizeVT() > 0 {
-			p.logger().Warn("plugin joined while the container was created; its adjustment of it is not applied",
-				"container", req.GetContainer().GetId())
-		}
-		r.lateUpdates(ctx, p, rsp.GetUpdate(), rsp.GetEvict())
-		return nil
-	}, func() error {
+	}, req, func() error {
 		out = &api.CreateContainerResponse{Adjust: adj.Result(), Update: ups.Others()}
 		return r.validate(ctx, req, out, o)
 	})
@@ -109,14 +98,7 @@ func (r *Runtime) UpdateContainer(ctx context.Context, req *api.UpdateContainerR
 			evictions = collectEvictions(evictions, p, rsp.GetEvict())
 			return nil
 		}, nil
-	}, func(ctx context.Context, p *plugin) error {
-		rsp, err := rpc[api.UpdateContainerResponse](ctx, p, "UpdateContainer", req)
-		if err != nil {
-			return err
-		}
-		r.lateUpdates(ctx, p, rsp.GetUpdate(), rsp.GetEvict())
-		return nil
-	}, nil)
+	}, req, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -138,14 +120,7 @@ func (r *Runtime) StopContainer(ctx context.Context, req *api.StopContainerReque
 			return nil, err
 		}
 		return func() error { return ups.Apply(p.fullName(), rsp.GetUpdate()) }, nil
-	}, func(ctx context.Context, p *plugin) error {
-		rsp, err := rpc[api.StopContainerResponse](ctx, p, "StopContainer", req)
-		if err != nil {
-			return err
-		}
-		r.lateUpdates(ctx, p, rsp.GetUpdate(), nil)
-		return nil
-	}, nil)
+	}, req, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +132,7 @@ func (r *Runtime) StopContainer(ctx context.Context, req *api.StopContainerReque
 // and evictions, as if it had sent them with UpdateContainers, on a
 // goroutine of the Runtime (the functions applying them may make
 // requests, which may wait for the plugin to join).
-func (r *Runtime) lateUpdates(_ context.Context, p *plugin, updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) {
+func (r *Runtime) lateUpdates(p *plugin, updates []*api.ContainerUpdate, evictions []*api.ContainerEviction) {
 	if len(updates) > 0 && r.track() {
 		go func() {
 			defer r.wg.Done()

@@ -17,14 +17,16 @@ var stateChangeEvents = api.MaskFor(
 	api.Event_POST_START_CONTAINER, api.Event_POST_UPDATE_CONTAINER, api.Event_REMOVE_CONTAINER,
 )
 
-// relay calls fn for every plugin subscribed to ev, in invocation order,
-// stopping at the first failure. pod and ctr are used for the StateChange
-// fallback. Plugins joining meanwhile get the event once they have
-// synchronized.
-func (r *Runtime) relay(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, fn func(context.Context, *plugin) error) error {
+// relay sends req, the request of event ev, to every plugin subscribed
+// to ev, in invocation order, stopping at the first failure; the answers
+// are empty. pod and ctr are used for the StateChange fallback. Plugins
+// joining meanwhile get the event once they have synchronized.
+func (r *Runtime) relay(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, req api.VTMessage) error {
+	method := ev.Method()
 	return r.each(ctx, ev, pod, ctr, func(ctx context.Context, p *plugin) (func() error, error) {
-		return nil, fn(ctx, p)
-	}, fn, nil)
+		_, err := rpc[api.Empty](ctx, p, method, req)
+		return nil, err
+	}, req, nil)
 }
 
 // each calls the plugins subscribed to ev in order (pod and ctr are for
@@ -32,15 +34,15 @@ func (r *Runtime) relay(ctx context.Context, ev api.Event, pod *api.PodSandbox, 
 // call returned: outside the call, so that a merge conflict is the
 // request's error, not the plugin's failure. then, if not nil, runs last,
 // as part of the request (validation). Plugins joining meanwhile get the
-// event through deliver once they have synchronized.
+// event, made with req, once they have synchronized (see late).
 func (r *Runtime) each(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container,
-	call func(context.Context, *plugin) (func() error, error), deliver func(context.Context, *plugin) error, then func() error) error {
-	req, err := r.begin(ctx, ev, pod, ctr, deliver)
+	call func(context.Context, *plugin) (func() error, error), req api.VTMessage, then func() error) error {
+	rq, err := r.begin(ctx, ev, pod, ctr, req)
 	if err != nil {
 		return err
 	}
-	defer req.end()
-	for _, p := range req.plugins {
+	defer rq.end()
+	for _, p := range rq.plugins {
 		var apply func() error
 		v, err := p.call(ctx, ev, pod, ctr, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error
@@ -78,7 +80,7 @@ func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ct
 	if viaStateChange {
 		fn = stateChange(ev, pod, ctr)
 	}
-	o, err := p.invoke(ctx, method, p.r.cfg.requestTimeout, func(ctx context.Context) error { return fn(ctx, p) })
+	o, err := p.invoke(ctx, method, p.r.cfg.requestTimeout, fn)
 	if o == answered && errUnimplemented(err) && stateChangeEvents.IsSet(ev) && !viaStateChange {
 		p.logger().Warn("plugin lacks the dedicated RPC; using the deprecated StateChange for this event", "event", method)
 		p.mu.Lock()
@@ -112,10 +114,7 @@ func stateChange(ev api.Event, pod *api.PodSandbox, ctr *api.Container) func(con
 
 // UpdatePodSandbox relays a change of a pod's resources.
 func (r *Runtime) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandboxRequest) (*api.UpdatePodSandboxResponse, error) {
-	err := r.relay(ctx, api.Event_UPDATE_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
-		_, err := rpc[api.UpdatePodSandboxResponse](ctx, p, "UpdatePodSandbox", req)
-		return err
-	})
+	err := r.relay(ctx, api.Event_UPDATE_POD_SANDBOX, req.GetPod(), nil, req)
 	if err != nil {
 		return nil, err
 	}
@@ -124,68 +123,44 @@ func (r *Runtime) UpdatePodSandbox(ctx context.Context, req *api.UpdatePodSandbo
 
 // PostUpdatePodSandbox relays that a pod update was applied.
 func (r *Runtime) PostUpdatePodSandbox(ctx context.Context, req *api.PostUpdatePodSandboxRequest) error {
-	return r.relay(ctx, api.Event_POST_UPDATE_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
-		_, err := rpc[api.PostUpdatePodSandboxResponse](ctx, p, "PostUpdatePodSandbox", req)
-		return err
-	})
+	return r.relay(ctx, api.Event_POST_UPDATE_POD_SANDBOX, req.GetPod(), nil, req)
 }
 
 // StopPodSandbox relays the stop of a pod sandbox.
 func (r *Runtime) StopPodSandbox(ctx context.Context, req *api.StopPodSandboxRequest) error {
 	r.forgetStatus(req.GetPod().GetId())
-	return r.relay(ctx, api.Event_STOP_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
-		_, err := rpc[api.StopPodSandboxResponse](ctx, p, "StopPodSandbox", req)
-		return err
-	})
+	return r.relay(ctx, api.Event_STOP_POD_SANDBOX, req.GetPod(), nil, req)
 }
 
 // RemovePodSandbox relays the removal of a pod sandbox.
 func (r *Runtime) RemovePodSandbox(ctx context.Context, req *api.RemovePodSandboxRequest) error {
 	r.forgetStatus(req.GetPod().GetId())
-	return r.relay(ctx, api.Event_REMOVE_POD_SANDBOX, req.GetPod(), nil, func(ctx context.Context, p *plugin) error {
-		_, err := rpc[api.RemovePodSandboxResponse](ctx, p, "RemovePodSandbox", req)
-		return err
-	})
+	return r.relay(ctx, api.Event_REMOVE_POD_SANDBOX, req.GetPod(), nil, req)
 }
 
 // PostCreateContainer relays that a container was created.
 func (r *Runtime) PostCreateContainer(ctx context.Context, req *api.PostCreateContainerRequest) error {
-	return r.relay(ctx, api.Event_POST_CREATE_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) error {
-		_, err := rpc[api.PostCreateContainerResponse](ctx, p, "PostCreateContainer", req)
-		return err
-	})
+	return r.relay(ctx, api.Event_POST_CREATE_CONTAINER, req.GetPod(), req.GetContainer(), req)
 }
 
 // StartContainer relays that a container is about to start.
 func (r *Runtime) StartContainer(ctx context.Context, req *api.StartContainerRequest) error {
-	return r.relay(ctx, api.Event_START_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) error {
-		_, err := rpc[api.StartContainerResponse](ctx, p, "StartContainer", req)
-		return err
-	})
+	return r.relay(ctx, api.Event_START_CONTAINER, req.GetPod(), req.GetContainer(), req)
 }
 
 // PostStartContainer relays that a container started.
 func (r *Runtime) PostStartContainer(ctx context.Context, req *api.PostStartContainerRequest) error {
-	return r.relay(ctx, api.Event_POST_START_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) error {
-		_, err := rpc[api.PostStartContainerResponse](ctx, p, "PostStartContainer", req)
-		return err
-	})
+	return r.relay(ctx, api.Event_POST_START_CONTAINER, req.GetPod(), req.GetContainer(), req)
 }
 
 // PostUpdateContainer relays that a container update was applied.
 func (r *Runtime) PostUpdateContainer(ctx context.Context, req *api.PostUpdateContainerRequest) error {
-	return r.relay(ctx, api.Event_POST_UPDATE_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) error {
-		_, err := rpc[api.PostUpdateContainerResponse](ctx, p, "PostUpdateContainer", req)
-		return err
-	})
+	return r.relay(ctx, api.Event_POST_UPDATE_CONTAINER, req.GetPod(), req.GetContainer(), req)
 }
 
 // RemoveContainer relays the removal of a container.
 func (r *Runtime) RemoveContainer(ctx context.Context, req *api.RemoveContainerRequest) error {
-	return r.relay(ctx, api.Event_REMOVE_CONTAINER, req.GetPod(), req.GetContainer(), func(ctx context.Context, p *plugin) error {
-		_, err := rpc[api.RemoveContainerResponse](ctx, p, "RemoveContainer", req)
-		return err
-	})
+	return r.relay(ctx, api.Event_REMOVE_CONTAINER, req.GetPod(), req.GetContainer(), req)
 }
 
 // reply is one plugin's answer in a fan-out, after the failure policy.
@@ -202,7 +177,7 @@ func fanout[T any](ctx context.Context, plugins []*plugin, method string, timeou
 	out := make([]reply[T], len(plugins))
 	one := func(i int, p *plugin) {
 		var val T
-		o, err := p.invoke(ctx, method, timeout, func(ctx context.Context) error {
+		o, err := p.invoke(ctx, method, timeout, func(ctx context.Context, p *plugin) error {
 			var err error
 			val, err = fn(ctx, p)
 			return err

@@ -63,12 +63,13 @@ type joiner struct {
 	catchingUp bool
 }
 
-// queued is a lifecycle event that happened while a plugin was joining.
+// queued is a lifecycle event that happened while a plugin was joining:
+// the request the runtime made (see late), with its pod and container.
 type queued struct {
-	ev       api.Event
-	pod      *api.PodSandbox
-	ctr      *api.Container
-	delivery func(context.Context, *plugin) error
+	ev  api.Event
+	pod *api.PodSandbox
+	ctr *api.Container
+	msg api.VTMessage
 }
 
 // request is a lifecycle request in flight.
@@ -77,15 +78,24 @@ type request struct {
 	plugins []*plugin
 	// joiners are the joining plugins the event was queued for.
 	joiners []*plugin
-	end     func() // ends the request
+	r       *Runtime
+	epoch   *epoch
 }
 
-// begin registers a lifecycle request for ev: it returns the joined
-// plugins subscribed to ev, in order, the joining plugins it queued the
-// event for with deliver (nil deliver: not an event to catch up on), and
-// the function that ends the request. It waits, as long as ctx allows,
-// while a joining plugin subscribed to ev is draining.
-func (r *Runtime) begin(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) (*request, error) {
+// end ends the request.
+func (q *request) end() {
+	q.r.mu.Lock()
+	q.epoch.active--
+	q.r.endEpochsLocked()
+	q.r.mu.Unlock()
+}
+
+// begin registers a lifecycle request for ev, made with msg: it returns
+// the joined plugins subscribed to ev, in order, and the joining plugins
+// it queued the event for (nil msg: not an event to catch up on). It
+// waits, as long as ctx allows, while a joining plugin subscribed to ev is
+// draining.
+func (r *Runtime) begin(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, msg api.VTMessage) (*request, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for {
@@ -106,21 +116,15 @@ func (r *Runtime) begin(ctx context.Context, ev api.Event, pod *api.PodSandbox, 
 		}
 		r.mu.Lock()
 	}
-	e := r.epoch
-	e.active++
-	req := &request{end: func() {
-		r.mu.Lock()
-		e.active--
-		r.endEpochsLocked()
-		r.mu.Unlock()
-	}}
+	req := &request{r: r, epoch: r.epoch}
+	req.epoch.active++
 	for _, p := range r.plugins {
 		if p.events.IsSet(ev) && !p.isClosed() {
 			req.plugins = append(req.plugins, p)
 		}
 	}
-	if deliver != nil {
-		req.joiners = r.queueLocked(ev, pod, ctr, deliver)
+	if msg != nil && len(r.joining) > 0 {
+		req.joiners = r.queueLocked(ev, pod, ctr, msg)
 	}
 	return req, nil
 }
@@ -137,7 +141,7 @@ func (r *Runtime) drainingLocked(ev api.Event) *joiner {
 
 // queueLocked leaves an event for the joining plugins subscribed to it
 // and returns them.
-func (r *Runtime) queueLocked(ev api.Event, pod *api.PodSandbox, ctr *api.Container, deliver func(context.Context, *plugin) error) []*plugin {
+func (r *Runtime) queueLocked(ev api.Event, pod *api.PodSandbox, ctr *api.Container, msg api.VTMessage) []*plugin {
 	var out []*plugin
 	for _, j := range r.joining {
 		if !j.p.events.IsSet(ev) {
@@ -147,7 +151,7 @@ func (r *Runtime) queueLocked(ev api.Event, pod *api.PodSandbox, ctr *api.Contai
 			j.overflow = true
 			continue
 		}
-		j.queue = append(j.queue, queued{ev: ev, pod: pod, ctr: ctr, delivery: deliver})
+		j.queue = append(j.queue, queued{ev: ev, pod: pod, ctr: ctr, msg: msg})
 		if j.catchingUp && len(j.queue) >= drainQueueLength {
 			j.draining = true
 		}
@@ -326,7 +330,9 @@ func (p *plugin) catchUp(ctx context.Context, q queued, known map[string]bool, m
 	if !deliver {
 		return nil
 	}
-	v, err := p.call(ctx, q.ev, q.pod, q.ctr, lifecycle, q.delivery)
+	v, err := p.call(ctx, q.ev, q.pod, q.ctr, lifecycle, func(ctx context.Context, p *plugin) error {
+		return p.r.late(ctx, p, q)
+	})
 	if v == useAnswer {
 		return nil
 	}
@@ -386,4 +392,44 @@ func describeObject(pod *api.PodSandbox, ctr *api.Container) string {
 		return fmt.Sprintf("container %s (%s)", ctr.GetName(), ctr.GetId())
 	}
 	return fmt.Sprintf("pod %s/%s (%s)", pod.GetNamespace(), pod.GetName(), pod.GetId())
+}
+
+// late makes the request of an event that happened while p joined, and
+// takes care of what it answers now that the request is over: the network
+// of a pod (lateRunPodSandbox), container updates and evictions
+// (lateUpdates); an adjustment of a container that exists already is
+// logged and dropped.
+func (r *Runtime) late(ctx context.Context, p *plugin, q queued) error {
+	method := q.ev.Method()
+	switch m := q.msg.(type) {
+	case *api.RunPodSandboxRequest:
+		return r.lateRunPodSandbox(ctx, p, m.GetPod())
+	case *api.CreateContainerRequest:
+		rsp, err := rpc[api.CreateContainerResponse](ctx, p, method, m)
+		if err != nil {
+			return err
+		}
+		if rsp.GetAdjust().SizeVT() > 0 {
+			p.logger().Warn("plugin joined while the container was created; its adjustment of it is not applied",
+				"container", m.GetContainer().GetId())
+		}
+		r.lateUpdates(p, rsp.GetUpdate(), rsp.GetEvict())
+		return nil
+	case *api.UpdateContainerRequest:
+		rsp, err := rpc[api.UpdateContainerResponse](ctx, p, method, m)
+		if err != nil {
+			return err
+		}
+		r.lateUpdates(p, rsp.GetUpdate(), rsp.GetEvict())
+		return nil
+	case *api.StopContainerRequest:
+		rsp, err := rpc[api.StopContainerResponse](ctx, p, method, m)
+		if err != nil {
+			return err
+		}
+		r.lateUpdates(p, rsp.GetUpdate(), nil)
+		return nil
+	}
+	_, err := rpc[api.Empty](ctx, p, method, q.msg) // a relay: empty answer
+	return err
 }

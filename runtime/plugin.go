@@ -54,6 +54,7 @@ type plugin struct {
 	// launched plugins at creation) and never change afterwards, so
 	// fullName may read them without the lock once registered is closed.
 	idx, name    string
+	full         string // "NN-name", once idx and name are set
 	isRegistered bool
 	log          *slog.Logger
 	events       api.EventMask
@@ -73,6 +74,7 @@ func (r *Runtime) newPlugin(conn net.Conn, kind, idx, name string) (*plugin, err
 		kind:       kind,
 		idx:        idx,
 		name:       name,
+		full:       api.FullPluginName(idx, name),
 		registered: make(chan struct{}),
 		done:       make(chan struct{}),
 		exited:     make(chan struct{}),
@@ -163,7 +165,7 @@ func (p *plugin) labelLocked() string {
 
 // fullName is the plugin's "NN-name". It may be called without the lock
 // only once the plugin has registered.
-func (p *plugin) fullName() string { return api.FullPluginName(p.idx, p.name) }
+func (p *plugin) fullName() string { return p.full }
 
 func (p *plugin) logger() *slog.Logger {
 	p.mu.Lock()
@@ -222,7 +224,7 @@ func (p *plugin) shutdown(ctx context.Context) {
 	if !p.isClosed() {
 		// Through invoke, so that a plugin that stopped reading cannot
 		// hold Stop past its context.
-		_, err := p.invokeCounted(ctx, "Shutdown", p.r.cfg.requestTimeout, func(ctx context.Context) error {
+		_, err := p.invokeCounted(ctx, "Shutdown", p.r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
 			_, err := rpc[api.Empty](ctx, p, "Shutdown", &api.Empty{})
 			return err
 		}, func() bool {
@@ -303,7 +305,7 @@ func (p *plugin) configure(ctx context.Context) error {
 		NetworkExtension:    &api.NetworkExtension{Version: api.NetworkExtensionVersion},
 	}
 	var rsp *api.ConfigureResponse
-	_, err := p.invoke(ctx, "Configure", r.cfg.requestTimeout, func(ctx context.Context) error {
+	_, err := p.invoke(ctx, "Configure", r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
 		var err error
 		rsp, err = rpc[api.ConfigureResponse](ctx, p, "Configure", req)
 		return err
@@ -392,6 +394,7 @@ func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPl
 			return nil, err
 		}
 		p.idx, p.name = req.GetPluginIdx(), req.GetPluginName()
+		p.full = api.FullPluginName(p.idx, p.name)
 	}
 	p.isRegistered = true
 	p.log = p.r.log.With("plugin", api.FullPluginName(p.idx, p.name))

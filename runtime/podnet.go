@@ -42,7 +42,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 			return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %w: %s", pod.GetNamespace(), pod.GetName(), ErrNetworkNotReady, why)
 		}
 	}
-	rq, err := r.begin(ctx, api.Event_RUN_POD_SANDBOX, pod, nil, r.lateRunPodSandbox(pod))
+	rq, err := r.begin(ctx, api.Event_RUN_POD_SANDBOX, pod, nil, req)
 	if err != nil {
 		return nil, err
 	}
@@ -173,27 +173,24 @@ func requiredMatches(want, full string) bool {
 // network the plugin returns is merged into the pod's record like an
 // UpdatePodSandboxNetwork, or, if that cannot be done yet (the runtime has
 // not stored the pod), reported at the pod's next PodSandboxStatus.
-func (r *Runtime) lateRunPodSandbox(pod *api.PodSandbox) func(context.Context, *plugin) error {
-	return func(ctx context.Context, p *plugin) error {
-		rsp, err := rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: pod})
-		if err != nil {
-			return err
-		}
-		n := rsp.GetAdjust().GetNetwork()
-		if n == nil || pod.NetNSPath() == "" || !r.track() {
-			return nil
-		}
-		// Recorded outside the call: the store's time is not the
-		// plugin's.
-		go func() {
-			defer r.wg.Done()
-			if err := r.updatePodNetwork(r.ctx, p, &api.UpdatePodSandboxNetworkRequest{PodId: pod.GetId(), Network: n}); err != nil {
-				p.logger().Info("the network of a pod created while the plugin joined is not recorded yet; its next status round asks again",
-					"pod", pod.GetId(), "error", err)
-			}
-		}()
+func (r *Runtime) lateRunPodSandbox(ctx context.Context, p *plugin, pod *api.PodSandbox) error {
+	rsp, err := rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		return err
+	}
+	n := rsp.GetAdjust().GetNetwork()
+	if n == nil || pod.NetNSPath() == "" || !r.track() {
 		return nil
 	}
+	// Recorded outside the call: the store's time is not the plugin's.
+	go func() {
+		defer r.wg.Done()
+		if err := r.updatePodNetwork(r.ctx, p, &api.UpdatePodSandboxNetworkRequest{PodId: pod.GetId(), Network: n}); err != nil {
+			p.logger().Info("the network of a pod created while the plugin joined is not recorded yet; its next status round asks again",
+				"pod", pod.GetId(), "error", err)
+		}
+	}()
+	return nil
 }
 
 // cleanupPod tells plugins that set up (part of) a pod that failed to
@@ -213,8 +210,8 @@ func (r *Runtime) cleanupPod(ctx context.Context, pod *api.PodSandbox, plugins, 
 		return err
 	}
 	r.mu.Lock()
-	r.queueLocked(api.Event_STOP_POD_SANDBOX, pod, nil, stop)
-	r.queueLocked(api.Event_REMOVE_POD_SANDBOX, pod, nil, remove)
+	r.queueLocked(api.Event_STOP_POD_SANDBOX, pod, nil, &api.StopPodSandboxRequest{Pod: pod})
+	r.queueLocked(api.Event_REMOVE_POD_SANDBOX, pod, nil, &api.RemovePodSandboxRequest{Pod: pod})
 	for _, j := range joiners {
 		if _, joining := r.joining[j]; !joining && slices.Contains(r.plugins, j) && !slices.Contains(plugins, j) {
 			plugins = append(plugins, j) // it caught up on the pod, then joined

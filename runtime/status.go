@@ -24,7 +24,8 @@ const staleServeFactor = 4
 // coalesces concurrent rounds for the same pod. It keeps nothing for a
 // pod once the pod is removed.
 type statusCache struct {
-	group singleflight.Group
+	// group coalesces rounds by pod ID, verbose those of verbose calls.
+	group, verbose singleflight.Group
 	mu    sync.Mutex // guards entries and rounds
 	// entries are results by pod ID, until their expiry.
 	entries map[string]statusEntry
@@ -102,7 +103,7 @@ func (r *Runtime) forgetStatus(podID string) {
 	delete(r.status.rounds, podID)
 	r.status.mu.Unlock()
 	r.status.group.Forget(podID)
-	r.status.group.Forget(podID + "\x00verbose")
+	r.status.verbose.Forget(podID)
 }
 
 // PodSandboxStatus returns a pod's current network. It starts from last,
@@ -123,9 +124,9 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 		return proto.CloneOf(last), nil
 	}
 	id := pod.GetId()
-	key := id
+	group := &r.status.group
 	if verbose {
-		key += "\x00verbose"
+		group = &r.status.verbose
 	}
 	cache := !verbose && r.cfg.statusCacheTTL > 0
 	if cache {
@@ -165,11 +166,11 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 			// Expired recently: answer with it at once and refresh in
 			// the background, so that a plain status (the kubelet's PLEG)
 			// never waits for plugins while the cache is warm.
-			r.status.group.DoChan(key, round) // its channel is buffered
+			group.DoChan(id, round) // its channel is buffered
 			return proto.CloneOf(e.rec), nil
 		}
 	}
-	ch := r.status.group.DoChan(key, round)
+	ch := group.DoChan(id, round)
 	select {
 	case res := <-ch:
 		if res.Err != nil {

@@ -174,7 +174,7 @@ func (p *plugin) synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs [
 			return nil, fmt.Errorf("encoding Synchronize chunk %d of %d: %w", i+1, len(chunks), enc.err)
 		}
 		rsp := &api.SynchronizeResponse{}
-		_, err := p.invoke(ctx, "Synchronize", r.cfg.requestTimeout, func(ctx context.Context) error {
+		_, err := p.invoke(ctx, "Synchronize", r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
 			return p.client.Call(ctx, api.PluginServiceName, "Synchronize", api.Encoded(&api.SynchronizeRequest{}, enc.b), api.Fast(rsp))
 		})
 		if err != nil {

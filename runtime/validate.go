@@ -154,8 +154,9 @@ func (r *Runtime) validatePod(ctx context.Context, pod *api.PodSandbox) error {
 		if plugins == nil {
 			plugins = r.instances()
 		}
+		instances := plugins // a copy per closure: plugins itself stays on the stack
 		errs = append(errs, r.builtin(ctx, b.name, "", pod.GetId(), func(ctx context.Context) error {
-			return pv.ValidatePodSandbox(ctx, pod, plugins)
+			return pv.ValidatePodSandbox(ctx, pod, instances)
 		}))
 	}
 	return errors.Join(errs...)
