@@ -26,7 +26,7 @@ const staleServeFactor = 4
 type statusCache struct {
 	// group coalesces rounds by pod ID, verbose those of verbose calls.
 	group, verbose singleflight.Group
-	mu    sync.Mutex // guards entries and rounds
+	mu             sync.Mutex // guards entries and rounds
 	// entries are results by pod ID, until their expiry.
 	entries map[string]statusEntry
 	// rounds holds, per pod with a round in flight, the token of the
