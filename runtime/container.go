@@ -39,7 +39,10 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 	}
 	o := merge.NewOwners()
 	adj := merge.NewAdjustment(o, req.GetContainer())
-	podSize := req.GetPod().SizeVT()
+	// What the request to the next plugin carries grows at most by what
+	// the adjustments encode to: the exact size is computed only when
+	// that bound comes near the limit.
+	bound := req.GetPod().SizeVT() + req.GetContainer().SizeVT()
 	ups := merge.NewUpdates(o).ForCreate(req.GetContainer().GetId())
 	var (
 		evictions []eviction
@@ -54,9 +57,11 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 			if err := adj.Apply(p.fullName(), rsp.GetAdjust()); err != nil {
 				return err
 			}
-			if rsp.GetAdjust() != nil {
-				if err := checkAdjustedSize(p, podSize, adj.Container()); err != nil {
-					return err
+			if a := rsp.GetAdjust(); a != nil {
+				if bound += a.SizeVT() + adjustSlack; bound > maxRequestBody {
+					if err := checkAdjustedSize(p, req.GetPod().SizeVT(), adj.Container()); err != nil {
+						return err
+					}
 				}
 			}
 			if err := ups.Apply(p.fullName(), rsp.GetUpdate()); err != nil {
@@ -160,6 +165,10 @@ func checkSizes(pod *api.PodSandbox, ctr *api.Container) error {
 // pod and a container, an adjustment and its owners) may encode to: what
 // ttrpc carries less room for the request's envelope.
 const maxRequestBody = 2 * api.MaxObjectSize
+
+// adjustSlack covers what an adjustment adds to a container beyond its
+// own encoding (a field's tag and length, once).
+const adjustSlack = 64
 
 // checkAdjustedSize fails a CreateContainer whose container, as plugin p
 // adjusted it, no longer fits with its pod in a request to the next
