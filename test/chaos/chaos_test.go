@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -25,18 +26,39 @@ import (
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
-// Chaos actions and their weights.
+// Chaos actions and their weights. A kill "in an operation" waits until a
+// worker begins an operation of a kind picked at random (RunPodSandbox,
+// StopPodSandbox, RemovePodSandbox, PodSandboxStatus for nrinetd;
+// RunPodSandbox or StopPodSandbox for nri-podnet), then kills after 0 to
+// 20 ms, to land in the windows a crash matters most in.
 const (
 	actKillNrinetd = iota
+	actKillNrinetdInOp
 	actKillPodnet
+	actKillPodnetInOp
 	actKillTagger
 	actRestart
 	actCount
 )
 
 var (
-	actWeights = [actCount]int{actKillNrinetd: 30, actKillPodnet: 35, actKillTagger: 20, actRestart: 15}
-	actNames   = [actCount]string{"SIGKILL nrinetd", "SIGKILL nri-podnet", "SIGKILL 20-chaostag", "graceful restart"}
+	actWeights = [actCount]int{
+		actKillNrinetd: 15, actKillNrinetdInOp: 15, actKillPodnet: 15, actKillPodnetInOp: 20, actKillTagger: 15, actRestart: 15,
+	}
+	actNames = [actCount]string{
+		"SIGKILL nrinetd", "SIGKILL nrinetd in an operation", "SIGKILL nri-podnet", "SIGKILL nri-podnet in an operation",
+		"SIGKILL 20-chaostag", "graceful restart",
+	}
+	// Operations the kills in an operation aim at.
+	nrinetdOps = []string{opRun, opStop, opRemove, opStatus}
+	podnetOps  = []string{opRun, opStop}
+)
+
+// Kills in an operation: how long to wait for a worker to begin one,
+// and the bound of the delay after it began.
+const (
+	armPatience = 5 * time.Second
+	maxInOp     = 20 * time.Millisecond
 )
 
 // Pace of the chaos loop: the pause before each action.
@@ -136,14 +158,15 @@ func TestChaos(t *testing.T) {
 // counts are what the chaos loop did.
 type counts struct {
 	actions     [actCount]int
-	skipped     int // SIGKILL nri-podnet while none ran
+	skipped     int            // SIGKILL nri-podnet while none ran
+	inOp        map[string]int // kills in an operation, by the operation ("" if none began in time)
 	checkpoints int
 	podnets     map[proc]bool
 }
 
 // chaos runs the chaos loop for duration and returns what it did.
 func (r *chaosRun) chaos(rng *mrand.Rand, duration time.Duration) *counts {
-	c := &counts{podnets: map[proc]bool{}}
+	c := &counts{podnets: map[proc]bool{}, inOp: map[string]int{}}
 	total := 0
 	for _, w := range actWeights {
 		total += w
@@ -163,12 +186,18 @@ func (r *chaosRun) chaos(rng *mrand.Rand, duration time.Duration) *counts {
 		}
 		c.actions[act]++
 		switch act {
-		case actKillNrinetd:
+		case actKillNrinetd, actKillNrinetdInOp:
+			if act == actKillNrinetdInOp {
+				c.inOp[r.awaitOp(rng, nrinetdOps)]++
+			}
 			r.d.kill()
-			if err := r.quiesced(c, "after SIGKILL of nrinetd"); err != nil {
+			if err := r.quiesced(c, "after "+actNames[act]); err != nil {
 				return c
 			}
-		case actKillPodnet:
+		case actKillPodnet, actKillPodnetInOp:
+			if act == actKillPodnetInOp {
+				c.inOp[r.awaitOp(rng, podnetOps)]++
+			}
 			pid := r.podnetPid()
 			if pid == 0 {
 				c.skipped++
@@ -205,6 +234,24 @@ func (r *chaosRun) quiesced(c *counts, why string) error {
 	defer r.gate.Unlock()
 	c.checkpoints++
 	return r.checkpoint(c.checkpoints, why)
+}
+
+// awaitOp waits until a worker begins an operation of one of the kinds,
+// picked at random, then for up to maxInOp more, and returns the kind; ""
+// if none began within armPatience.
+func (r *chaosRun) awaitOp(rng *mrand.Rand, kinds []string) string {
+	t := &trigger{op: kinds[rng.IntN(len(kinds))], began: make(chan struct{})}
+	r.trigger.Store(t)
+	timer := time.NewTimer(armPatience)
+	defer timer.Stop()
+	select {
+	case <-t.began:
+		time.Sleep(time.Duration(rng.Int64N(int64(maxInOp))))
+		return t.op
+	case <-timer.C:
+		r.trigger.CompareAndSwap(t, nil)
+		return ""
+	}
 }
 
 // podnetPid returns the PID of the nri-podnet nrinetd launched, 0 if none
@@ -374,6 +421,12 @@ func (r *chaosRun) report(c *counts, elapsed time.Duration) {
 	}
 	fmt.Fprintf(&b, "  %-15s %7d ok (%6.1f/s), %6d failed\n", "all", total, float64(total)/elapsed.Seconds(), failed)
 	fmt.Fprintf(&b, "  chaos: %s (%d nri-podnet kills skipped: none running)\n", c.actionSummary(), c.skipped)
+	var inOp []string
+	for op, n := range c.inOp {
+		inOp = append(inOp, fmt.Sprintf("%s %d", cmp.Or(op, "none began"), n))
+	}
+	slices.Sort(inOp)
+	fmt.Fprintf(&b, "  kills in an operation, by operation: %s\n", strings.Join(inOp, ", "))
 	fmt.Fprintf(&b, "  nrinetd starts %d (after each SIGKILL, and a graceful restart in each checkpoint), checkpoints %d, nri-podnet incarnations seen %d, 20-chaostag incarnations %d\n",
 		1+c.actions[actKillNrinetd]+c.checkpoints, c.checkpoints, len(c.podnets), len(r.taggers))
 	fmt.Fprintf(&b, "  RunPodSandbox refused by nrinetd %d, failed in transit %d (pods found later %d); orphaned nri-podnet processes reaped %d\n",

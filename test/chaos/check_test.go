@@ -57,6 +57,10 @@ type chaosRun struct {
 	gate    sync.RWMutex
 	workers []*worker
 
+	// trigger, if set, is fired by the next worker that begins an
+	// operation of its kind.
+	trigger atomic.Pointer[trigger]
+
 	tagger  *taggerProc
 	taggers []proc // every incarnation of 20-chaostag
 
@@ -69,6 +73,20 @@ type chaosRun struct {
 
 	mu         sync.Mutex // guards violations
 	violations []string
+}
+
+// trigger tells the chaos loop that a worker began an operation.
+type trigger struct {
+	op    string
+	began chan struct{}
+}
+
+// begin is called by a worker as it begins an operation of kind op: it
+// fires the trigger set for that kind, if any.
+func (r *chaosRun) begin(op string) {
+	if t := r.trigger.Load(); t != nil && t.op == op && r.trigger.CompareAndSwap(t, nil) {
+		close(t.began)
+	}
 }
 
 // violate records a violation of an invariant.
@@ -456,6 +474,14 @@ func (r *chaosRun) checkReady(where string, w *worker, p *podRec) (readyPod, boo
 	}
 	if rp.hostVeth == "" {
 		r.violate(where, "READY pod %s (%s) has no %s in its network info %v", p.name, p.id, hostVethKey, info.Info)
+	}
+	// 20-chaostag has joined, and a verbose status asks every plugin: its
+	// part is there even if it was away when the pod was created, unless
+	// it missed the status deadline.
+	tagger := taggerIdx + "-" + taggerName
+	if _, stale := info.Stale[tagger]; info.Info[TagKey] != p.name && !stale {
+		r.violate(where, "READY pod %s (%s) has %s=%q in its network info, want its name (stale parts %v)",
+			p.name, p.id, TagKey, info.Info[TagKey], info.Stale)
 	}
 	return rp, true
 }

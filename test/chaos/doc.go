@@ -96,7 +96,10 @@
 //  5. every READY pod's CRI status addresses equal the global addresses of
 //     eth0 in its network namespace (netlink), one IPv4 and one IPv6 from
 //     the test's subnets (none for host-network pods), and no address is
-//     held by two pods;
+//     held by two pods; its verbose network info has nri-podnet's host veth
+//     and 20-chaostag's tag (a verbose status asks every joined plugin,
+//     so the tag is there even for a pod created while 20-chaostag was
+//     away, unless it is marked stale);
 //  6. the namespace files in /run/netns are exactly those of the READY
 //     pods, the veths on the test bridge exactly their host veths
 //     (podnet.nrinet.io/host-veth), and no plugin process of an earlier

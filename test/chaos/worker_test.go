@@ -201,6 +201,7 @@ func (w *worker) run() error {
 	host := w.rng.IntN(10) == 0
 	ctx, cancel := opContext()
 	defer cancel()
+	w.r.begin(opRun)
 	rsp, err := w.r.cri.RunPodSandbox(ctx, &criapi.RunPodSandboxRequest{Config: w.podConfig(name, host)})
 	w.record(opRun, err)
 	if err != nil {
@@ -257,6 +258,7 @@ func (w *worker) inspect(p *podRec, verbose bool) error {
 	kind := opStatus
 	var rsp *criapi.PodSandboxStatusResponse
 	var err error
+	w.r.begin(opStatus)
 	if verbose && crictlBin != "" && w.rng.IntN(16) == 0 {
 		kind = opCrictl
 		rsp, err = crictlStatus(ctx, w.r.dir, w.r.d.criSock, p.id)
@@ -328,6 +330,7 @@ func (w *worker) settle(p *podRec, ready bool, from string) {
 func (w *worker) stop(p *podRec) error {
 	ctx, cancel := opContext()
 	defer cancel()
+	w.r.begin(opStop)
 	_, err := w.r.cri.StopPodSandbox(ctx, &criapi.StopPodSandboxRequest{PodSandboxId: p.id})
 	w.record(opStop, err)
 	if err != nil {
@@ -345,6 +348,7 @@ func (w *worker) stop(p *podRec) error {
 func (w *worker) remove(p *podRec) error {
 	ctx, cancel := opContext()
 	defer cancel()
+	w.r.begin(opRemove)
 	_, err := w.r.cri.RemovePodSandbox(ctx, &criapi.RemovePodSandboxRequest{PodSandboxId: p.id})
 	w.record(opRemove, err)
 	if err != nil {
