@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"net/netip"
@@ -31,11 +32,18 @@ import (
 // StopPodSandbox, RemovePodSandbox, PodSandboxStatus for nrinetd;
 // RunPodSandbox or StopPodSandbox for nri-podnet), then kills after 0 to
 // 20 ms, to land in the windows a crash matters most in.
+// A kill "while starting" kills nrinetd again 0 to 300 ms after it was
+// started (reconciling its store, launching nri-podnet), or as soon as it
+// is ready; one "while joining" kills nri-podnet, waits until nrinetd has
+// launched a new one and kills that 0 to 50 ms later (registering,
+// synchronizing).
 const (
 	actKillNrinetd = iota
 	actKillNrinetdInOp
+	actKillNrinetdStarting
 	actKillPodnet
 	actKillPodnetInOp
+	actKillPodnetJoining
 	actKillTagger
 	actRestart
 	actCount
@@ -43,10 +51,13 @@ const (
 
 var (
 	actWeights = [actCount]int{
-		actKillNrinetd: 15, actKillNrinetdInOp: 15, actKillPodnet: 15, actKillPodnetInOp: 20, actKillTagger: 15, actRestart: 15,
+		actKillNrinetd: 12, actKillNrinetdInOp: 12, actKillNrinetdStarting: 8,
+		actKillPodnet: 12, actKillPodnetInOp: 16, actKillPodnetJoining: 8,
+		actKillTagger: 12, actRestart: 12,
 	}
 	actNames = [actCount]string{
-		"SIGKILL nrinetd", "SIGKILL nrinetd in an operation", "SIGKILL nri-podnet", "SIGKILL nri-podnet in an operation",
+		"SIGKILL nrinetd", "SIGKILL nrinetd in an operation", "SIGKILL nrinetd while starting",
+		"SIGKILL nri-podnet", "SIGKILL nri-podnet in an operation", "SIGKILL nri-podnet while joining",
 		"SIGKILL 20-chaostag", "graceful restart",
 	}
 	// Operations the kills in an operation aim at.
@@ -55,10 +66,14 @@ var (
 )
 
 // Kills in an operation: how long to wait for a worker to begin one,
-// and the bound of the delay after it began.
+// and the bound of the delay after it began; bounds of the delays of the
+// kills while starting and while joining.
 const (
-	armPatience = 5 * time.Second
-	maxInOp     = 20 * time.Millisecond
+	armPatience    = 5 * time.Second
+	maxInOp        = 20 * time.Millisecond
+	maxInStart     = 300 * time.Millisecond
+	maxInJoin      = 50 * time.Millisecond
+	relaunchWithin = 40 * time.Second // nrinetd's restart backoff reaches 30 s
 )
 
 // Pace of the chaos loop: the pause before each action.
@@ -194,7 +209,24 @@ func (r *chaosRun) chaos(rng *mrand.Rand, duration time.Duration) *counts {
 			if err := r.quiesced(c, "after "+actNames[act]); err != nil {
 				return c
 			}
-		case actKillPodnet, actKillPodnetInOp:
+		case actKillNrinetdStarting:
+			r.d.kill()
+			ready, err := r.d.spawn()
+			if err != nil {
+				r.violate("chaos", "starting nrinetd: %v", err)
+				return c
+			}
+			t := time.NewTimer(time.Duration(rng.Int64N(int64(maxInStart))))
+			select {
+			case <-t.C:
+			case <-ready:
+				t.Stop()
+			}
+			r.d.kill()
+			if err := r.quiesced(c, "after "+actNames[act]); err != nil {
+				return c
+			}
+		case actKillPodnet, actKillPodnetInOp, actKillPodnetJoining:
 			if act == actKillPodnetInOp {
 				c.inOp[r.awaitOp(rng, podnetOps)]++
 			}
@@ -205,6 +237,21 @@ func (r *chaosRun) chaos(rng *mrand.Rand, duration time.Duration) *counts {
 				continue
 			}
 			syscall.Kill(pid, syscall.SIGKILL)
+			if act == actKillPodnetJoining {
+				var next int
+				err := waitFor(relaunchWithin, func() error {
+					if next = r.podnetPid(); next == 0 || next == pid {
+						return errors.New("not relaunched")
+					}
+					return nil
+				})
+				if err != nil {
+					r.violate("chaos", "nrinetd did not relaunch nri-podnet within %v of SIGKILL", relaunchWithin)
+					continue
+				}
+				time.Sleep(time.Duration(rng.Int64N(int64(maxInJoin))))
+				syscall.Kill(next, syscall.SIGKILL)
+			}
 		case actKillTagger:
 			r.tagger.kill()
 			time.Sleep(time.Duration(rng.Int64N(int64(2 * time.Second))))
@@ -427,8 +474,8 @@ func (r *chaosRun) report(c *counts, elapsed time.Duration) {
 	}
 	slices.Sort(inOp)
 	fmt.Fprintf(&b, "  kills in an operation, by operation: %s\n", strings.Join(inOp, ", "))
-	fmt.Fprintf(&b, "  nrinetd starts %d (after each SIGKILL, and a graceful restart in each checkpoint), checkpoints %d, nri-podnet incarnations seen %d, 20-chaostag incarnations %d\n",
-		1+c.actions[actKillNrinetd]+c.checkpoints, c.checkpoints, len(c.podnets), len(r.taggers))
+	fmt.Fprintf(&b, "  nrinetd processes %d (a graceful restart in each checkpoint), checkpoints %d, nri-podnet incarnations seen %d, 20-chaostag incarnations %d\n",
+		r.d.starts, c.checkpoints, len(c.podnets), len(r.taggers))
 	fmt.Fprintf(&b, "  RunPodSandbox refused by nrinetd %d, failed in transit %d (pods found later %d); orphaned nri-podnet processes reaped %d\n",
 		r.refused.Load(), r.lostRuns.Load(), r.adopted.Load(), r.reaped.Load())
 	r.mu.Lock()

@@ -29,6 +29,7 @@ type daemon struct {
 
 	cmd    *exec.Cmd
 	exited chan struct{}
+	starts int // processes started
 }
 
 // newDaemon writes nrinetd's configuration and nri-podnet's into dir.
@@ -85,13 +86,33 @@ func (d *daemon) pid() int {
 // start runs nrinetd and waits until it sends READY=1 on its
 // NOTIFY_SOCKET (its CRI socket then accepts connections).
 func (d *daemon) start(patience time.Duration) error {
+	ready, err := d.spawn()
+	if err != nil {
+		return err
+	}
+	cmd, exited := d.cmd, d.exited
+	select {
+	case <-ready:
+		return nil
+	case <-exited:
+		d.cmd = nil
+		return fmt.Errorf("nrinetd exited before it was ready: %v", cmd.ProcessState)
+	case <-time.After(patience):
+		d.kill()
+		return fmt.Errorf("nrinetd was not ready within %v", patience)
+	}
+}
+
+// spawn runs nrinetd; the channel it returns is closed when nrinetd sends
+// READY=1.
+func (d *daemon) spawn() (<-chan struct{}, error) {
 	if d.cmd != nil {
-		return fmt.Errorf("nrinetd already runs (pid %d)", d.cmd.Process.Pid)
+		return nil, fmt.Errorf("nrinetd already runs (pid %d)", d.cmd.Process.Pid)
 	}
 	os.Remove(d.notifyPath) // a previous start's
 	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: d.notifyPath, Net: "unixgram"})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ready, read := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -116,26 +137,18 @@ func (d *daemon) start(patience time.Duration) error {
 	if err := cmd.Start(); err != nil {
 		notify.Close()
 		<-read
-		return err
+		return nil, err
 	}
 	exited := make(chan struct{})
 	d.cmd, d.exited = cmd, exited
+	d.starts++
 	go func() {
 		cmd.Wait()
 		notify.Close()
 		<-read
 		close(exited)
 	}()
-	select {
-	case <-ready:
-		return nil
-	case <-exited:
-		d.cmd = nil
-		return fmt.Errorf("nrinetd exited before it was ready: %v", cmd.ProcessState)
-	case <-time.After(patience):
-		d.kill()
-		return fmt.Errorf("nrinetd was not ready within %v", patience)
-	}
+	return ready, nil
 }
 
 // kill ends nrinetd with SIGKILL, as a crash would, and waits for it.

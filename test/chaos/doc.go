@@ -72,11 +72,16 @@
 //
 // # Chaos
 //
-// Every 0.5 to 3 s the chaos loop picks one of: SIGKILL nrinetd (it is
-// started again), SIGKILL nri-podnet (nrinetd relaunches it), SIGKILL
-// 20-chaostag (the test starts it again after up to 2 s), or a graceful
-// restart of nrinetd (SIGTERM). After each nrinetd restart it runs a
-// checkpoint.
+// Every 0.5 to 3 s the chaos loop picks one of: SIGKILL nrinetd, at a
+// random moment, or 0 to 20 ms after a worker began a RunPodSandbox,
+// StopPodSandbox, RemovePodSandbox or PodSandboxStatus, or again 0 to
+// 300 ms after it was started (while it reconciles its store and launches
+// its plugins); SIGKILL nri-podnet (nrinetd relaunches it), at a random
+// moment, or 0 to 20 ms after a worker began a RunPodSandbox or
+// StopPodSandbox, or twice, the second time 0 to 50 ms after nrinetd
+// relaunched it (while it joins); SIGKILL 20-chaostag (the test starts
+// it again after up to 2 s); or a graceful restart of nrinetd (SIGTERM).
+// After each nrinetd kill or restart it runs a checkpoint.
 //
 // # Checkpoints
 //
