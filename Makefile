@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop generate bench fuzz demo soak
+.PHONY: test lint unit interop generate bench fuzz demo soak chaos chaos-ci
 
 test: lint unit interop
 
@@ -28,6 +28,18 @@ bench:
 NRINET_SOAK_CYCLES ?= 10000
 soak:
 	NRINET_SOAK_CYCLES=$(NRINET_SOAK_CYCLES) $(GO) test -race -count=1 -timeout 30m -run '^TestPodnet_Cycles$$' -v ./plugins/podnet
+
+# The chaos test (test/chaos): nrinetd with nri-podnet and an external plugin,
+# concurrent CRI workers, random kill -9 of all three and checks after each
+# restart, for CHAOS_DURATION; nrinetd and nri-podnet are built with -race.
+# chaos-ci runs it for 60 s (CI, after make test).
+CHAOS_DURATION ?= 20m
+CHAOS_TIMEOUT ?= 60m
+chaos:
+	NRINET_CHAOS=$(CHAOS_DURATION) NRINET_CHAOS_RACE=1 $(GO) test -race -count=1 -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' -v ./test/chaos
+
+chaos-ci:
+	$(MAKE) chaos CHAOS_DURATION=60s CHAOS_TIMEOUT=15m
 
 # Every fuzz target of the repository, FUZZTIME each, one after the other:
 # go test -fuzz takes one package and a pattern matching one target. Each
