@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
+	"sync"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -106,12 +108,17 @@ func trimForSync(m api.VTMessage) api.VTMessage {
 // encode returns the chunk's SynchronizeRequest encoding, marshaling each
 // item once with the sizes planSync computed.
 func (c *syncChunk) encode() ([]byte, error) {
-	b := make([]byte, 0, c.size)
+	b := getSyncBuffer(c.size)
 	for _, group := range []struct {
 		field protowire.Number
 		items []syncItem
 	}{{syncPodsField, c.pods}, {syncContainersField, c.ctrs}} {
-		for _, it := range group.items {
+		for i, it := range group.items {
+			if i%64 == 63 {
+				// Encoding megabytes takes milliseconds of CPU: let
+				// the requests that run meanwhile have it between items.
+				goruntime.Gosched()
+			}
 			b = protowire.AppendTag(b, group.field, protowire.BytesType)
 			b = protowire.AppendVarint(b, uint64(it.size))
 			start := len(b)
@@ -174,9 +181,12 @@ func (p *plugin) synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs [
 			return nil, fmt.Errorf("encoding Synchronize chunk %d of %d: %w", i+1, len(chunks), enc.err)
 		}
 		rsp := &api.SynchronizeResponse{}
-		_, err := p.invoke(ctx, "Synchronize", r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
+		o, err := p.invoke(ctx, "Synchronize", r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
 			return p.client.Call(ctx, api.PluginServiceName, "Synchronize", api.Encoded(&api.SynchronizeRequest{}, enc.b), api.Fast(rsp))
 		})
+		if o == answered || o == lost {
+			putSyncBuffer(enc.b) // the call is over; a late one may still read it
+		}
 		if err != nil {
 			return nil, &PluginError{Plugin: p.fullName(), Method: "Synchronize", Err: fmt.Errorf("chunk %d of %d: %w", i+1, len(chunks), err)}
 		}
@@ -238,4 +248,24 @@ func (r *Runtime) withAddresses(ctx context.Context, pods []*api.PodSandbox) []*
 		out[i] = withIPs
 	}
 	return out
+}
+
+// syncBuffers recycles the buffers chunks are encoded into: a plugin
+// joining a runtime of a thousand pods takes megabytes of them, which
+// would otherwise be garbage the requests running meanwhile pay for.
+var syncBuffers sync.Pool
+
+// getSyncBuffer returns an empty buffer of capacity n or more.
+func getSyncBuffer(n int) []byte {
+	if b, ok := syncBuffers.Get().(*[]byte); ok && cap(*b) >= n {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, max(n, DefaultSyncChunkSize))
+}
+
+// putSyncBuffer recycles b once nothing reads it any more.
+func putSyncBuffer(b []byte) {
+	if cap(b) <= 2*DefaultSyncChunkSize {
+		syncBuffers.Put(&b)
+	}
 }
