@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
-	"sync"
 	"slices"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
