@@ -9,6 +9,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/nrinet/nrinet/api"
 )
 
 // This file is the one path every request to a plugin takes: a deadline
@@ -85,6 +87,7 @@ func (p *plugin) invokeCounted(ctx context.Context, method string, timeout time.
 // over through c.
 func (p *plugin) run(c *pendingCall, ctx context.Context, cancel context.CancelFunc, method string, fn func(context.Context, *plugin) error) {
 	defer p.r.wg.Done()
+	api.PresizeStack() // a fresh goroutine about to encode nested messages
 	start := time.Now()
 	err := fn(ctx, p)
 	res := callResult{err: err, late: ctx.Err() != nil}
