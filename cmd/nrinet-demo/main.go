@@ -20,17 +20,16 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/nrinet/nrinet/internal/gobin"
+	"github.com/nrinet/nrinet/internal/sdnotify"
 )
 
 // crictlVersion is the cri-tools release the demo installs.
@@ -237,31 +236,16 @@ required_network_plugins = ["podnet"]
 // startDaemon runs nrinetd and waits until it says, on its
 // NOTIFY_SOCKET, that it serves CRI.
 func (d *demo) startDaemon(conf string) error {
-	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: filepath.Join(d.dir, "notify.sock"), Net: "unixgram"})
+	notifyPath := filepath.Join(d.dir, "notify.sock")
+	notify, err := sdnotify.Listen(notifyPath)
 	if err != nil {
 		return err
 	}
-	ready, read := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(read)
-		buf, said := make([]byte, 256), false
-		for {
-			n, err := notify.Read(buf)
-			if err != nil {
-				return // closed once nrinetd exited
-			}
-			if !said && slices.Contains(strings.Split(string(buf[:n]), "\n"), "READY=1") {
-				close(ready)
-				said = true
-			}
-		}
-	}()
 	d.daemon = exec.Command(d.bin["nrinetd"], "-config", conf)
 	d.daemon.Stdout, d.daemon.Stderr = &d.log, &d.log
-	d.daemon.Env = append(os.Environ(), "NOTIFY_SOCKET="+notify.LocalAddr().String())
+	d.daemon.Env = append(os.Environ(), "NOTIFY_SOCKET="+notifyPath)
 	if err := d.daemon.Start(); err != nil {
 		notify.Close()
-		<-read
 		d.daemon = nil
 		return err
 	}
@@ -269,11 +253,10 @@ func (d *demo) startDaemon(conf string) error {
 	go func() {
 		d.daemon.Wait()
 		notify.Close()
-		<-read
 		close(d.exited)
 	}()
 	select {
-	case <-ready:
+	case <-notify.Ready():
 		return nil
 	case <-d.exited:
 		return fmt.Errorf("nrinetd exited: %v\n%s", d.daemon.ProcessState, d.log.String())

@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -17,6 +14,8 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nrinet/nrinet/internal/sdnotify"
 )
 
 // daemon is an nrinetd process with its own sockets, state, plugin and
@@ -109,26 +108,10 @@ func (d *daemon) spawn() (<-chan struct{}, error) {
 	if d.cmd != nil {
 		return nil, fmt.Errorf("nrinetd already runs (pid %d)", d.cmd.Process.Pid)
 	}
-	os.Remove(d.notifyPath) // a previous start's
-	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: d.notifyPath, Net: "unixgram"})
+	notify, err := sdnotify.Listen(d.notifyPath)
 	if err != nil {
 		return nil, err
 	}
-	ready, read := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(read)
-		buf, said := make([]byte, 256), false
-		for {
-			n, err := notify.Read(buf)
-			if err != nil {
-				return // closed once nrinetd exited
-			}
-			if !said && slices.Contains(strings.Split(string(buf[:n]), "\n"), "READY=1") {
-				close(ready)
-				said = true
-			}
-		}
-	}()
 	fmt.Fprintf(d.log, "=== chaos: starting nrinetd at %s\n", time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(nrinetdBin, "-config", d.conf)
 	cmd.Stdout, cmd.Stderr = d.log, d.log
@@ -136,7 +119,6 @@ func (d *daemon) spawn() (<-chan struct{}, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		notify.Close()
-		<-read
 		return nil, err
 	}
 	exited := make(chan struct{})
@@ -145,10 +127,9 @@ func (d *daemon) spawn() (<-chan struct{}, error) {
 	go func() {
 		cmd.Wait()
 		notify.Close()
-		<-read
 		close(exited)
 	}()
-	return ready, nil
+	return notify.Ready(), nil
 }
 
 // kill ends nrinetd with SIGKILL, as a crash would, and waits for it.

@@ -6,17 +6,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nrinet/nrinet/internal/sdnotify"
 	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/ipam"
 )
@@ -143,32 +142,15 @@ log_level = "debug"
 func (d *daemon) start() {
 	d.t.Helper()
 	notifyPath := filepath.Join(d.dir, "notify.sock")
-	os.Remove(notifyPath) // a previous start's
-	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: notifyPath, Net: "unixgram"})
+	notify, err := sdnotify.Listen(notifyPath)
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	ready, read := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(read)
-		buf, said := make([]byte, 256), false
-		for {
-			n, err := notify.Read(buf)
-			if err != nil {
-				return // closed once nrinetd exited
-			}
-			if !said && slices.Contains(strings.Split(string(buf[:n]), "\n"), "READY=1") {
-				close(ready)
-				said = true
-			}
-		}
-	}()
 	cmd := exec.Command(nrinetdBin, "-config", d.conf)
 	cmd.Stdout, cmd.Stderr = d.log, d.log
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+notifyPath)
 	if err := cmd.Start(); err != nil {
 		notify.Close()
-		<-read
 		d.t.Fatal(err)
 	}
 	d.cmd, d.exited = cmd, make(chan struct{})
@@ -176,11 +158,10 @@ func (d *daemon) start() {
 	go func() {
 		cmd.Wait()
 		notify.Close()
-		<-read
 		close(exited)
 	}()
 	select {
-	case <-ready:
+	case <-notify.Ready():
 	case <-d.exited:
 		d.t.Fatalf("nrinetd exited: %v\n%s", cmd.ProcessState, d.log)
 	case <-time.After(20 * time.Second):
