@@ -26,7 +26,8 @@
 // [EventMask]: event e is selected by bit 1<<(e-1), so the fourteen real
 // events occupy [ValidEvents] (0x3FFF). [ParseEventMask] reads a
 // subscription from a comma separated list of names, and [Event.Method]
-// gives the Plugin service method that delivers an event.
+// gives the Plugin service method that delivers an event ([Event.PrettyName]
+// the same, or "unknown(N)", as upstream).
 //
 // # Plugin identity
 //

@@ -90,6 +90,18 @@ func (e Event) Method() string {
 	return eventMethods[e]
 }
 
+// PrettyName returns the human-friendly name of e, which is its Plugin
+// service method (see Method), such as "RunPodSandbox", or "unknown(N)"
+// for a value that is not a real event, as upstream NRI's Event.PrettyName
+// does. Unlike upstream, Event_POD_SANDBOX_STATUS, the event of the pod
+// network extension, has a name: "PodSandboxStatus".
+func (e Event) PrettyName() string {
+	if m := e.Method(); m != "" {
+		return m
+	}
+	return fmt.Sprintf("unknown(%d)", int32(e))
+}
+
 // bit returns the mask bit of e, or 0 if e has no bit (e < 1 or e > 32).
 func (e Event) bit() EventMask {
 	if e < 1 || e > 32 {

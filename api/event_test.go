@@ -303,3 +303,30 @@ func ExampleEvent_Method() {
 	// Output:
 	// PostUpdatePodSandbox
 }
+
+func TestEventPrettyName(t *testing.T) {
+	for _, tt := range []struct {
+		event api.Event
+		want  string
+	}{
+		{api.Event_UNKNOWN, "unknown(0)"},
+		{api.Event_RUN_POD_SANDBOX, "RunPodSandbox"},
+		{api.Event_VALIDATE_CONTAINER_ADJUSTMENT, "ValidateContainerAdjustment"},
+		{api.Event_POD_SANDBOX_STATUS, "PodSandboxStatus"},
+		{api.Event_LAST, "unknown(16)"},
+		{api.Event(-1), "unknown(-1)"},
+		{api.Event(99), "unknown(99)"},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := tt.event.PrettyName(); got != tt.want {
+				t.Errorf("Event(%d).PrettyName() = %q, want %q", tt.event, got, tt.want)
+			}
+		})
+	}
+	// Every real event is named after its Plugin method.
+	for e := api.Event_UNKNOWN + 1; e < api.Event_LAST; e++ {
+		if e.PrettyName() != e.Method() {
+			t.Errorf("Event(%d).PrettyName() = %q, Method() = %q", e, e.PrettyName(), e.Method())
+		}
+	}
+}

@@ -392,7 +392,7 @@ func TestUpstreamHelperSurface(t *testing.T) {
 		"owners.go": true, "owners_generated.go": true, "validate.go": true,
 		"helpers.go": true, "strip.go": true, "env.go": true, "mount.go": true,
 		"device.go": true, "namespace.go": true, "resources.go": true, "hooks.go": true,
-		"adjustment.go": true, "update.go": true, "optional.go": true,
+		"adjustment.go": true, "update.go": true, "optional.go": true, "container.go": true,
 	}
 	// leftOut reports why an upstream function is not provided, or "".
 	leftOut := func(name, sig string) string {
