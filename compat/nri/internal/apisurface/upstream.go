@@ -1,0 +1,174 @@
+package apisurface
+
+import (
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// UpstreamVersion is the containerd/nri release this module mirrors.
+const UpstreamVersion = "v0.12.5"
+
+// UpstreamDir returns the directory of package pkg (such as "pkg/api") of
+// containerd/nri UpstreamVersion in the module cache, or "" if the module
+// is not there. test/interop depends on it, so `make test` has it.
+func UpstreamDir(pkg string) string {
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "github.com/containerd/nri@"+UpstreamVersion, pkg)
+	if _, err := os.Stat(filepath.Join(dir, "doc.go")); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// Kind is the kind of a declared identifier.
+type Kind string
+
+// Kinds of declarations.
+const (
+	Type   Kind = "type"
+	Func   Kind = "func"
+	Var    Kind = "var"
+	Const  Kind = "const"
+	Method Kind = "method"
+)
+
+// Decl is one exported declaration of a package.
+type Decl struct {
+	// Name is the identifier, "Type.Method" for a method.
+	Name string
+	Kind Kind
+	// Sig is the signature of a function or method as
+	// "func(T1, T2) (R1, R2)", with the parameter names left out,
+	// interface{} written any and types as the source spells them.
+	Sig string
+	// File is the base name of the declaring file.
+	File string
+}
+
+// linux is the build context whose files count: upstream's files for
+// WASM guests (GOOS wasip1) and other systems are left out.
+var linux = func() build.Context {
+	c := build.Default
+	c.GOOS, c.GOARCH, c.CgoEnabled = "linux", "amd64", true
+	return c
+}()
+
+// Parse returns the exported declarations of the Go files of dir that
+// build on linux/amd64 (tests and files skip selects excluded), by name.
+// Methods are included, with exported receiver types only.
+func Parse(dir string, skip func(file string) bool) (map[string]Decl, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	decls := map[string]Decl{}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || (skip != nil && skip(name)) {
+			continue
+		}
+		if ok, err := linux.MatchFile(dir, name); err != nil || !ok {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			for _, decl := range declsOf(fset, d) {
+				decl.File = name
+				decls[decl.Name] = decl
+			}
+		}
+	}
+	return decls, nil
+}
+
+func declsOf(fset *token.FileSet, d ast.Decl) []Decl {
+	var out []Decl
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if !d.Name.IsExported() {
+			return nil
+		}
+		decl := Decl{Name: d.Name.Name, Kind: Func, Sig: signature(fset, d.Type)}
+		if d.Recv != nil {
+			recv := d.Recv.List[0].Type
+			if star, ok := recv.(*ast.StarExpr); ok {
+				recv = star.X
+			}
+			id, ok := recv.(*ast.Ident)
+			if !ok || !id.IsExported() {
+				return nil
+			}
+			decl.Name, decl.Kind = id.Name+"."+d.Name.Name, Method
+		}
+		out = append(out, decl)
+	case *ast.GenDecl:
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				if s.Name.IsExported() {
+					out = append(out, Decl{Name: s.Name.Name, Kind: Type})
+				}
+			case *ast.ValueSpec:
+				kind := Var
+				if d.Tok == token.CONST {
+					kind = Const
+				}
+				for _, n := range s.Names {
+					if n.IsExported() {
+						out = append(out, Decl{Name: n.Name, Kind: kind})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// signature renders a function type without parameter names.
+func signature(fset *token.FileSet, ft *ast.FuncType) string {
+	list := func(fl *ast.FieldList) string {
+		if fl == nil {
+			return ""
+		}
+		var types []string
+		for _, f := range fl.List {
+			var b strings.Builder
+			if err := printer.Fprint(&b, fset, f.Type); err != nil {
+				panic(fmt.Sprintf("apisurface: printing a type: %v", err))
+			}
+			for range max(1, len(f.Names)) {
+				types = append(types, b.String())
+			}
+		}
+		return strings.Join(types, ", ")
+	}
+	return strings.ReplaceAll("func("+list(ft.Params)+") ("+list(ft.Results)+")", "interface{}", "any")
+}
+
+// Names returns the names of decls of the given kinds, sorted.
+func Names(decls map[string]Decl, kinds ...Kind) []string {
+	var names []string
+	for name, d := range decls {
+		if slices.Contains(kinds, d.Kind) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
