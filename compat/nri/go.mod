@@ -3,19 +3,20 @@ module github.com/containerd/nri
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/containerd/ttrpc v1.2.10
 	github.com/google/go-cmp v0.7.0
 	github.com/nrinet/nrinet v0.0.0
 	github.com/opencontainers/runtime-spec v1.3.0
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10
+	github.com/sirupsen/logrus v1.9.4
+	go.yaml.in/yaml/v3 v3.0.5
 	google.golang.org/grpc v1.82.1
 	google.golang.org/protobuf v1.36.12
 )
 
 require (
 	github.com/containerd/log v0.1.0 // indirect
-	github.com/sirupsen/logrus v1.9.4 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa // indirect
 )
