@@ -241,3 +241,16 @@ func TestRuntime_ObserverHooks(t *testing.T) {
 		t.Errorf("plugin counts = %v, want [1 0]", obs.counts)
 	}
 }
+
+func TestRuntime_NRIVersionAndPluginConnected(t *testing.T) {
+	e := newEnv(t, runtime.WithNRIVersion("v9.8.7"))
+	s := e.startPlugin(newRecorder(), "10", "ver")
+	if info, _ := s.Runtime(); info.NRIVersion != "v9.8.7" {
+		t.Errorf("plugin was told NRI version %q, want v9.8.7", info.NRIVersion)
+	}
+	if !e.rt.PluginConnected("10-ver") || e.rt.PluginConnected("ver") || e.rt.PluginConnected("20-ver") {
+		t.Error("PluginConnected does not match the plugin by its full name")
+	}
+	s.Stop()
+	waitFor(t, "the plugin to be gone", func() bool { return !e.rt.PluginConnected("10-ver") })
+}

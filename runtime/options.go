@@ -59,6 +59,7 @@ type config struct {
 	observer         Observer
 
 	syncCallback                      func(context.Context, SyncCB) error
+	nriVersion                        string
 	ttrpcClientOpts                   []ttrpc.ClientOpts
 	ttrpcServerOpts                   []ttrpc.ServerOpt
 
@@ -78,6 +79,7 @@ func defaultConfig() config {
 		statusCacheTTL:      DefaultStatusCacheTTL,
 		observer:            nopObserver{},
 		restartBackoff:      DefaultRestartBackoff,
+		nriVersion:          api.Version,
 		maxRestartBackoff:   DefaultMaxRestartBackoff,
 	}
 }
@@ -400,6 +402,20 @@ func WithTTRPCOptions(client []ttrpc.ClientOpts, server []ttrpc.ServerOpt) Optio
 	return func(c *config) error {
 		c.ttrpcClientOpts = append(c.ttrpcClientOpts, client...)
 		c.ttrpcServerOpts = append(c.ttrpcServerOpts, server...)
+		return nil
+	}
+}
+
+// WithNRIVersion sets the NRI version the Runtime tells plugins it
+// speaks, in Configure (default api.Version, the containerd/nri release
+// whose protocol nrinet implements). Plugins use it to tell which
+// features a runtime has.
+func WithNRIVersion(v string) Option {
+	return func(c *config) error {
+		if v == "" {
+			return errors.New("runtime: WithNRIVersion: empty version")
+		}
+		c.nriVersion = v
 		return nil
 	}
 }

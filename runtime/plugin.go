@@ -301,7 +301,7 @@ func (p *plugin) configure(ctx context.Context) error {
 		RuntimeVersion:      r.version,
 		RegistrationTimeout: r.cfg.registrationTimeout.Milliseconds(),
 		RequestTimeout:      r.cfg.requestTimeout.Milliseconds(),
-		NRIVersion:          api.Version,
+		NRIVersion:          r.cfg.nriVersion,
 		NetworkExtension:    &api.NetworkExtension{Version: api.NetworkExtensionVersion},
 	}
 	var rsp *api.ConfigureResponse

@@ -206,6 +206,14 @@ func (r *Runtime) Plugins() []PluginInfo {
 	return out
 }
 
+// PluginConnected reports whether the plugin of full name "NN-name" has
+// joined and is still connected.
+func (r *Runtime) PluginConnected(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.ContainsFunc(r.plugins, func(p *plugin) bool { return p.fullName() == name && !p.isClosed() })
+}
+
 // connectedNames returns the full names of the joined plugins that are
 // still connected.
 func (r *Runtime) connectedNames() map[string]bool {
