@@ -58,10 +58,10 @@ type config struct {
 	requiredNetwork  []string
 	observer         Observer
 
-	syncCallback                      func(context.Context, SyncCB) error
-	nriVersion                        string
-	ttrpcClientOpts                   []ttrpc.ClientOpts
-	ttrpcServerOpts                   []ttrpc.ServerOpt
+	syncCallback    func(context.Context, SyncCB) error
+	nriVersion      string
+	ttrpcClientOpts []ttrpc.ClientOpts
+	ttrpcServerOpts []ttrpc.ServerOpt
 
 	restartBackoff, maxRestartBackoff time.Duration
 	allowedUIDs                       []uint32 // nil: any
