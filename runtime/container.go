@@ -68,6 +68,9 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 				return err
 			}
 			evictions = collectEvictions(evictions, p, rsp.GetEvict())
+			if a := r.adjusted; a != nil {
+				a.PluginAdjustment(p.fullName(), "CreateContainer", rsp.GetAdjust(), len(rsp.GetUpdate()), len(rsp.GetEvict()))
+			}
 			return nil
 		}, nil
 	}, req, func() error {
@@ -77,7 +80,7 @@ func (r *Runtime) createContainer(ctx context.Context, req *api.CreateContainerR
 	if err != nil {
 		return nil, nil, err
 	}
-	r.deliverEvictions(ctx, evictions)
+	out.Evict = r.requestEvictions(ctx, evictions)
 	return out, o, nil
 }
 
@@ -101,6 +104,9 @@ func (r *Runtime) UpdateContainer(ctx context.Context, req *api.UpdateContainerR
 				return err
 			}
 			evictions = collectEvictions(evictions, p, rsp.GetEvict())
+			if a := r.adjusted; a != nil {
+				a.PluginAdjustment(p.fullName(), "UpdateContainer", nil, len(rsp.GetUpdate()), len(rsp.GetEvict()))
+			}
 			return nil
 		}, nil
 	}, req, nil)
@@ -111,7 +117,7 @@ func (r *Runtime) UpdateContainer(ctx context.Context, req *api.UpdateContainerR
 	if t, ok := ups.Target(); ok {
 		out.Update = append(out.Update, t)
 	}
-	r.deliverEvictions(ctx, evictions)
+	out.Evict = r.requestEvictions(ctx, evictions)
 	return out, nil
 }
 
@@ -124,7 +130,12 @@ func (r *Runtime) StopContainer(ctx context.Context, req *api.StopContainerReque
 		if err != nil {
 			return nil, err
 		}
-		return func() error { return ups.Apply(p.fullName(), rsp.GetUpdate()) }, nil
+		return func() error {
+			if a := r.adjusted; a != nil {
+				a.PluginAdjustment(p.fullName(), "StopContainer", nil, len(rsp.GetUpdate()), 0)
+			}
+			return ups.Apply(p.fullName(), rsp.GetUpdate())
+		}, nil
 	}, req, nil)
 	if err != nil {
 		return nil, err

@@ -86,6 +86,9 @@ func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ct
 		p.mu.Lock()
 		p.fallback = p.fallback.Set(ev)
 		p.mu.Unlock()
+		if d := p.r.deprecated; d != nil {
+			d.PluginDeprecation(p.fullName(), "StateChange", "plugin lacks "+method+"; using the deprecated StateChange")
+		}
 		return p.call(ctx, ev, pod, ctr, s, fn)
 	}
 	return p.settle(method, s, o, err)

@@ -8,8 +8,9 @@ import (
 
 // EvictFunc evicts containers a plugin asked to be evicted: in its answer
 // to CreateContainer or UpdateContainer (called once the request
-// succeeded), or in UpdateContainers (called on a goroutine of the
-// Runtime, after the plugin got its answer). plugin is the plugin's full
+// succeeded; the evictions are also in the request's response), or in
+// UpdateContainers (called on a goroutine of the Runtime, after the plugin
+// got its answer). plugin is the plugin's full
 // name. It may call the Runtime. An error is logged.
 type EvictFunc func(ctx context.Context, plugin string, evictions []*api.ContainerEviction) error
 
@@ -51,6 +52,23 @@ func describeEvictions(list []*api.ContainerEviction) []string {
 	out := make([]string, len(list))
 	for i, e := range list {
 		out[i] = e.GetContainerId() + " (" + e.GetReason() + ")"
+	}
+	return out
+}
+
+// requestEvictions handles the evictions plugins asked for in a request
+// that succeeded: they are returned in the response, in plugin order, and
+// handed to the EvictFunc, if there is one.
+func (r *Runtime) requestEvictions(ctx context.Context, evictions []eviction) []*api.ContainerEviction {
+	if len(evictions) == 0 {
+		return nil
+	}
+	var out []*api.ContainerEviction
+	for _, e := range evictions {
+		out = append(out, e.list...)
+	}
+	if r.cfg.evict != nil {
+		r.deliverEvictions(ctx, evictions)
 	}
 	return out
 }

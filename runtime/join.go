@@ -202,10 +202,37 @@ func (p *plugin) join(ctx context.Context) ([]*api.ContainerUpdate, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	pods, ctrs, err := r.state(ctx)
-	if err != nil {
-		return nil, err
+	if r.cfg.syncCallback == nil {
+		pods, ctrs, err := r.state(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return p.synchronizeAndCatchUp(ctx, j, pods, ctrs)
 	}
+	// The runtime lists its state and hands it to us, holding what it
+	// must hold meanwhile; the updates are the runtime's to apply.
+	var joined bool
+	err := r.cfg.syncCallback(ctx, func(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+		if joined {
+			return nil, fmt.Errorf("plugin %q: Synchronize callback called twice", p.fullName())
+		}
+		joined = true
+		return p.synchronizeAndCatchUp(ctx, j, r.withAddresses(ctx, pods), ctrs)
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("runtime's synchronization with plugin %q: %w", p.fullName(), err)
+	case !joined:
+		return nil, fmt.Errorf("the runtime's synchronization did not synchronize plugin %q", p.fullName())
+	}
+	return nil, nil
+}
+
+// synchronizeAndCatchUp sends the plugin the runtime's state, pods and
+// ctrs, then the events queued for it, and adds it to the dispatch list.
+// It returns the container updates of its Synchronize answer.
+func (p *plugin) synchronizeAndCatchUp(ctx context.Context, j *joiner, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	r := p.r
 	// A pod or container whose creation is queued for the plugin (the
 	// runtime may list it while its creation is in flight) reaches it as
 	// that event, which carries the plugin's part of a pod network, not
@@ -432,4 +459,41 @@ func (r *Runtime) late(ctx context.Context, p *plugin, q queued) error {
 	}
 	_, err := rpc[api.Empty](ctx, p, method, q.msg) // a relay: empty answer
 	return err
+}
+
+// PluginSyncBlock holds off plugins from taking the runtime's state until
+// it is unblocked; see BlockPluginSync.
+type PluginSyncBlock struct {
+	r     *Runtime
+	epoch *epoch
+	once  sync.Once
+}
+
+// BlockPluginSync keeps plugins that begin to join from now on from
+// reading the runtime's state (SyncFunc or WithSyncCallback) until the
+// block is lifted with Unblock, as containerd's NRI integration asks
+// around its changes to pods and containers: a plugin then sees such a
+// change in its Synchronize or as an event, never neither. It does not
+// wait, and blocks no request: it counts like a lifecycle request that
+// began now (a plugin that began to join earlier is not held off by it).
+func (r *Runtime) BlockPluginSync() *PluginSyncBlock {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := &PluginSyncBlock{r: r, epoch: r.epoch}
+	b.epoch.active++
+	return b
+}
+
+// Unblock lifts the block. Calls after the first do nothing; a nil block
+// is fine.
+func (b *PluginSyncBlock) Unblock() {
+	if b == nil || b.r == nil {
+		return
+	}
+	b.once.Do(func() {
+		b.r.mu.Lock()
+		b.epoch.active--
+		b.r.endEpochsLocked()
+		b.r.mu.Unlock()
+	})
 }

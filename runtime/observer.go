@@ -1,6 +1,10 @@
 package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/nrinet/nrinet/api"
+)
 
 // Observer is told about plugin calls and pod network events, for metrics.
 // Its methods are called synchronously on request paths and must be fast
@@ -36,3 +40,27 @@ func WithObserver(o Observer) Option {
 		return nil
 	}
 }
+
+// These optional interfaces of an Observer (checked when the Runtime is
+// created) report more, for runtimes whose metrics need it (containerd's
+// NRI metrics and deprecation recorder).
+type (
+	// AdjustmentObserver is told what each plugin returned for a
+	// CreateContainer, UpdateContainer or StopContainer: its adjustment
+	// (nil but for CreateContainer) and how many updates and evictions.
+	AdjustmentObserver interface {
+		PluginAdjustment(plugin, method string, adjust *api.ContainerAdjustment, updates, evictions int)
+	}
+	// PluginCountObserver is told how many plugins take part in requests
+	// whenever that changes; it is called with the Runtime's lock held
+	// and must not call the Runtime.
+	PluginCountObserver interface {
+		PluginCount(n int)
+	}
+	// DeprecationObserver is told when a plugin uses a deprecated part of
+	// the protocol: "StateChange" when events reach it through the
+	// deprecated StateChange RPC because it lacks the dedicated one.
+	DeprecationObserver interface {
+		PluginDeprecation(plugin, what, details string)
+	}
+)

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/containerd/ttrpc"
+
 	"github.com/nrinet/nrinet/api"
 )
 
@@ -19,6 +21,11 @@ import (
 // reach a plugin that joins in that moment twice, in Synchronize and as
 // RunPodSandbox.
 type SyncFunc func(ctx context.Context) ([]*api.PodSandbox, []*api.Container, error)
+
+// SyncCB synchronizes a joining plugin with pods and containers, the
+// runtime's state, and returns the container updates the plugin asked
+// for, which the runtime applies. See WithSyncCallback.
+type SyncCB func(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error)
 
 // UpdateFunc applies container updates that a plugin asked for outside a
 // lifecycle request (UpdateContainers, or its answer to Synchronize). It
@@ -51,6 +58,11 @@ type config struct {
 	requiredNetwork  []string
 	observer         Observer
 
+	syncCallback    func(context.Context, SyncCB) error
+	nriVersion      string
+	ttrpcClientOpts []ttrpc.ClientOpts
+	ttrpcServerOpts []ttrpc.ServerOpt
+
 	restartBackoff, maxRestartBackoff time.Duration
 	allowedUIDs                       []uint32 // nil: any
 }
@@ -67,6 +79,7 @@ func defaultConfig() config {
 		statusCacheTTL:      DefaultStatusCacheTTL,
 		observer:            nopObserver{},
 		restartBackoff:      DefaultRestartBackoff,
+		nriVersion:          api.Version,
 		maxRestartBackoff:   DefaultMaxRestartBackoff,
 	}
 }
@@ -355,6 +368,54 @@ func WithAllowedPluginUIDs(uids ...uint32) Option {
 			return errors.New("runtime: WithAllowedPluginUIDs: no uid")
 		}
 		c.allowedUIDs = append([]uint32{}, uids...)
+		return nil
+	}
+}
+
+// WithSyncCallback makes the runtime, rather than the Runtime, drive a
+// joining plugin's Synchronize, as containerd's NRI integration does: fn
+// lists the runtime's pods and containers, holding whatever it must hold
+// (its own lock, say) so that they cannot change unseen, calls cb with
+// them exactly once, and applies the container updates cb returns. cb
+// returns once the plugin has received them and the events that happened
+// while it joined, and has joined. It replaces WithSyncFunc, and the
+// updates are not given to the UpdateFunc. fn must not make lifecycle
+// requests through the Runtime while cb runs for events the plugin
+// subscribed to, if they could wait for the plugin (see
+// docs/architecture.md, joining).
+func WithSyncCallback(fn func(ctx context.Context, cb SyncCB) error) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return errors.New("runtime: WithSyncCallback: nil function")
+		}
+		c.syncCallback = fn
+		return nil
+	}
+}
+
+// WithTTRPCOptions adds options to the ttrpc client the Runtime calls each
+// plugin with and to the ttrpc server that serves each plugin's requests
+// (containerd passes OpenTelemetry interceptors). Interceptors given with
+// ttrpc.WithUnaryServerInterceptor run before the Runtime's own; a client
+// close callback is the Runtime's.
+func WithTTRPCOptions(client []ttrpc.ClientOpts, server []ttrpc.ServerOpt) Option {
+	return func(c *config) error {
+		c.ttrpcClientOpts = append(c.ttrpcClientOpts, client...)
+		c.ttrpcServerOpts = append(c.ttrpcServerOpts, server...)
+		return nil
+	}
+}
+
+// WithNRIVersion sets the NRI version the Runtime tells plugins it
+// speaks, in Configure (default api.Version, the containerd/nri release
+// whose protocol nrinet implements). Plugins use it to tell which
+// features a runtime has.
+func WithNRIVersion(v string) Option {
+	return func(c *config) error {
+		if v == "" {
+			return errors.New("runtime: WithNRIVersion: empty version")
+		}
+		c.nriVersion = v
 		return nil
 	}
 }

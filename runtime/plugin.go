@@ -98,16 +98,16 @@ func (r *Runtime) newPlugin(conn net.Conn, kind, idx, name string) (*plugin, err
 	if err != nil {
 		return nil, err
 	}
-	server, err := ttrpc.NewServer(ttrpc.WithUnaryServerInterceptor(p.limitRequests))
+	server, err := ttrpc.NewServer(append(slices.Clone(r.cfg.ttrpcServerOpts), ttrpc.WithChainUnaryServerInterceptor(p.limitRequests))...)
 	if err != nil {
 		return nil, err
 	}
 	p.inflight = make(chan struct{}, maxPluginRequests)
 	p.mux, p.server, p.rl = m, server, l
 	api.RegisterFastRuntimeService(server, &runtimeService{p: p})
-	p.client = ttrpc.NewClient(pc, ttrpc.WithOnClose(func() {
+	p.client = ttrpc.NewClient(pc, append(slices.Clone(r.cfg.ttrpcClientOpts), ttrpc.WithOnClose(func() {
 		p.close(p.connError())
-	}))
+	}))...)
 	return p, nil
 }
 
@@ -301,7 +301,7 @@ func (p *plugin) configure(ctx context.Context) error {
 		RuntimeVersion:      r.version,
 		RegistrationTimeout: r.cfg.registrationTimeout.Milliseconds(),
 		RequestTimeout:      r.cfg.requestTimeout.Milliseconds(),
-		NRIVersion:          api.Version,
+		NRIVersion:          r.cfg.nriVersion,
 		NetworkExtension:    &api.NetworkExtension{Version: api.NetworkExtensionVersion},
 	}
 	var rsp *api.ConfigureResponse

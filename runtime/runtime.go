@@ -18,6 +18,10 @@ type Runtime struct {
 	name, version string
 	cfg           config
 	log           *slog.Logger
+	// The optional interfaces of cfg.observer, or nil.
+	adjusted   AdjustmentObserver
+	counted    PluginCountObserver
+	deprecated DeprecationObserver
 
 	mu       sync.Mutex // guards the fields below
 	plugins  []*plugin  // joined plugins in invocation order
@@ -52,23 +56,32 @@ func New(name, version string, opts ...Option) (*Runtime, error) {
 			return nil, err
 		}
 	}
+	if cfg.sync != nil && cfg.syncCallback != nil {
+		return nil, errors.New("runtime: WithSyncFunc and WithSyncCallback both given; choose one")
+	}
 	log := cfg.logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := newEpoch()
+	adjusted, _ := cfg.observer.(AdjustmentObserver)
+	counted, _ := cfg.observer.(PluginCountObserver)
+	deprecated, _ := cfg.observer.(DeprecationObserver)
 	return &Runtime{
-		name:     name,
-		version:  version,
-		cfg:      cfg,
-		log:      log,
-		admitted: make(map[*plugin]struct{}),
-		joining:  make(map[*plugin]*joiner),
-		epoch:    e,
-		oldest:   e,
-		ctx:      ctx,
-		cancel:   cancel,
+		adjusted:   adjusted,
+		counted:    counted,
+		deprecated: deprecated,
+		name:       name,
+		version:    version,
+		cfg:        cfg,
+		log:        log,
+		admitted:   make(map[*plugin]struct{}),
+		joining:    make(map[*plugin]*joiner),
+		epoch:      e,
+		oldest:     e,
+		ctx:        ctx,
+		cancel:     cancel,
 	}, nil
 }
 
@@ -193,6 +206,14 @@ func (r *Runtime) Plugins() []PluginInfo {
 	return out
 }
 
+// PluginConnected reports whether the plugin of full name "NN-name" has
+// joined and is still connected.
+func (r *Runtime) PluginConnected(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.ContainsFunc(r.plugins, func(p *plugin) bool { return p.fullName() == name && !p.isClosed() })
+}
+
 // connectedNames returns the full names of the joined plugins that are
 // still connected.
 func (r *Runtime) connectedNames() map[string]bool {
@@ -220,6 +241,9 @@ func (r *Runtime) insertLocked(p *plugin) {
 	}
 	r.log.Info("plugin joined", "plugin", p.fullName(), "kind", p.kind, "pid", p.pid,
 		"events", p.events.String(), "order", order)
+	if r.counted != nil {
+		r.counted.PluginCount(len(r.plugins))
+	}
 }
 
 // drop removes a closed plugin from the lists.
@@ -227,7 +251,11 @@ func (r *Runtime) drop(p *plugin) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.admitted, p)
+	n := len(r.plugins)
 	r.plugins = slices.DeleteFunc(r.plugins, func(q *plugin) bool { return q == p })
+	if r.counted != nil && len(r.plugins) != n {
+		r.counted.PluginCount(len(r.plugins))
+	}
 }
 
 // subscribed returns the joined plugins subscribed to ev, in order, for
