@@ -1,0 +1,66 @@
+package adaptation
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/containerd/nri/pkg/log"
+)
+
+// newLogger returns a slog.Logger that writes through pkg/log, where
+// upstream's adaptation logs and containerd directs it.
+func newLogger() *slog.Logger { return slog.New(&logHandler{}) }
+
+// logHandler formats a record as "message key=value ..." and hands it to
+// pkg/log at the record's level.
+type logHandler struct {
+	attrs []slog.Attr
+	group string
+}
+
+func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logHandler) Handle(ctx context.Context, rec slog.Record) error {
+	var b strings.Builder
+	b.WriteString(rec.Message)
+	write := func(a slog.Attr) {
+		if h.group != "" {
+			fmt.Fprintf(&b, " %s.%s=%v", h.group, a.Key, a.Value)
+		} else {
+			fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		}
+	}
+	for _, a := range h.attrs {
+		write(a)
+	}
+	rec.Attrs(func(a slog.Attr) bool {
+		write(a)
+		return true
+	})
+	msg := b.String()
+	switch {
+	case rec.Level >= slog.LevelError:
+		log.Errorf(ctx, "%s", msg)
+	case rec.Level >= slog.LevelWarn:
+		log.Warnf(ctx, "%s", msg)
+	case rec.Level >= slog.LevelInfo:
+		log.Infof(ctx, "%s", msg)
+	default:
+		log.Debugf(ctx, "%s", msg)
+	}
+	return nil
+}
+
+func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &logHandler{attrs: append(append([]slog.Attr{}, h.attrs...), attrs...), group: h.group}
+}
+
+func (h *logHandler) WithGroup(name string) slog.Handler {
+	g := name
+	if h.group != "" {
+		g = h.group + "." + name
+	}
+	return &logHandler{attrs: h.attrs, group: g}
+}
