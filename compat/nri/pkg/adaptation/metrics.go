@@ -25,10 +25,10 @@ type Metrics interface {
 
 type noopMetrics struct{}
 
-func (noopMetrics) RecordPluginInvocation(string, string, error)                       {}
-func (noopMetrics) RecordPluginLatency(string, string, time.Duration)                  {}
+func (noopMetrics) RecordPluginInvocation(string, string, error)                           {}
+func (noopMetrics) RecordPluginLatency(string, string, time.Duration)                      {}
 func (noopMetrics) RecordPluginAdjustments(string, string, *ContainerAdjustment, int, int) {}
-func (noopMetrics) UpdatePluginCount(int)                                              {}
+func (noopMetrics) UpdatePluginCount(int)                                                  {}
 
 // DeprecationRecorder records plugins' use of deprecated parts of NRI.
 type DeprecationRecorder interface {
