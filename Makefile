@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop generate bench fuzz demo soak chaos chaos-ci
+.PHONY: upstream-suite test lint unit interop generate bench fuzz demo soak chaos chaos-ci
 
 test: lint unit interop
 
@@ -56,3 +56,9 @@ fuzz:
 
 demo:
 	$(GO) run ./cmd/nrinet-demo
+
+# containerd/nri v0.12.5's own adaptation tests, run against
+# compat/nri/pkg/adaptation (hack/upstream-suite.sh; expected failures in
+# hack/upstream-suite.expected, explained in docs/compat.md).
+upstream-suite:
+	hack/upstream-suite.sh
