@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,11 +26,11 @@ func UpstreamDir(pkg string) string {
 	if err != nil {
 		return ""
 	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "github.com/containerd/nri@"+UpstreamVersion, pkg)
-	if _, err := os.Stat(filepath.Join(dir, "doc.go")); err != nil {
+	mod := filepath.Join(strings.TrimSpace(string(out)), "github.com/containerd/nri@"+UpstreamVersion)
+	if _, err := os.Stat(filepath.Join(mod, "go.mod")); err != nil {
 		return ""
 	}
-	return dir
+	return filepath.Join(mod, pkg)
 }
 
 // Kind is the kind of a declared identifier.
@@ -51,7 +52,9 @@ type Decl struct {
 	Kind Kind
 	// Sig is the signature of a function or method as
 	// "func(T1, T2) (R1, R2)", with the parameter names left out,
-	// interface{} written any and types as the source spells them.
+	// interface{} written any, and types of other packages qualified by
+	// import path ("*github.com/containerd/nri/pkg/api.PodSandbox"), those
+	// of the package itself not at all.
 	Sig string
 	// File is the base name of the declaring file.
 	File string
@@ -87,6 +90,7 @@ func Parse(dir string, skip func(file string) bool) (map[string]Decl, error) {
 		if err != nil {
 			return nil, err
 		}
+		qualifyByPath(f)
 		for _, d := range f.Decls {
 			for _, decl := range declsOf(fset, d) {
 				decl.File = name
@@ -138,6 +142,45 @@ func declsOf(fset *token.FileSet, d ast.Decl) []Decl {
 		}
 	}
 	return out
+}
+
+// qualifyByPath rewrites the package names in the selector expressions of
+// f ("rspec.Mount") into the import paths they stand for, so that types
+// compare whatever name a file imports a package under.
+func qualifyByPath(f *ast.File) {
+	paths := map[string]string{}
+	for _, imp := range f.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := defaultName(path)
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		paths[name] = path
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && paths[id.Name] != "" {
+				id.Name = paths[id.Name]
+			}
+		}
+		return true
+	})
+}
+
+// defaultName guesses the name of the package at path, as the go tool
+// would for a package declaring the conventional name: the last element,
+// without a major version suffix or a "go-" prefix or "-go" suffix.
+func defaultName(path string) string {
+	elems := strings.Split(path, "/")
+	name := elems[len(elems)-1]
+	if len(elems) > 1 && len(name) > 1 && name[0] == 'v' && strings.Trim(name[1:], "0123456789") == "" {
+		name = elems[len(elems)-2]
+	}
+	name = strings.TrimPrefix(strings.TrimSuffix(name, "-go"), "go-")
+	return strings.ReplaceAll(name, "-", "_")
 }
 
 // signature renders a function type without parameter names.

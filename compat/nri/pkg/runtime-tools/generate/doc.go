@@ -35,12 +35,11 @@
 //     resulting Linux resources, if the adjustment had any.
 //
 // Where ocispec differs from upstream's generator, ocispec's behaviour is
-// what you get: for instance a hugepage limit or rlimit of a type the
-// container already has is replaced instead of appended, every memory
-// and CPU value an adjustment carries is applied (upstream applies only
-// the memory limit), and annotations or sysctls both removed and set end
-// up set whatever the map order. nrinet's docs/compat.md lists the
-// differences.
+// what you get: for instance an rlimit of a type the container already
+// has is replaced instead of appended, every memory value an adjustment
+// carries is applied (upstream applies only the limit), and annotations
+// or sysctls both removed and set end up set whatever the map order.
+// nrinet's docs/compat.md lists the differences.
 //
 // Classes without a resolver are ignored, as upstream: a runtime that
 // cannot apply block I/O or RDT classes leaves the options out. A
