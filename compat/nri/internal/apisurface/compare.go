@@ -3,6 +3,8 @@ package apisurface
 import (
 	"fmt"
 	"go/types"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -42,6 +44,10 @@ func Compare(upstream map[string]Decl, ours, api *types.Package, leftOut func(na
 			if s := r.signature(name, sig); s != up.Sig {
 				report("%s: signature %s, upstream %s", name, s, up.Sig)
 			}
+		case up.Fields != nil:
+			r.compareFields(name, up.Fields, got.Type())
+		case up.Methods != nil:
+			r.compareMethods(name, up.Methods, got.Type())
 		}
 	}
 	return problems, checked
@@ -152,6 +158,76 @@ func (r renderer) checkNamed(name string, typ types.Type) {
 		alias, ok := r.api.Scope().Lookup(typ.Obj().Name()).(*types.TypeName)
 		if !ok || !types.Identical(alias.Type(), typ) {
 			r.report("%s: its signature uses nrinet's %s, which pkg/api does not alias", name, typ.Obj().Name())
+		}
+	}
+}
+
+// compareFields checks that struct type typ has every field of upstream's
+// with the same type, and the same tag unless upstream's is a protobuf
+// one (the generated code of nrinet's schema may spell those otherwise).
+func (r renderer) compareFields(name string, upstream map[string]string, typ types.Type) {
+	st, ok := typ.Underlying().(*types.Struct)
+	if !ok {
+		r.report("%s is not a struct, upstream's is", name)
+		return
+	}
+	ours := map[string]string{}
+	fieldTypes := map[string]types.Type{}
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		s := strings.ReplaceAll(types.TypeString(f.Type(), r.qualifier), "interface{}", "any")
+		if tag := st.Tag(i); tag != "" {
+			s += " `" + tag + "`"
+		}
+		ours[f.Name()], fieldTypes[f.Name()] = s, f.Type()
+	}
+	for _, field := range slices.Sorted(maps.Keys(upstream)) {
+		want, got := upstream[field], ours[field]
+		if t := fieldTypes[field]; t != nil {
+			r.checkNamed(name+"."+field, t)
+		}
+		wantType, wantTag, _ := strings.Cut(want, " `")
+		gotType, gotTag, _ := strings.Cut(got, " `")
+		switch {
+		case got == "":
+			r.report("%s: missing field %s %s", name, field, want)
+		case gotType != wantType:
+			r.report("%s.%s: type %s, upstream %s", name, field, gotType, wantType)
+		case !strings.HasPrefix(wantTag, "protobuf:") && gotTag != wantTag:
+			r.report("%s.%s: tag `%s, upstream `%s", name, field, gotTag, wantTag)
+		}
+	}
+}
+
+// compareMethods checks that interface type typ has exactly upstream's
+// methods, with the same signatures: a method more would break upstream's
+// implementations of it.
+func (r renderer) compareMethods(name string, upstream map[string]string, typ types.Type) {
+	it, ok := typ.Underlying().(*types.Interface)
+	if !ok {
+		r.report("%s is not an interface, upstream's is", name)
+		return
+	}
+	ours := map[string]string{}
+	for i := range it.NumMethods() {
+		m := it.Method(i)
+		ours[m.Name()] = r.signature(name+"."+m.Name(), m.Type().(*types.Signature))
+	}
+	for _, m := range slices.Sorted(maps.Keys(upstream)) {
+		if strings.HasPrefix(m, "embedded ") {
+			r.report("%s: upstream's interface embeds %s; compare it by hand", name, strings.TrimPrefix(m, "embedded "))
+			continue
+		}
+		switch got, ok := ours[m]; {
+		case !ok:
+			r.report("%s: missing method %s %s", name, m, upstream[m])
+		case got != upstream[m]:
+			r.report("%s.%s: signature %s, upstream %s", name, m, got, upstream[m])
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(ours)) {
+		if _, ok := upstream[m]; !ok {
+			r.report("%s: method %s is not upstream's", name, m)
 		}
 	}
 }

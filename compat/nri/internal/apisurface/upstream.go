@@ -58,6 +58,67 @@ type Decl struct {
 	Sig string
 	// File is the base name of the declaring file.
 	File string
+	// Fields are the exported fields of a struct type (not an alias), by
+	// name: the type as Sig spells types, then the tag, if any, after a
+	// space. Nil for other declarations.
+	Fields map[string]string
+	// Methods are the methods of an interface type (not an alias), by
+	// name, with signatures as Sig. Nil for other declarations.
+	Methods map[string]string
+}
+
+// typeDecl describes a type declaration, with the fields of a struct and
+// the methods of an interface.
+func typeDecl(fset *token.FileSet, s *ast.TypeSpec) Decl {
+	d := Decl{Name: s.Name.Name, Kind: Type}
+	if s.Assign.IsValid() {
+		return d // an alias: its target is described where it is declared
+	}
+	switch t := s.Type.(type) {
+	case *ast.StructType:
+		d.Fields = map[string]string{}
+		for _, f := range t.Fields.List {
+			typ := exprString(fset, f.Type)
+			if f.Tag != nil {
+				typ += " " + f.Tag.Value
+			}
+			names := f.Names
+			if len(names) == 0 { // embedded: named after its type
+				name := typ
+				if star, ok := f.Type.(*ast.StarExpr); ok {
+					name = exprString(fset, star.X)
+				}
+				names = []*ast.Ident{ast.NewIdent(name[strings.LastIndex(name, ".")+1:])}
+			}
+			for _, n := range names {
+				if n.IsExported() {
+					d.Fields[n.Name] = typ
+				}
+			}
+		}
+	case *ast.InterfaceType:
+		d.Methods = map[string]string{}
+		for _, m := range t.Methods.List {
+			ft, ok := m.Type.(*ast.FuncType)
+			if !ok {
+				d.Methods["embedded "+exprString(fset, m.Type)] = ""
+				continue
+			}
+			for _, n := range m.Names {
+				d.Methods[n.Name] = signature(fset, ft)
+			}
+		}
+	}
+	return d
+}
+
+// exprString renders a type expression.
+func exprString(fset *token.FileSet, e ast.Expr) string {
+	var b strings.Builder
+	if err := printer.Fprint(&b, fset, e); err != nil {
+		panic(fmt.Sprintf("apisurface: printing a type: %v", err))
+	}
+	return strings.ReplaceAll(b.String(), "interface{}", "any")
 }
 
 // linux is the build context whose files count: upstream's files for
@@ -126,7 +187,7 @@ func declsOf(fset *token.FileSet, d ast.Decl) []Decl {
 			switch s := s.(type) {
 			case *ast.TypeSpec:
 				if s.Name.IsExported() {
-					out = append(out, Decl{Name: s.Name.Name, Kind: Type})
+					out = append(out, typeDecl(fset, s))
 				}
 			case *ast.ValueSpec:
 				kind := Var
@@ -191,12 +252,9 @@ func signature(fset *token.FileSet, ft *ast.FuncType) string {
 		}
 		var types []string
 		for _, f := range fl.List {
-			var b strings.Builder
-			if err := printer.Fprint(&b, fset, f.Type); err != nil {
-				panic(fmt.Sprintf("apisurface: printing a type: %v", err))
-			}
+			t := exprString(fset, f.Type)
 			for range max(1, len(f.Names)) {
-				types = append(types, b.String())
+				types = append(types, t)
 			}
 		}
 		return strings.Join(types, ", ")
