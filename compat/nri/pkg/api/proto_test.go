@@ -32,4 +32,3 @@ func TestDecodeErrors(t *testing.T) {
 		t.Errorf("UnmarshalVT(overflow) = %v, want ErrIntOverflow", err)
 	}
 }
-
