@@ -1,9 +1,9 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: upstream-suite test lint unit interop generate bench fuzz demo soak chaos chaos-ci
+.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci
 
-test: lint unit interop
+test: lint unit interop compat
 
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -15,6 +15,10 @@ unit:
 
 interop:
 	cd test/interop && $(GO) test -race -count=1 ./...
+
+# compat/nri, the module github.com/containerd/nri on nrinet (docs/compat.md).
+compat:
+	cd compat/nri && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # Regenerate api/*.pb.go from api/api.proto with the generators pinned in go.mod.
 generate:

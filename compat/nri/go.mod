@@ -3,11 +3,11 @@ module github.com/containerd/nri
 go 1.26.8
 
 require (
-	github.com/BurntSushi/toml v1.6.0
 	github.com/containerd/ttrpc v1.2.10
 	github.com/google/go-cmp v0.7.0
 	github.com/nrinet/nrinet v0.0.0
 	github.com/opencontainers/runtime-spec v1.3.0
+	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10
 	github.com/sirupsen/logrus v1.9.4
 	github.com/stretchr/testify v1.12.1

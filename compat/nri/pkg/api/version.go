@@ -50,15 +50,20 @@ var nriSince = map[string][]struct{ release, nri string }{
 // likely uses, for peers that do not report theirs: the version shipped
 // with the closest known release at or below runtimeVersion ("v2.1.3",
 // "v1.31.0-rc.1", or a git description such as "v2.2.0-225-ge9dc15b7a",
-// read as v2.2.0). runtime is "containerd" or "cri-o". It returns
-// UnknownVersion and an error for another runtime, an unparsable version
-// or a release older than any known one.
+// read as v2.2.0; the "v" may be left out, as CRI-O does, where upstream
+// fails). runtime is "containerd" or "cri-o". It returns UnknownVersion
+// and an error for another runtime, an unparsable version or a release
+// older than any known one.
 func InferVersionFromRuntime(runtime, runtimeVersion string) (string, error) {
 	table, ok := nriSince[runtime]
 	if !ok {
 		return UnknownVersion, fmt.Errorf("api: cannot infer the NRI version of unknown runtime %q", runtime)
 	}
-	v, err := parseSemver(gitSuffix.ReplaceAllString(runtimeVersion, ""))
+	version := runtimeVersion
+	if !strings.HasPrefix(version, "v") {
+		version = "v" + version
+	}
+	v, err := parseSemver(gitSuffix.ReplaceAllString(version, ""))
 	if err != nil {
 		return UnknownVersion, fmt.Errorf("api: cannot infer the NRI version of %s %q: %w", runtime, runtimeVersion, err)
 	}

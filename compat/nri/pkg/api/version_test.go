@@ -32,7 +32,8 @@ func TestInferVersionFromRuntime(t *testing.T) {
 		{runtime: "cri-o", version: "v1.27.0", want: "v0.3.0"},
 		{runtime: "cri-o", version: "v1.36.1", want: "v0.11.0"},
 		{runtime: "containerd", version: "v1.6.30", fails: true},
-		{runtime: "containerd", version: "2.0.0", fails: true},
+		{runtime: "cri-o", version: "1.31.2", want: "v0.6.1"},
+		{runtime: "containerd", version: "", fails: true},
 		{runtime: "containerd", version: "vX.Y", fails: true},
 		{runtime: "docker", version: "v27.0.0", fails: true},
 	} {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/BurntSushi/toml"
 	"github.com/google/go-cmp/cmp"
+	toml "github.com/pelletier/go-toml/v2"
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/containerd/nri/pkg/api"
@@ -110,8 +110,8 @@ func TestDefaultValidator_SetConfig(t *testing.T) {
 	}
 }
 
-// TestConfigKeys checks upstream's toml (containerd's config.toml) and
-// yaml keys.
+// TestConfigKeys checks upstream's toml keys (of containerd's
+// config.toml, read with the decoder containerd uses) and yaml keys.
 func TestConfigKeys(t *testing.T) {
 	want := validator.DefaultValidatorConfig{
 		Enable: true, RejectOCIHookAdjustment: true, RejectRuntimeDefaultSeccompAdjustment: true,
@@ -131,9 +131,10 @@ required_plugins = ["podnet"]
 tolerate_missing_plugins_annotation = "tolerate.example"
 `
 	var fromTOML validator.DefaultValidatorConfig
-	md, err := toml.Decode(tomlDoc, &fromTOML)
-	if err != nil || len(md.Undecoded()) != 0 {
-		t.Fatalf("toml: %v, undecoded %v", err, md.Undecoded())
+	dec := toml.NewDecoder(strings.NewReader(tomlDoc)) // containerd's TOML decoder
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fromTOML); err != nil {
+		t.Fatalf("toml: %v", err)
 	}
 	if d := cmp.Diff(want, fromTOML); d != "" {
 		t.Errorf("toml (-want +got):\n%s", d)
