@@ -24,7 +24,7 @@ const (
 // found and how many declarations it compared.
 func Compare(upstream map[string]Decl, ours, api *types.Package, leftOut func(name string) string) (problems []string, checked int) {
 	report := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	r := renderer{ours: ours, api: api, report: report}
+	r := renderer{ours: ours, api: api, report: report, leftOut: leftOut}
 	for _, name := range Names(upstream, Type, Func, Var, Const, Method) {
 		up := upstream[name]
 		got, sig := lookup(ours, name)
@@ -97,6 +97,7 @@ func kindOf(obj types.Object) Kind {
 type renderer struct {
 	ours, api *types.Package
 	report    func(format string, args ...any)
+	leftOut   func(name string) string // asked about a struct field as "Type{Field}"
 }
 
 // qualifier qualifies types by import path, nrinet's api by this module's
@@ -183,6 +184,12 @@ func (r renderer) compareFields(name string, upstream map[string]string, typ typ
 	}
 	for _, field := range slices.Sorted(maps.Keys(upstream)) {
 		want, got := upstream[field], ours[field]
+		if why := r.leftOut(name + "{" + field + "}"); why != "" {
+			if got != "" {
+				r.report("%s.%s is provided, yet listed as left out (%s)", name, field, why)
+			}
+			continue
+		}
 		if t := fieldTypes[field]; t != nil {
 			r.checkNamed(name+"."+field, t)
 		}

@@ -7,6 +7,15 @@ import (
 	"github.com/containerd/nri/pkg/api"
 )
 
+const (
+	// DefaultPluginRegistrationTimeout is the default for
+	// SetPluginRegistrationTimeout.
+	DefaultPluginRegistrationTimeout = api.DefaultPluginRegistrationTimeout
+	// DefaultPluginRequestTimeout is the default for
+	// SetPluginRequestTimeout.
+	DefaultPluginRequestTimeout = api.DefaultPluginRequestTimeout
+)
+
 // Upstream's plugin timeouts are process-wide settings; nrinet's runtime
 // takes them as options, read here when an Adaptation starts.
 var (
