@@ -14,6 +14,15 @@ var packages = []struct {
 	pkg     string
 	leftOut func(name string) string
 }{
+	{
+		pkg: ".",
+		leftOut: func(name string) string {
+			if name == "Task" {
+				return apisurface.ByHand + "upstream's Task embeds an unexported interface; TestTaskMethods in the root package checks the method set"
+			}
+			return ""
+		},
+	},
 	{pkg: "types/v1"},
 	{pkg: "pkg/log"},
 	{pkg: "pkg/net"},
@@ -57,7 +66,7 @@ func TestPackagesSurface(t *testing.T) {
 	}
 	paths := []string{apisurface.CompatAPI}
 	for _, p := range packages {
-		paths = append(paths, "github.com/containerd/nri/"+p.pkg)
+		paths = append(paths, strings.TrimSuffix("github.com/containerd/nri/"+p.pkg, "/."))
 	}
 	pkgs, err := apisurface.Load(".", paths...)
 	if err != nil {
