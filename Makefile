@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci
+.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test
 
 test: lint unit interop compat
 
@@ -66,3 +66,16 @@ demo:
 # hack/upstream-suite.expected, explained in docs/compat.md).
 upstream-suite:
 	hack/upstream-suite.sh
+
+# containerd v2.4.2 from the Go module proxy, built against the
+# github.com/containerd/nri that NRINET_CONTAINERD_NRI selects (upstream or
+# compat; hack/containerd.sh has the default) into
+# $(NRINET_CONTAINERD_CACHE)/containerd-v2.4.2-<key>/bin; a no-op when built.
+# containerd-test runs containerd's unit tests of the packages that use NRI
+# in that tree and compares them with stock containerd's baseline
+# (test/containerd, docs/containerd.md).
+containerd:
+	GO=$(GO) hack/containerd.sh
+
+containerd-test:
+	GO=$(GO) NRINET_CONTAINERD_TEST=1 $(GO) test -count=1 -v -timeout 45m -run '^TestContainerdNRIPackages$$' ./test/containerd

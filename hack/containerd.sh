@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# hack/containerd.sh: build containerd, stock or on nrinet.
+#
+# Downloads containerd's source through the Go module proxy, copies it into a
+# cache directory, points its github.com/containerd/nri requirement at this
+# checkout's compat/nri (unless building stock containerd), re-vendors, and
+# builds containerd, containerd-shim-runc-v2 and ctr into <cache dir>/bin.
+# Run it again with nothing changed and it returns in well under a second.
+#
+# On success it prints, on stdout and nothing else:
+#   NRINET_CONTAINERD_VERSION=<containerd's version>
+#   NRINET_CONTAINERD_NRI=<upstream or compat>
+#   NRINET_CONTAINERD_SRC=<prepared source tree, vendored>
+#   NRINET_CONTAINERD_BIN=<directory holding the three binaries>
+# so that `eval "$(hack/containerd.sh)"` works; progress goes to stderr.
+# test/containerd runs it and then containerd's NRI unit tests in the source
+# tree; docs/containerd.md describes both.
+#
+# Environment:
+#   NRINET_CONTAINERD_NRI      which github.com/containerd/nri containerd is built against:
+#                                upstream  the version containerd's go.mod requires (stock containerd);
+#                                compat    NRINET_CONTAINERD_NRI_DIR on this checkout's nrinet, through
+#                                          two replace lines.
+#                              Default: see nri_mode below.
+#   NRINET_CONTAINERD_NRI_DIR  the module replacing github.com/containerd/nri in compat mode; its
+#                              go.mod must declare `module github.com/containerd/nri`.
+#                              Default: <this checkout>/compat/nri.
+#   NRINET_CONTAINERD_CACHE    where the cache directories go. Default: /var/cache/nrinet. CI keeps
+#                              it fixed so that it can be cached between runs.
+#   NRINET_CONTAINERD_VERSION  containerd's version. Default: v2.4.2 (the one test/containerd's
+#                              baseline was recorded with).
+#   GO                         the go command. Default: go.
+#
+# Layout of a cache directory, one per containerd version and per what it is
+# built against (<cache>/containerd-<version>-<key>, key "upstream" or a hash):
+#   src/          containerd's source, writable, with go.mod edited and vendor/ filled in
+#   src/go.mod.orig, src/go.sum.orig   go.mod and go.sum as containerd ships them
+#   go.mod.diff   what the replace lines changed in go.mod (empty for upstream)
+#   bin/          containerd, containerd-shim-runc-v2, ctr
+#   prepared      stamp of the go.mod/vendor step (its inputs, one per line)
+#   built         stamp of the build step (the prepared stamp plus the Go version and flags)
+# A step runs again only when its stamp differs from what it would write now.
+set -euo pipefail
+
+# The one line to change once compat/nri is on main: the default becomes compat.
+nri_mode=${NRINET_CONTAINERD_NRI:-upstream}
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+version=${NRINET_CONTAINERD_VERSION:-v2.4.2}
+cache_root=${NRINET_CONTAINERD_CACHE:-/var/cache/nrinet}
+nri_dir=${NRINET_CONTAINERD_NRI_DIR:-$repo/compat/nri}
+GO=${GO:-go}
+
+# Hashed compat directories kept besides the one in use (older ones are removed).
+keep_compat_dirs=3
+
+containerd_mod=github.com/containerd/containerd/v2
+nri_mod=github.com/containerd/nri
+nrinet_mod=github.com/nrinet/nrinet
+
+# Go settings that must not come from the caller: no workspace (a go.work above
+# the cache would take over), and no VCS stamping (the copy is not a checkout).
+export GOWORK=off GOFLAGS=-buildvcs=false
+
+log() { printf 'containerd.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# timed NAME CMD...: runs CMD, logging how long it took.
+timed() {
+	local name=$1 start=$SECONDS rc=0
+	shift
+	"$@" || rc=$?
+	log "$name: $((SECONDS - start)) s"
+	return $rc
+}
+
+# compat_key prints a short hash of everything a compat build depends on
+# besides containerd itself: every file of the replacement module but its
+# tests, and the Go sources and go.mod/go.sum of nrinet's root module. cmd/
+# (main packages) and test/ (suites) are not imported, so they are left out;
+# so are compat/ (hashed as the replacement module), docs, contrib and hack.
+# The root module embeds no files (//go:embed); if it ever does, add them.
+compat_key() {
+	{
+		(cd "$nri_dir" && find . -name .git -prune -o -name testdata -prune -o \
+			-type f ! -name '*_test.go' -print | LC_ALL=C sort | xargs -r -d '\n' sha256sum)
+		(cd "$repo" && find . \( -name .git -o -name testdata -o -path ./cmd -o -path ./test \
+			-o -path ./compat -o -path ./docs -o -path ./contrib -o -path ./hack \) -prune -o \
+			-type f \( -name '*.go' ! -name '*_test.go' -o -name '*.s' -o -name '*.proto' \
+			-o -name go.mod -o -name go.sum \) -print | LC_ALL=C sort | xargs -r -d '\n' sha256sum)
+	} | sha256sum | cut -c1-12
+}
+
+case $nri_mode in
+upstream)
+	key=upstream
+	;;
+compat)
+	[ -f "$nri_dir/go.mod" ] || die "NRINET_CONTAINERD_NRI=compat, but $nri_dir/go.mod does not exist"
+	nri_dir=$(cd "$nri_dir" && pwd -P)
+	grep -Eq "^module[[:space:]]+\"?$nri_mod\"?[[:space:]]*$" "$nri_dir/go.mod" ||
+		die "$nri_dir/go.mod must declare module $nri_mod (a replacement is only accepted under the path it replaces)"
+	key=$(compat_key)
+	;;
+*)
+	die "NRINET_CONTAINERD_NRI=$nri_mode: want upstream or compat"
+	;;
+esac
+
+dir=$cache_root/containerd-$version-$key
+src=$dir/src
+bin=$dir/bin
+mkdir -p "$cache_root"
+
+# One build per cache directory at a time: other checkouts on this machine
+# may build the same key. The lock file sits beside the directory, so that
+# pruning can remove the directory while holding its lock.
+exec 9>"$dir.lock"
+flock 9
+
+# The stamps: what each step's result depends on. The script's own hash is
+# part of both, so that a changed flag or step here redoes them.
+self_hash=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
+prepared_stamp="containerd $version
+nri $nri_mode
+script $self_hash"
+if [ "$nri_mode" = compat ]; then
+	prepared_stamp+="
+replace $nri_mod => $nri_dir
+replace $nrinet_mod => $repo"
+fi
+go_version=$("$GO" env GOVERSION)
+ldflags="-X $containerd_mod/version.Version=$version -X $containerd_mod/version.Revision=nri-$key -X $containerd_mod/version.Package=$containerd_mod"
+# Build flags as containerd's Makefile sets them (tag urfave_cli_no_docs; the
+# shim static, without cgo, with tag no_grpc), plus -trimpath so that the Go
+# build cache is shared between cache directories (their paths differ) and
+# with test/containerd's `go test -trimpath`.
+build_flags="-mod=vendor -trimpath"
+built_stamp="$prepared_stamp
+go $go_version
+flags $build_flags
+ldflags $ldflags"
+
+# stamp_is FILE TEXT: whether FILE holds exactly TEXT.
+stamp_is() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+
+print_result() {
+	touch "$dir/built" # marks the directory as recently used, for pruning
+	log "containerd $version ($nri_mode) binaries in $bin:"
+	for b in containerd containerd-shim-runc-v2 ctr; do log "  $bin/$b"; done
+	printf 'NRINET_CONTAINERD_VERSION=%s\nNRINET_CONTAINERD_NRI=%s\n' "$version" "$nri_mode"
+	printf 'NRINET_CONTAINERD_SRC=%s\nNRINET_CONTAINERD_BIN=%s\n' "$src" "$bin"
+}
+
+if stamp_is "$dir/built" "$built_stamp" && [ -x "$bin/containerd" ] &&
+	[ -x "$bin/containerd-shim-runc-v2" ] && [ -x "$bin/ctr" ]; then
+	log "up to date: $dir"
+	print_result
+	exit 0
+fi
+
+# Step 1: the source. The module cache holds it read-only and without vendor/
+# (module zips leave vendor/ out), so it is copied and made writable. A copy
+# is never edited except for go.mod, go.sum and vendor/, which step 2 resets.
+if [ ! -f "$src/go.mod.orig" ]; then
+	log "downloading $containerd_mod@$version through the Go module proxy"
+	modjson=$(cd / && "$GO" mod download -json "$containerd_mod@$version") ||
+		die "go mod download $containerd_mod@$version failed: $modjson"
+	moddir=$(printf '%s\n' "$modjson" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+	[ -n "$moddir" ] && [ -f "$moddir/go.mod" ] || die "no module directory in: $modjson"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	log "copying $moddir to $src"
+	cp -R "$moddir" "$src.tmp"
+	chmod -R u+w "$src.tmp"
+	cp "$src.tmp/go.mod" "$src.tmp/go.mod.orig"
+	cp "$src.tmp/go.sum" "$src.tmp/go.sum.orig"
+	mv "$src.tmp" "$src"
+fi
+
+# Step 2: go.mod and vendor/. containerd's repository vendors its
+# dependencies; with vendor/ present, go builds with -mod=vendor, which
+# requires vendor/modules.txt to match go.mod exactly. So after the replace
+# lines go.mod must be brought up to date (the replacement's requirements,
+# nrinet's among them, raise some versions: go.mod.diff shows which) and
+# vendor/ regenerated. `go mod tidy` runs only when `go mod vendor` says it
+# is needed ("updates to go.mod needed"); stock containerd never needs it.
+if ! stamp_is "$dir/prepared" "$prepared_stamp" || [ ! -f "$src/vendor/modules.txt" ]; then
+	rm -f "$dir/prepared" "$dir/built"
+	cp "$src/go.mod.orig" "$src/go.mod"
+	cp "$src/go.sum.orig" "$src/go.sum"
+	rm -rf "$src/vendor"
+	if [ "$nri_mode" = compat ]; then
+		log "replace $nri_mod => $nri_dir"
+		log "replace $nrinet_mod => $repo"
+		(cd "$src" && "$GO" mod edit -replace "$nri_mod=$nri_dir" -replace "$nrinet_mod=$repo")
+	fi
+	vendor_err=$dir/vendor.err
+	start=$SECONDS
+	if (cd "$src" && "$GO" mod vendor 2>"$vendor_err"); then
+		log "go mod vendor: $((SECONDS - start)) s"
+	else
+		if grep -q 'go mod tidy' "$vendor_err"; then
+			log "go mod vendor: go.mod needs updates; running go mod tidy"
+			(cd "$src" && timed "go mod tidy" "$GO" mod tidy)
+			(cd "$src" && timed "go mod vendor" "$GO" mod vendor)
+		else
+			cat "$vendor_err" >&2
+			die "go mod vendor failed in $src"
+		fi
+	fi
+	rm -f "$vendor_err"
+	diff -u "$src/go.mod.orig" "$src/go.mod" >"$dir/go.mod.diff" || true
+	if [ -s "$dir/go.mod.diff" ]; then
+		log "go.mod changes (also in $dir/go.mod.diff):"
+		grep -E '^[-+][^-+]' "$dir/go.mod.diff" | sed 's/^/  /' >&2 || true
+	fi
+	printf '%s\n' "$prepared_stamp" >"$dir/prepared"
+fi
+
+# Step 3: the binaries.
+rm -f "$dir/built"
+mkdir -p "$bin"
+log "building containerd and ctr"
+(cd "$src" && timed "go build containerd ctr" "$GO" build $build_flags -tags urfave_cli_no_docs \
+	-ldflags "$ldflags" -o "$bin/" ./cmd/containerd ./cmd/ctr)
+log "building containerd-shim-runc-v2"
+(cd "$src" && timed "go build containerd-shim-runc-v2" env CGO_ENABLED=0 "$GO" build $build_flags \
+	-tags "urfave_cli_no_docs no_grpc" -ldflags "$ldflags -extldflags -static" \
+	-o "$bin/" ./cmd/containerd-shim-runc-v2)
+printf '%s\n' "$built_stamp" >"$dir/built"
+
+# Keep the newest few hashed compat directories of this version; a directory
+# whose lock another build holds is left alone.
+if [ "$nri_mode" = compat ]; then
+	old_dirs=$(ls -1dt "$cache_root/containerd-$version-"*/built 2>/dev/null | sed 's|/built$||' |
+		grep -v -e '-upstream$' | grep -vxF "$dir" | tail -n +$((keep_compat_dirs + 1))) || true
+	while read -r old; do
+		[ -n "$old" ] || continue
+		(
+			flock -n 9 || exit 0
+			log "removing the older cache directory $old"
+			rm -rf "$old" "$old.lock"
+		) 9>"$old.lock"
+	done <<<"$old_dirs"
+fi
+
+print_result

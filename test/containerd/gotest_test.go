@@ -1,0 +1,154 @@
+package containerd_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Outcomes of a test, as `go test -json` reports them.
+const (
+	outcomePass = "pass"
+	outcomeSkip = "skip"
+	outcomeFail = "fail"
+)
+
+// result is one top-level test's outcome, as the baseline records it.
+type result struct {
+	// Outcome is pass, skip or fail.
+	Outcome string `json:"outcome"`
+	// Why is, for a skip or a failure, the test's last line of output
+	// (its t.Skip or t.Error message); empty for a pass.
+	Why string `json:"why,omitempty"`
+}
+
+// run is what one `go test -json` of a package reported.
+type run struct {
+	// Tests maps each top-level test that ended to its result.
+	Tests map[string]result
+	// Output holds each top-level test's output, its subtests' included.
+	Output map[string]string
+	// Subtests counts the subtests that ended, by outcome.
+	Subtests map[string]int
+	// Package is the package's outcome (pass, fail, or skip when it has no
+	// tests); empty if go test stopped before reporting it.
+	Package string
+	// PackageOutput is the output that belongs to no test: build errors,
+	// panics outside tests, the final "ok"/"FAIL" line.
+	PackageOutput string
+}
+
+// event is one line of `go test -json` (cmd/test2json); build events carry
+// ImportPath instead of Package.
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+// parseRun reads the output of `go test -json` for one package.
+func parseRun(r io.Reader) (*run, error) {
+	res := &run{Tests: map[string]result{}, Output: map[string]string{}, Subtests: map[string]int{}}
+	out := map[string]*strings.Builder{}
+	var pkgOut strings.Builder
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for line := 1; sc.Scan(); line++ {
+		var ev event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return nil, fmt.Errorf("go test -json, line %d: %w: %q", line, err, sc.Text())
+		}
+		if ev.Test == "" {
+			switch ev.Action {
+			case "output", "build-output":
+				pkgOut.WriteString(ev.Output)
+			case outcomePass, outcomeFail, outcomeSkip:
+				res.Package = ev.Action
+			}
+			continue
+		}
+		top, _, sub := strings.Cut(ev.Test, "/")
+		switch ev.Action {
+		case "output":
+			if out[top] == nil {
+				out[top] = &strings.Builder{}
+			}
+			out[top].WriteString(ev.Output)
+		case outcomePass, outcomeFail, outcomeSkip:
+			if sub {
+				res.Subtests[ev.Action]++
+				continue
+			}
+			r := result{Outcome: ev.Action}
+			if ev.Action != outcomePass && out[top] != nil {
+				r.Why = lastMessage(out[top].String())
+			}
+			res.Tests[top] = r
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("go test -json: %w", err)
+	}
+	for name, b := range out {
+		res.Output[name] = b.String()
+	}
+	res.PackageOutput = pkgOut.String()
+	return res, nil
+}
+
+// lastMessage returns the last line of a test's output that the test wrote
+// itself, not one of the framework's "=== RUN" or "--- SKIP" lines.
+func lastMessage(output string) string {
+	lines := strings.Split(output, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "=== ") || strings.HasPrefix(l, "--- ") {
+			continue
+		}
+		return l
+	}
+	return ""
+}
+
+// A difference between a run and the baseline, for one test.
+type difference struct {
+	test string
+	msg  string
+	// allowed: not an error (a test the baseline has skipping or failing
+	// now passes).
+	allowed bool
+}
+
+// compare checks got against the baseline's results for one package: a test
+// that passed must pass, one that skipped may skip or pass, one that failed
+// (a failure of stock containerd on this machine) may fail or pass, and the
+// same tests must have run. It returns the differences, sorted by test.
+func compare(base, got map[string]result) []difference {
+	var diffs []difference
+	for _, name := range slices.Sorted(maps.Keys(base)) {
+		want := base[name]
+		r, ok := got[name]
+		switch {
+		case !ok:
+			diffs = append(diffs, difference{test: name, msg: fmt.Sprintf("did not run; the baseline has %s", want.Outcome)})
+		case r.Outcome == want.Outcome:
+		case r.Outcome == outcomePass:
+			diffs = append(diffs, difference{test: name, allowed: true,
+				msg: fmt.Sprintf("passes; the baseline has %s (%s)", want.Outcome, want.Why)})
+		default:
+			diffs = append(diffs, difference{test: name, msg: fmt.Sprintf("%s (%s); the baseline has %s", r.Outcome, r.Why, want.Outcome)})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := base[name]; !ok {
+			diffs = append(diffs, difference{test: name, msg: fmt.Sprintf("%s, but it is not in the baseline", got[name].Outcome)})
+		}
+	}
+	slices.SortStableFunc(diffs, func(a, b difference) int { return strings.Compare(a.test, b.test) })
+	return diffs
+}
