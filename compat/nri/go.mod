@@ -1,9 +1,9 @@
 module github.com/containerd/nri
 
-go 1.26.8
+go 1.26.6
 
 require (
-	github.com/containerd/ttrpc v1.2.10
+	github.com/containerd/ttrpc v1.2.9
 	github.com/google/go-cmp v0.7.0
 	github.com/nrinet/nrinet v0.0.0
 	github.com/opencontainers/runtime-spec v1.3.0
