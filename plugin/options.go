@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/containerd/ttrpc"
+
 	"github.com/nrinet/nrinet/api"
 )
 
@@ -24,6 +26,8 @@ type config struct {
 	env           func(string) string
 	args0         string
 	reconnect     *backoff // nil: Run does not reconnect
+	clientOpts    []ttrpc.ClientOpts
+	serverOpts    []ttrpc.ServerOpt
 }
 
 // WithPluginName sets the plugin's name, overriding NRI_PLUGIN_NAME and
@@ -137,6 +141,19 @@ func WithEnv(getenv func(string) string, args0 string) Option {
 			return errors.New("plugin: WithEnv: nil lookup function")
 		}
 		c.env, c.args0 = getenv, args0
+		return nil
+	}
+}
+
+// WithTTRPCOptions adds options to the ttrpc client the stub calls the
+// runtime with and to the ttrpc server that serves the runtime's requests
+// (for instance OpenTelemetry interceptors). They apply to every
+// connection. A client close callback given here is replaced by the
+// stub's own: use WithOnClose.
+func WithTTRPCOptions(client []ttrpc.ClientOpts, server []ttrpc.ServerOpt) Option {
+	return func(c *config) error {
+		c.clientOpts = append(c.clientOpts, client...)
+		c.serverOpts = append(c.serverOpts, server...)
 		return nil
 	}
 }

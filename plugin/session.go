@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -57,7 +58,7 @@ func newSession(s *Stub, conn net.Conn) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	server, err := ttrpc.NewServer()
+	server, err := ttrpc.NewServer(s.cfg.serverOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -74,9 +75,9 @@ func newSession(s *Stub, conn net.Conn) (*session, error) {
 		},
 	}
 	api.RegisterFastPluginService(server, &service{sess: sess, stub: s})
-	sess.client = ttrpc.NewClient(rc, ttrpc.WithOnClose(func() {
+	sess.client = ttrpc.NewClient(rc, append(slices.Clone(s.cfg.clientOpts), ttrpc.WithOnClose(func() {
 		sess.close(connectionError(m))
-	}))
+	}))...)
 
 	sess.wg.Add(2)
 	go func() {
