@@ -11,7 +11,8 @@ import (
 // runtime's name and version. It returns the events to subscribe to; zero
 // means every event the plugin has a handler for. A stub that reconnects
 // (WithReconnect) calls it again on every new connection, possibly with
-// another runtime's configuration.
+// another runtime's configuration. RuntimeInfoFromContext(ctx) gives the
+// rest of the runtime's request (its NRI version, the timeouts).
 type ConfigureHandler interface {
 	Configure(ctx context.Context, config, runtimeName, runtimeVersion string) (api.EventMask, error)
 }

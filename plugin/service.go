@@ -20,8 +20,18 @@ var _ api.PluginService = (*service)(nil)
 
 func (svc *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*api.ConfigureResponse, error) {
 	s, sess := svc.stub, svc.sess
+	netExt := req.GetNetworkExtension().GetVersion()
+	info := RuntimeInfo{
+		Name:                req.GetRuntimeName(),
+		Version:             req.GetRuntimeVersion(),
+		NRIVersion:          req.GetNRIVersion(),
+		RegistrationTimeout: msOr(req.GetRegistrationTimeout(), api.DefaultRegistrationTimeout),
+		RequestTimeout:      msOr(req.GetRequestTimeout(), api.DefaultRequestTimeout),
+		NetworkExtension:    netExt,
+	}
 	events := s.implemented
 	if h, ok := s.handler.(ConfigureHandler); ok {
+		ctx := context.WithValue(ctx, configuringKey{}, info)
 		m, err := h.Configure(ctx, req.GetConfig(), req.GetRuntimeName(), req.GetRuntimeVersion())
 		if err != nil {
 			err = fmt.Errorf("plugin %q: Configure: %w", s.Name(), err)
@@ -37,7 +47,6 @@ func (svc *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*
 			events = m
 		}
 	}
-	netExt := req.GetNetworkExtension().GetVersion()
 	if netExt == 0 {
 		if events&api.NetworkEvents != 0 || s.implementsNetwork() {
 			s.log.Warn("the runtime does not support the pod network extension; running as a plain NRI plugin: "+
@@ -54,16 +63,9 @@ func (svc *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*
 			return nil, err
 		}
 	}
+	info.Events = events
 	sess.mu.Lock()
-	sess.info = RuntimeInfo{
-		Name:                req.GetRuntimeName(),
-		Version:             req.GetRuntimeVersion(),
-		NRIVersion:          req.GetNRIVersion(),
-		RegistrationTimeout: msOr(req.GetRegistrationTimeout(), api.DefaultRegistrationTimeout),
-		RequestTimeout:      msOr(req.GetRequestTimeout(), api.DefaultRequestTimeout),
-		Events:              events,
-		NetworkExtension:    netExt,
-	}
+	sess.info = info
 	first := !sess.isConfig
 	sess.isConfig = true
 	sess.mu.Unlock()

@@ -260,6 +260,21 @@ func (s *Stub) Runtime() (RuntimeInfo, bool) {
 	return sess.runtimeInfo()
 }
 
+// configuringKey is the context key under which a ConfigureHandler finds
+// the runtime's Configure request as a RuntimeInfo.
+type configuringKey struct{}
+
+// RuntimeInfoFromContext returns, in a ConfigureHandler, what the runtime
+// says in the Configure request being handled: its name and version, NRI
+// version, timeouts and pod network extension. Events is zero, the
+// subscription being what the handler is to answer. It returns false for
+// a context that did not come with a Configure request. Stub.Runtime
+// gives the same once the plugin is configured.
+func RuntimeInfoFromContext(ctx context.Context) (RuntimeInfo, bool) {
+	info, ok := ctx.Value(configuringKey{}).(RuntimeInfo)
+	return info, ok
+}
+
 // UpdatePodSandboxNetwork tells the runtime that this plugin's part of a
 // pod's network changed. The runtime validates and merges it like a
 // RunPodSandbox result and persists it; a conflict with another plugin's

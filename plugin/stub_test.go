@@ -5,9 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
+	"github.com/nrinet/nrinet/runtime"
 )
 
 type podOnly struct{}
@@ -128,5 +130,54 @@ func TestNew_OneVariantPerEvent(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%T) = %v, want an error saying %q", tc.h, err, tc.want)
 		}
+	}
+}
+
+// infoReader records what RuntimeInfoFromContext gives its Configure.
+type infoReader struct {
+	podOnly
+	got chan runtimeInfoResult
+}
+
+type runtimeInfoResult struct {
+	info plugin.RuntimeInfo
+	ok   bool
+}
+
+func (r infoReader) Configure(ctx context.Context, _, _, _ string) (api.EventMask, error) {
+	info, ok := plugin.RuntimeInfoFromContext(ctx)
+	r.got <- runtimeInfoResult{info, ok}
+	return 0, nil
+}
+
+// TestRuntimeInfoFromContext: a ConfigureHandler sees the runtime's NRI
+// version and timeouts while it decides its subscription; other contexts
+// carry none.
+func TestRuntimeInfoFromContext(t *testing.T) {
+	if _, ok := plugin.RuntimeInfoFromContext(context.Background()); ok {
+		t.Error("RuntimeInfoFromContext(context.Background()) reported a runtime")
+	}
+	sock := socketPath(t)
+	startRuntime(t, sock, runtime.WithNRIVersion("v9.8.7"),
+		runtime.WithRegistrationTimeout(3*time.Second), runtime.WithRequestTimeout(1500*time.Millisecond))
+	r := infoReader{got: make(chan runtimeInfoResult, 1)}
+	s := newStub(t, r, sock)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	got := receive(t, r.got, "Configure")
+	want := plugin.RuntimeInfo{
+		Name: "plugin-test-runtime", Version: "v0", NRIVersion: "v9.8.7",
+		RegistrationTimeout: 3 * time.Second, RequestTimeout: 1500 * time.Millisecond,
+		NetworkExtension: api.NetworkExtensionVersion,
+	}
+	if !got.ok || got.info != want {
+		t.Errorf("RuntimeInfoFromContext in Configure = %+v, %v; want %+v, true", got.info, got.ok, want)
+	}
+	after, _ := s.Runtime()
+	want.Events = api.EventMask(0).Set(api.Event_RUN_POD_SANDBOX)
+	if after != want {
+		t.Errorf("Runtime() after Configure = %+v, want %+v", after, want)
 	}
 }
