@@ -377,3 +377,42 @@ func TestWithReconnect_Validation(t *testing.T) {
 		})
 	}
 }
+
+// TestStub_Done: Done is closed without a connection, open while
+// connected, and closed once the connection ended, already when the
+// on-close callback runs (which could not call Wait).
+func TestStub_Done(t *testing.T) {
+	sock := socketPath(t)
+	_, stopRuntime := startRuntime(t, sock)
+	var s *plugin.Stub
+	doneInCallback := make(chan bool, 1)
+	s = newStub(t, podOnly{}, sock, plugin.WithOnClose(func(error) {
+		select {
+		case <-s.Done():
+			doneInCallback <- true
+		default:
+			doneInCallback <- false
+		}
+	}))
+	select {
+	case <-s.Done():
+	default:
+		t.Fatal("Done is open before Start")
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Done():
+		t.Fatal("Done is closed while connected")
+	default:
+	}
+	stopRuntime()
+	receive(t, s.Done(), "Done after the runtime stopped")
+	if !receive(t, doneInCallback, "the on-close callback") {
+		t.Error("Done was open in the on-close callback")
+	}
+	if err := s.Wait(); err == nil {
+		t.Error("Wait = nil, want why the connection ended")
+	}
+}

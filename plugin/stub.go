@@ -190,6 +190,19 @@ func (s *Stub) Wait() error {
 	return sess.wait()
 }
 
+// Done returns a channel that is closed when the current connection to the
+// runtime has ended, and a closed channel when the stub has no connection.
+// Unlike Wait, it does not wait for the goroutines that served the
+// connection nor for the WithOnClose callback, so the callback may use it.
+func (s *Stub) Done() <-chan struct{} {
+	if sess := s.session(); sess != nil {
+		return sess.done
+	}
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
 // Stop closes the connection to the runtime and waits for the goroutines
 // that served it. It does not wait for the WithOnClose callback, so that
 // the callback may call Stop; Wait and Run wait for the callback too.
