@@ -1,0 +1,2 @@
+// Package stub is containerd/nri's pkg/stub on nrinet.
+package stub
