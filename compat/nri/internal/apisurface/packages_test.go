@@ -49,6 +49,7 @@ var packages = []struct {
 			return ""
 		},
 	},
+	{pkg: "pkg/stub"},
 	{
 		pkg: "pkg/adaptation/builtin",
 		leftOut: func(name string) string {

@@ -20,6 +20,7 @@ import (
 	"github.com/nrinet/nrinet/runtime"
 
 	"github.com/containerd/nri/pkg/api"
+	nrilog "github.com/containerd/nri/pkg/log"
 	"github.com/containerd/nri/pkg/stub"
 )
 
@@ -194,6 +195,27 @@ var (
 	_ = stub.PostStartContainerInterface(&recorder{})
 	_ = stub.PostUpdateContainerInterface(&recorder{})
 	_ = stub.ValidateContainerAdjustmentInterface(&recorder{})
+)
+
+// upstreamStub has the methods of upstream's Stub interface: Stub has
+// exactly these (the surface test in internal/apisurface checks all of
+// upstream's pkg/stub when the module cache has it).
+type upstreamStub interface {
+	Run(context.Context) error
+	Start(context.Context) error
+	Stop()
+	Wait()
+	UpdateContainers([]*api.ContainerUpdate) ([]*api.ContainerUpdate, error)
+	RegistrationTimeout() time.Duration
+	RequestTimeout() time.Duration
+	Logger() nrilog.Logger
+	RuntimeNRIVersion() string
+	PluginNRIVersion() string
+}
+
+var (
+	_ upstreamStub = stub.Stub(nil)
+	_ stub.Stub    = upstreamStub(nil)
 )
 
 func (r *recorder) record(method string, pod *api.PodSandbox, ctr *api.Container) {
