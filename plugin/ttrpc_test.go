@@ -2,11 +2,14 @@ package plugin_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/containerd/ttrpc"
 
+	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
 )
 
@@ -64,5 +67,45 @@ func TestWithTTRPCOptions(t *testing.T) {
 	receive(t, closed, "the on-close callback after the runtime stopped")
 	if err := s.Wait(); err == nil {
 		t.Error("Wait = nil, want why the connection ended")
+	}
+}
+
+// failingConfigure handles RunPodSandbox and fails its configuration.
+type failingConfigure struct{ podOnly }
+
+func (failingConfigure) Configure(context.Context, string, string, string) (api.EventMask, error) {
+	return 0, errors.New("no configuration for this runtime")
+}
+
+// TestStart_ConfigureErrorOverLostRegistration: when the plugin's
+// Configure fails, the runtime drops the connection, and the answer to
+// RegisterPlugin may be lost with it; Start still reports the Configure
+// error, not the closed connection. An interceptor loses the answer on
+// purpose once Configure has failed.
+func TestStart_ConfigureErrorOverLostRegistration(t *testing.T) {
+	sock := socketPath(t)
+	startRuntime(t, sock)
+	configureFailed := make(chan struct{})
+	serverOpts := []ttrpc.ServerOpt{ttrpc.WithUnaryServerInterceptor(
+		func(ctx context.Context, u ttrpc.Unmarshaler, info *ttrpc.UnaryServerInfo, m ttrpc.Method) (interface{}, error) {
+			rsp, err := m(ctx, u)
+			if err != nil && strings.HasSuffix(info.FullMethod, "/Configure") {
+				close(configureFailed)
+			}
+			return rsp, err
+		})}
+	clientOpts := []ttrpc.ClientOpts{ttrpc.WithUnaryClientInterceptor(
+		func(ctx context.Context, req *ttrpc.Request, rsp *ttrpc.Response, info *ttrpc.UnaryClientInfo, call ttrpc.Invoker) error {
+			err := call(ctx, req, rsp)
+			if strings.HasSuffix(info.FullMethod, "/RegisterPlugin") {
+				<-configureFailed
+				return ttrpc.ErrClosed
+			}
+			return err
+		})}
+	s := newStub(t, failingConfigure{}, sock, plugin.WithTTRPCOptions(clientOpts, serverOpts))
+	err := s.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no configuration for this runtime") {
+		t.Fatalf("Start = %v, want the Configure error", err)
 	}
 }
