@@ -132,6 +132,16 @@ func (sess *session) handshake(ctx context.Context) error {
 			// answer got here. How the session ended is for the caller
 			// to see.
 		default:
+			sess.mu.Lock()
+			configErr := sess.configErr
+			sess.mu.Unlock()
+			if configErr != nil {
+				// The plugin's Configure failed, so the runtime
+				// dropped the connection, which can take the answer
+				// to RegisterPlugin with it: the Configure error is
+				// why.
+				return fmt.Errorf("waiting for Configure: %w", configErr)
+			}
 			return fmt.Errorf("RegisterPlugin: %w", err)
 		}
 	}
