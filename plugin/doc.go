@@ -59,7 +59,9 @@
 // that connection ends, and the runtime restarts it.
 //
 // [WithOnClose] is told why each connection ended. The callback may call
-// Stop, which does not wait for it; Wait and Run do.
+// Stop, which does not wait for it; Wait and Run do. [Stub.Done] is closed
+// once the connection ended, without waiting for anything, so the callback
+// may wait on it.
 //
 // Handlers may be called concurrently (the runtime may run lifecycle
 // requests for different pods at once), so plugins guard their own state.
