@@ -254,3 +254,40 @@ func TestRuntime_NRIVersionAndPluginConnected(t *testing.T) {
 	s.Stop()
 	waitFor(t, "the plugin to be gone", func() bool { return !e.rt.PluginConnected("10-ver") })
 }
+
+// TestRuntime_AwaitJoins: it returns once a plugin that was joining has
+// joined.
+func TestRuntime_AwaitJoins(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	e := newEnv(t, runtime.WithSyncFunc(func(ctx context.Context) ([]*api.PodSandbox, []*api.Container, error) {
+		close(entered)
+		<-release // the join is held here
+		return nil, nil, nil
+	}))
+	if err := e.rt.AwaitJoins(context.Background()); err != nil {
+		t.Fatalf("AwaitJoins with nobody joining = %v", err)
+	}
+	s, err := plugin.New(newRecorder(), plugin.WithPluginName("slow"), plugin.WithPluginIdx("10"),
+		plugin.WithSocketPath(e.sock), plugin.WithEnv(func(string) string { return "" }, "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil { // configured: joining
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	<-entered // the plugin is joining
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	err = e.rt.AwaitJoins(ctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("AwaitJoins while the plugin's join is held = %v, want it to wait", err)
+	}
+	close(release)
+	if err := e.rt.AwaitJoins(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !e.joined("10-slow") {
+		t.Error("AwaitJoins returned before the plugin joined")
+	}
+}

@@ -497,3 +497,24 @@ func (b *PluginSyncBlock) Unblock() {
 		b.r.mu.Unlock()
 	})
 }
+
+// AwaitJoins waits until the plugins that are joining now have joined or
+// failed to, or ctx ends. A runtime that wants upstream's BlockPluginSync,
+// which waits for a join in progress, calls it first; the Runtime itself
+// never needs to.
+func (r *Runtime) AwaitJoins(ctx context.Context) error {
+	r.mu.Lock()
+	var ready []chan struct{}
+	for _, j := range r.joining {
+		ready = append(ready, j.ready)
+	}
+	r.mu.Unlock()
+	for _, c := range ready {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
