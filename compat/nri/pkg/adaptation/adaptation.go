@@ -297,14 +297,21 @@ type PluginSyncBlock struct {
 	b *runtime.PluginSyncBlock
 }
 
-// BlockPluginSync keeps plugins that begin to join from now on from
-// taking the runtime's state until Unblock: a change the runtime makes
-// meanwhile reaches them in their Synchronize or as an event. Unlike
-// upstream's, it never waits, and it blocks no request.
+// BlockPluginSync waits, as upstream's does, until the plugins joining now
+// have joined (at most the registration and request timeouts: a join
+// waiting for a block this caller already holds does not deadlock it),
+// then keeps plugins that begin to join from now on from taking the
+// runtime's state until Unblock: a change the runtime makes meanwhile
+// reaches them in their Synchronize or as an event. It blocks no request.
 func (r *Adaptation) BlockPluginSync() *PluginSyncBlock {
 	rt, err := r.runtime("BlockPluginSync")
 	if err != nil {
 		return &PluginSyncBlock{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), getPluginRegistrationTimeout()+getPluginRequestTimeout())
+	defer cancel()
+	if err := rt.AwaitJoins(ctx); err != nil {
+		log.Warnf(ctx, "BlockPluginSync: a plugin is still joining; going on: %v", err)
 	}
 	return &PluginSyncBlock{b: rt.BlockPluginSync()}
 }
