@@ -25,10 +25,14 @@ const (
 	answered outcome = iota
 	// late: no answer by the deadline.
 	late
-	// lost: the connection broke, or was already closed.
+	// lost: the connection broke during the call.
 	lost
 	// abandoned: the caller's context ended first.
 	abandoned
+	// gone: the plugin's connection was closed before its turn, so it was
+	// never asked: it takes no part in the request, as if it had left
+	// before the request began, whatever its failure policy.
+	gone
 )
 
 // maxLateCalls bounds the calls a plugin may leave unanswered past their
@@ -51,7 +55,7 @@ func (p *plugin) invoke(ctx context.Context, method string, timeout time.Duratio
 // Shutdown it sends directly, since it waits only afterwards.
 func (p *plugin) invokeCounted(ctx context.Context, method string, timeout time.Duration, fn func(context.Context, *plugin) error, count func() bool) (outcome, error) {
 	if p.isClosed() {
-		return lost, fmt.Errorf("not connected: %w", p.reason())
+		return gone, fmt.Errorf("not connected: %w", p.reason())
 	}
 	if n := p.lateCalls.Load(); n >= maxLateCalls {
 		return late, fmt.Errorf("%d earlier requests are still unanswered", n)
@@ -172,7 +176,8 @@ const (
 	// policy keeps it connected after a timeout), and the request fails
 	// only if its failure policy asks for that.
 	lifecycle stake = iota
-	// validation: every failure fails the request; late or lost
+	// validation: every failure fails the request (a plugin gone before
+	// its turn is not asked, so it does not fail it); late or lost
 	// plugins are disconnected as for lifecycle requests.
 	validation
 	// query: nothing fails the request or disconnects the plugin for
@@ -207,6 +212,8 @@ func (p *plugin) settle(method string, s stake, o outcome, err error) (verdict, 
 	case abandoned:
 		// The caller gave up: not the plugin's fault, so it stays.
 		return fail, perr
+	case gone:
+		return skip, perr
 	}
 	if s == query {
 		if o == lost {

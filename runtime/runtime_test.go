@@ -356,3 +356,31 @@ func TestRuntime_Observer(t *testing.T) {
 		t.Fatalf("observer saw %v", obs.calls)
 	}
 }
+
+// TestRuntime_PluginGoneBeforeItsTurnIsSkipped: a plugin whose connection
+// closes while an earlier plugin handles the request is not asked, and,
+// whatever its failure policy, does not fail the request: it takes no
+// part, as if it had left before the request began (upstream's rule).
+func TestRuntime_PluginGoneBeforeItsTurnIsSkipped(t *testing.T) {
+	e := newEnv(t)
+	first := &blockingRun{ledger: newLedger(), entered: make(chan string, 1), release: make(chan struct{})}
+	e.startPlugin(first, "00", "first")
+	later := newRecorder()
+	s := e.startPlugin(later, "10", "strict", plugin.WithFailurePolicy(&api.FailurePolicy{FailRequest: true, KeepConnected: true}))
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: testPod(1)})
+		errc <- err
+	}()
+	<-first.entered
+	s.Stop()
+	waitFor(t, "the stopped plugin to be closed", func() bool { return !e.joined("10-strict") })
+	close(first.release)
+	if err := <-errc; err != nil {
+		t.Fatalf("request failed for a plugin that had left before its turn: %v", err)
+	}
+	if got := later.seen(); len(got) != 0 {
+		t.Fatalf("the plugin that had left was asked: %v", got)
+	}
+}

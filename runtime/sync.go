@@ -184,7 +184,7 @@ func (p *plugin) synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs [
 		o, err := p.invoke(ctx, "Synchronize", r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
 			return p.client.Call(ctx, api.PluginServiceName, "Synchronize", api.Encoded(&api.SynchronizeRequest{}, enc.b), api.Fast(rsp))
 		})
-		if o == answered || o == lost {
+		if o == answered || o == lost || o == gone {
 			putSyncBuffer(enc.b) // the call is over; a late one may still read it
 		}
 		if err != nil {
