@@ -155,7 +155,7 @@ func (p *plugin) classify(ctx context.Context, res callResult, timeout time.Dura
 	case err == nil:
 		return answered, nil
 	case ctx.Err() != nil:
-		return abandoned, err
+		return abandoned, ctx.Err()
 	case res.late || status.Code(err) == codes.DeadlineExceeded:
 		// The plugin's side of the deadline may fire first and come
 		// back as its error: that is still no answer in time.
@@ -197,7 +197,7 @@ const (
 
 // settle applies the failure policy to the outcome of a call of method on
 // p and returns what the request does, with an error naming the plugin
-// for skip and fail.
+// for skip and fail (the caller's own context error, when it gave up).
 func (p *plugin) settle(method string, s stake, o outcome, err error) (verdict, error) {
 	if o == answered && err == nil {
 		return useAnswer, nil
@@ -210,8 +210,11 @@ func (p *plugin) settle(method string, s stake, o outcome, err error) (verdict, 
 		}
 		return fail, perr
 	case abandoned:
-		// The caller gave up: not the plugin's fault, so it stays.
-		return fail, perr
+		// The caller gave up: not the plugin's fault, so it stays, and
+		// the error is the caller's own; the log says where it was.
+		p.logger().Info("the caller gave up while the plugin was handling the request",
+			"event", method, "error", err)
+		return fail, fmt.Errorf("%s: %w", method, err)
 	case gone:
 		return skip, perr
 	}

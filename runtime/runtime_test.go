@@ -384,3 +384,31 @@ func TestRuntime_PluginGoneBeforeItsTurnIsSkipped(t *testing.T) {
 		t.Fatalf("the plugin that had left was asked: %v", got)
 	}
 }
+
+// TestRuntime_CallerDeadlineIsNotThePluginsFailure: when the caller's own
+// deadline passes while a plugin handles the request, the request fails
+// with the caller's error, which does not blame the plugin (no
+// *PluginError); the plugin stays, and the log says where the request
+// was.
+func TestRuntime_CallerDeadlineIsNotThePluginsFailure(t *testing.T) {
+	e := newEnv(t)
+	h := &hanger{release: make(chan struct{})}
+	e.startPlugin(h, "10", "slow", plugin.WithFailurePolicy(&api.FailurePolicy{FailRequest: true}))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: testPod(1)})
+	close(h.release)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error = %v, want the caller's context.DeadlineExceeded", err)
+	}
+	var perr *runtime.PluginError
+	if errors.As(err, &perr) {
+		t.Fatalf("the caller's deadline is reported as the failure of plugin %q: %v", perr.Plugin, err)
+	}
+	if !e.joined("10-slow") {
+		t.Fatal("the plugin was dropped for the caller's deadline")
+	}
+	if !contains(e.logs.String(), "the caller gave up") || !contains(e.logs.String(), "plugin=10-slow") {
+		t.Errorf("no log line naming the plugin the request was at:\n%s", e.logs)
+	}
+}
