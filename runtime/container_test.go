@@ -428,3 +428,29 @@ func TestRuntime_ValidatorsRunConcurrently(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// hangingCreate never answers CreateContainer until released.
+type hangingCreate struct{ release chan struct{} }
+
+func (h hangingCreate) CreateContainer(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	<-h.release
+	return nil, nil, nil
+}
+
+// TestRuntime_RequiredPluginDroppedDuringTheRequestIsMissing: a required
+// plugin dropped for a timeout while handling the container's creation is
+// not present when the validators run, so the creation is refused (the
+// container would otherwise lack what the plugin does; upstream's check
+// lists it as consulted and lets the container through).
+func TestRuntime_RequiredPluginDroppedDuringTheRequestIsMissing(t *testing.T) {
+	v := validator.New(validator.Config{Enable: true, RequiredPlugins: []string{"slow"}})
+	e := newEnv(t, runtime.WithValidator("00-default-validator", v), runtime.WithRequestTimeout(100*time.Millisecond))
+	h := hangingCreate{release: make(chan struct{})}
+	defer close(h.release)
+	e.startPlugin(h, "10", "slow")
+	pod := testPod(1)
+	_, err := e.rt.CreateContainer(context.Background(), &api.CreateContainerRequest{Pod: pod, Container: testContainer(pod, 1)})
+	if err == nil || !strings.Contains(err.Error(), `required plugin "slow"`) {
+		t.Fatalf("CreateContainer after the required plugin was dropped = %v, want a refusal naming it", err)
+	}
+}

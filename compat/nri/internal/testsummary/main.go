@@ -52,8 +52,13 @@ func main() {
 	if len(results) == 0 {
 		problems = append(problems, "no test ran (did the tests build?):\n"+output)
 	}
+	// Counted are the leaves, the tests without subtests: a parent
+	// fails with any of its subtests and would count each failure twice.
 	pass, fail, skip := 0, 0, 0
-	for _, r := range results {
+	for name, r := range results {
+		if hasChild(results, name) {
+			continue
+		}
 		switch r {
 		case "PASS":
 			pass++
@@ -63,7 +68,7 @@ func main() {
 			skip++
 		}
 	}
-	fmt.Printf("upstream suite: %d passed, %d failed (%d expected), %d skipped\n", pass, fail, len(expected), skip)
+	fmt.Printf("upstream suite: %d tests: %d passed, %d failed (%d expected), %d skipped\n", pass+fail+skip, pass, fail, len(expected), skip)
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintln(os.Stderr, p)
@@ -139,6 +144,15 @@ func compare(results, expected map[string]string) []string {
 func hasFailingChild(results map[string]string, name string) bool {
 	for other, r := range results {
 		if r == "FAIL" && strings.HasPrefix(other, name+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func hasChild(results map[string]string, name string) bool {
+	for other := range results {
+		if strings.HasPrefix(other, name+"/") {
 			return true
 		}
 	}
