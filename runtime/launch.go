@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,7 +27,8 @@ type preinstalled struct {
 // discover lists the pre-installed plugins: executables named NN-name, in
 // lexical order, each with its configuration from NN-name.conf or
 // name.conf. A missing directory means none. A badly named executable is
-// logged and skipped (upstream fails the whole start).
+// logged and skipped (upstream fails the whole start), and so, as an
+// error, is a WASM plugin (NN-name.wasm), which nrinet does not run.
 func (r *Runtime) discover() ([]preinstalled, error) {
 	dir := r.cfg.pluginPath
 	if dir == "" {
@@ -42,6 +44,10 @@ func (r *Runtime) discover() ([]preinstalled, error) {
 	var out []preinstalled
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
+		if strings.HasSuffix(e.Name(), ".wasm") {
+			r.log.Error("WASM plugins are not supported; skipping the plugin", "path", path)
+			continue
+		}
 		fi, err := os.Stat(path)
 		if err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
 			continue

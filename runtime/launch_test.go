@@ -98,6 +98,10 @@ func TestRuntime_LaunchesPreinstalledPlugins(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(confDir, "echo.conf"), []byte("subnet: 198.18.0.0/24"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A WASM plugin, which nrinet does not run.
+	if err := os.WriteFile(filepath.Join(pluginDir, "20-filter.wasm"), []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	e := newEnv(t, runtime.WithPluginPath(pluginDir), runtime.WithPluginConfigPath(confDir), runtime.WithoutExternalPlugins())
 
 	plugins := e.rt.Plugins()
@@ -119,5 +123,8 @@ func TestRuntime_LaunchesPreinstalledPlugins(t *testing.T) {
 	}
 	if !strings.Contains(logs, "skipping badly named executable") || !strings.Contains(logs, "badname") {
 		t.Errorf("badly named executable was not reported:\n%s", logs)
+	}
+	if !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, "WASM plugins are not supported") || !strings.Contains(logs, "20-filter.wasm") {
+		t.Errorf("the WASM plugin was not reported as an error naming it:\n%s", logs)
 	}
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -198,7 +195,6 @@ func (r *Adaptation) Start() error {
 	if r.rt != nil {
 		return errors.New("NRI runtime already started")
 	}
-	r.warnWasm()
 	opts := []runtime.Option{
 		runtime.WithPluginPath(r.pluginPath),
 		runtime.WithPluginConfigPath(r.dropinPath),
@@ -275,20 +271,6 @@ func (r *Adaptation) runtime(what string) (*runtime.Runtime, error) {
 		return nil, fmt.Errorf("NRI %s: runtime interface not started", what)
 	}
 	return r.rt, nil
-}
-
-// warnWasm logs, as an error naming each, the WASM plugins of the plugin
-// directory: nrinet does not run them.
-func (r *Adaptation) warnWasm() {
-	entries, err := os.ReadDir(r.pluginPath)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".wasm") {
-			log.Errorf(context.TODO(), "NRI plugin %s: %v (%s is skipped)", e.Name(), api.ErrWasmNotSupported, filepath.Join(r.pluginPath, e.Name()))
-		}
-	}
 }
 
 // PluginSyncBlock holds off plugins from synchronizing; see
