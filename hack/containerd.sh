@@ -21,7 +21,7 @@
 #                                upstream  the version containerd's go.mod requires (stock containerd);
 #                                compat    NRINET_CONTAINERD_NRI_DIR on this checkout's nrinet, through
 #                                          two replace lines.
-#                              Default: see nri_mode below.
+#                              Default: compat.
 #   NRINET_CONTAINERD_NRI_DIR  the module replacing github.com/containerd/nri in compat mode; its
 #                              go.mod must declare `module github.com/containerd/nri`.
 #                              Default: <this checkout>/compat/nri.
@@ -42,8 +42,9 @@
 # A step runs again only when its stamp differs from what it would write now.
 set -euo pipefail
 
-# The one line to change once compat/nri is on main: the default becomes compat.
-nri_mode=${NRINET_CONTAINERD_NRI:-upstream}
+# What github.com/containerd/nri is: compat (nrinet's compat/nri, the default) or
+# upstream (stock containerd, for the baseline).
+nri_mode=${NRINET_CONTAINERD_NRI:-compat}
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 version=${NRINET_CONTAINERD_VERSION:-v2.4.2}

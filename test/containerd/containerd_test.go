@@ -97,6 +97,17 @@ func TestContainerdNRIPackages(t *testing.T) {
 				baselineFile, base.Containerd, b.version)
 		}
 	}
+	if b.nri == "compat" {
+		t.Run("go.mod", func(t *testing.T) {
+			diff, err := os.ReadFile(filepath.Join(filepath.Dir(b.src), "go.mod.diff"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range checkGoModDiff(string(diff)) {
+				t.Errorf("containerd's go.mod with nrinet: %s", p)
+			}
+		})
+	}
 	recorded := map[string]map[string]result{}
 	for _, s := range suites {
 		t.Run(s.pkg, func(t *testing.T) {

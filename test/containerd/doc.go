@@ -18,8 +18,12 @@
 // -update on stock containerd to record a new baseline (a new containerd
 // version, or a machine that skips differently).
 //
-// TestParseRun and TestCompare check the helpers that read `go test -json`
-// and judge a run; they always run.
+// Built on compat/nri, containerd's go.mod may change only as
+// docs/containerd.md says (gomod_test.go): two modules added, upstream's
+// two WASM modules dropped, the two replace lines; no requirement moves.
+//
+// TestParseRun, TestCompare and TestCheckGoModDiff check the helpers that read `go test -json`
+// and judge a run, and the go.mod check; they always run.
 //
 // docs/containerd.md lists the packages, why each is chosen, and the
 // baseline's outcomes.
