@@ -19,7 +19,7 @@ var (
 		"github.com/planetscale/vtprotobuf": "nrinet's generated marshal code uses its helpers",
 	}
 	goModDropped = map[string]string{
-		"github.com/tetratelabs/wazero":  "upstream's WASM runtime; nrinet runs no WASM plugins",
+		"github.com/tetratelabs/wazero": "upstream's WASM runtime; nrinet runs no WASM plugins",
 		"github.com/knqyf263/go-plugin": "upstream's WASM plugin interface",
 	}
 )
