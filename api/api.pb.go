@@ -2,7 +2,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: github.com/nrinet/nrinet/api/api.proto
+// source: pkg/api/api.proto
 
 package api
 
@@ -100,11 +100,11 @@ func (x Event) String() string {
 }
 
 func (Event) Descriptor() protoreflect.EnumDescriptor {
-	return file_github_com_nrinet_nrinet_api_api_proto_enumTypes[0].Descriptor()
+	return file_pkg_api_api_proto_enumTypes[0].Descriptor()
 }
 
 func (Event) Type() protoreflect.EnumType {
-	return &file_github_com_nrinet_nrinet_api_api_proto_enumTypes[0]
+	return &file_pkg_api_api_proto_enumTypes[0]
 }
 
 func (x Event) Number() protoreflect.EnumNumber {
@@ -113,7 +113,7 @@ func (x Event) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Event.Descriptor instead.
 func (Event) EnumDescriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{0}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{0}
 }
 
 // ContainerState is the state of a container.
@@ -156,11 +156,11 @@ func (x ContainerState) String() string {
 }
 
 func (ContainerState) Descriptor() protoreflect.EnumDescriptor {
-	return file_github_com_nrinet_nrinet_api_api_proto_enumTypes[1].Descriptor()
+	return file_pkg_api_api_proto_enumTypes[1].Descriptor()
 }
 
 func (ContainerState) Type() protoreflect.EnumType {
-	return &file_github_com_nrinet_nrinet_api_api_proto_enumTypes[1]
+	return &file_pkg_api_api_proto_enumTypes[1]
 }
 
 func (x ContainerState) Number() protoreflect.EnumNumber {
@@ -169,7 +169,7 @@ func (x ContainerState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerState.Descriptor instead.
 func (ContainerState) EnumDescriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{1}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{1}
 }
 
 // IOPrioClass is an I/O scheduling class.
@@ -209,11 +209,11 @@ func (x IOPrioClass) String() string {
 }
 
 func (IOPrioClass) Descriptor() protoreflect.EnumDescriptor {
-	return file_github_com_nrinet_nrinet_api_api_proto_enumTypes[2].Descriptor()
+	return file_pkg_api_api_proto_enumTypes[2].Descriptor()
 }
 
 func (IOPrioClass) Type() protoreflect.EnumType {
-	return &file_github_com_nrinet_nrinet_api_api_proto_enumTypes[2]
+	return &file_pkg_api_api_proto_enumTypes[2]
 }
 
 func (x IOPrioClass) Number() protoreflect.EnumNumber {
@@ -222,7 +222,7 @@ func (x IOPrioClass) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use IOPrioClass.Descriptor instead.
 func (IOPrioClass) EnumDescriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{2}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{2}
 }
 
 // LinuxSchedulerPolicy is a Linux scheduling policy.
@@ -274,11 +274,11 @@ func (x LinuxSchedulerPolicy) String() string {
 }
 
 func (LinuxSchedulerPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_github_com_nrinet_nrinet_api_api_proto_enumTypes[3].Descriptor()
+	return file_pkg_api_api_proto_enumTypes[3].Descriptor()
 }
 
 func (LinuxSchedulerPolicy) Type() protoreflect.EnumType {
-	return &file_github_com_nrinet_nrinet_api_api_proto_enumTypes[3]
+	return &file_pkg_api_api_proto_enumTypes[3]
 }
 
 func (x LinuxSchedulerPolicy) Number() protoreflect.EnumNumber {
@@ -287,7 +287,7 @@ func (x LinuxSchedulerPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use LinuxSchedulerPolicy.Descriptor instead.
 func (LinuxSchedulerPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{3}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{3}
 }
 
 // LinuxSchedulerFlag is a Linux scheduling flag.
@@ -336,11 +336,11 @@ func (x LinuxSchedulerFlag) String() string {
 }
 
 func (LinuxSchedulerFlag) Descriptor() protoreflect.EnumDescriptor {
-	return file_github_com_nrinet_nrinet_api_api_proto_enumTypes[4].Descriptor()
+	return file_pkg_api_api_proto_enumTypes[4].Descriptor()
 }
 
 func (LinuxSchedulerFlag) Type() protoreflect.EnumType {
-	return &file_github_com_nrinet_nrinet_api_api_proto_enumTypes[4]
+	return &file_pkg_api_api_proto_enumTypes[4]
 }
 
 func (x LinuxSchedulerFlag) Number() protoreflect.EnumNumber {
@@ -349,7 +349,7 @@ func (x LinuxSchedulerFlag) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use LinuxSchedulerFlag.Descriptor instead.
 func (LinuxSchedulerFlag) EnumDescriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{4}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{4}
 }
 
 // MpolMode is a NUMA memory policy mode.
@@ -398,11 +398,11 @@ func (x MpolMode) String() string {
 }
 
 func (MpolMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_github_com_nrinet_nrinet_api_api_proto_enumTypes[5].Descriptor()
+	return file_pkg_api_api_proto_enumTypes[5].Descriptor()
 }
 
 func (MpolMode) Type() protoreflect.EnumType {
-	return &file_github_com_nrinet_nrinet_api_api_proto_enumTypes[5]
+	return &file_pkg_api_api_proto_enumTypes[5]
 }
 
 func (x MpolMode) Number() protoreflect.EnumNumber {
@@ -411,7 +411,7 @@ func (x MpolMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MpolMode.Descriptor instead.
 func (MpolMode) EnumDescriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{5}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{5}
 }
 
 // MpolFlag is a NUMA memory policy mode flag.
@@ -448,11 +448,11 @@ func (x MpolFlag) String() string {
 }
 
 func (MpolFlag) Descriptor() protoreflect.EnumDescriptor {
-	return file_github_com_nrinet_nrinet_api_api_proto_enumTypes[6].Descriptor()
+	return file_pkg_api_api_proto_enumTypes[6].Descriptor()
 }
 
 func (MpolFlag) Type() protoreflect.EnumType {
-	return &file_github_com_nrinet_nrinet_api_api_proto_enumTypes[6]
+	return &file_pkg_api_api_proto_enumTypes[6]
 }
 
 func (x MpolFlag) Number() protoreflect.EnumNumber {
@@ -461,7 +461,7 @@ func (x MpolFlag) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MpolFlag.Descriptor instead.
 func (MpolFlag) EnumDescriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{6}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{6}
 }
 
 // Field enumerates the container fields plugins can adjust.
@@ -613,11 +613,11 @@ func (x Field) String() string {
 }
 
 func (Field) Descriptor() protoreflect.EnumDescriptor {
-	return file_github_com_nrinet_nrinet_api_api_proto_enumTypes[7].Descriptor()
+	return file_pkg_api_api_proto_enumTypes[7].Descriptor()
 }
 
 func (Field) Type() protoreflect.EnumType {
-	return &file_github_com_nrinet_nrinet_api_api_proto_enumTypes[7]
+	return &file_pkg_api_api_proto_enumTypes[7]
 }
 
 func (x Field) Number() protoreflect.EnumNumber {
@@ -626,7 +626,7 @@ func (x Field) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Field.Descriptor instead.
 func (Field) EnumDescriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{7}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{7}
 }
 
 // ProfileType is the kind of profile.
@@ -663,11 +663,11 @@ func (x SecurityProfile_ProfileType) String() string {
 }
 
 func (SecurityProfile_ProfileType) Descriptor() protoreflect.EnumDescriptor {
-	return file_github_com_nrinet_nrinet_api_api_proto_enumTypes[8].Descriptor()
+	return file_pkg_api_api_proto_enumTypes[8].Descriptor()
 }
 
 func (SecurityProfile_ProfileType) Type() protoreflect.EnumType {
-	return &file_github_com_nrinet_nrinet_api_api_proto_enumTypes[8]
+	return &file_pkg_api_api_proto_enumTypes[8]
 }
 
 func (x SecurityProfile_ProfileType) Number() protoreflect.EnumNumber {
@@ -676,7 +676,7 @@ func (x SecurityProfile_ProfileType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SecurityProfile_ProfileType.Descriptor instead.
 func (SecurityProfile_ProfileType) EnumDescriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{56, 0}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{56, 0}
 }
 
 // RegisterPluginRequest identifies a plugin to the runtime.
@@ -694,7 +694,7 @@ type RegisterPluginRequest struct {
 
 func (x *RegisterPluginRequest) Reset() {
 	*x = RegisterPluginRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[0]
+	mi := &file_pkg_api_api_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +706,7 @@ func (x *RegisterPluginRequest) String() string {
 func (*RegisterPluginRequest) ProtoMessage() {}
 
 func (x *RegisterPluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[0]
+	mi := &file_pkg_api_api_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +719,7 @@ func (x *RegisterPluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterPluginRequest.ProtoReflect.Descriptor instead.
 func (*RegisterPluginRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{0}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *RegisterPluginRequest) GetPluginName() string {
@@ -756,7 +756,7 @@ type UpdateContainersRequest struct {
 
 func (x *UpdateContainersRequest) Reset() {
 	*x = UpdateContainersRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[1]
+	mi := &file_pkg_api_api_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +768,7 @@ func (x *UpdateContainersRequest) String() string {
 func (*UpdateContainersRequest) ProtoMessage() {}
 
 func (x *UpdateContainersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[1]
+	mi := &file_pkg_api_api_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +781,7 @@ func (x *UpdateContainersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainersRequest.ProtoReflect.Descriptor instead.
 func (*UpdateContainersRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{1}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *UpdateContainersRequest) GetUpdate() []*ContainerUpdate {
@@ -809,7 +809,7 @@ type UpdateContainersResponse struct {
 
 func (x *UpdateContainersResponse) Reset() {
 	*x = UpdateContainersResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[2]
+	mi := &file_pkg_api_api_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +821,7 @@ func (x *UpdateContainersResponse) String() string {
 func (*UpdateContainersResponse) ProtoMessage() {}
 
 func (x *UpdateContainersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[2]
+	mi := &file_pkg_api_api_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +834,7 @@ func (x *UpdateContainersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainersResponse.ProtoReflect.Descriptor instead.
 func (*UpdateContainersResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{2}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *UpdateContainersResponse) GetFailed() []*ContainerUpdate {
@@ -868,7 +868,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[3]
+	mi := &file_pkg_api_api_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -880,7 +880,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[3]
+	mi := &file_pkg_api_api_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -893,7 +893,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{3}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ConfigureRequest) GetConfig() string {
@@ -960,7 +960,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[4]
+	mi := &file_pkg_api_api_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +972,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[4]
+	mi := &file_pkg_api_api_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +985,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{4}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ConfigureResponse) GetEvents() int32 {
@@ -1019,7 +1019,7 @@ type FailurePolicy struct {
 
 func (x *FailurePolicy) Reset() {
 	*x = FailurePolicy{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[5]
+	mi := &file_pkg_api_api_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1031,7 +1031,7 @@ func (x *FailurePolicy) String() string {
 func (*FailurePolicy) ProtoMessage() {}
 
 func (x *FailurePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[5]
+	mi := &file_pkg_api_api_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1044,7 +1044,7 @@ func (x *FailurePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailurePolicy.ProtoReflect.Descriptor instead.
 func (*FailurePolicy) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{5}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *FailurePolicy) GetFailRequest() bool {
@@ -1076,7 +1076,7 @@ type SynchronizeRequest struct {
 
 func (x *SynchronizeRequest) Reset() {
 	*x = SynchronizeRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[6]
+	mi := &file_pkg_api_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1088,7 @@ func (x *SynchronizeRequest) String() string {
 func (*SynchronizeRequest) ProtoMessage() {}
 
 func (x *SynchronizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[6]
+	mi := &file_pkg_api_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1101,7 @@ func (x *SynchronizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SynchronizeRequest.ProtoReflect.Descriptor instead.
 func (*SynchronizeRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{6}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SynchronizeRequest) GetPods() []*PodSandbox {
@@ -1138,7 +1138,7 @@ type SynchronizeResponse struct {
 
 func (x *SynchronizeResponse) Reset() {
 	*x = SynchronizeResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[7]
+	mi := &file_pkg_api_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1150,7 +1150,7 @@ func (x *SynchronizeResponse) String() string {
 func (*SynchronizeResponse) ProtoMessage() {}
 
 func (x *SynchronizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[7]
+	mi := &file_pkg_api_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1163,7 +1163,7 @@ func (x *SynchronizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SynchronizeResponse.ProtoReflect.Descriptor instead.
 func (*SynchronizeResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{7}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SynchronizeResponse) GetUpdate() []*ContainerUpdate {
@@ -1191,7 +1191,7 @@ type RunPodSandboxRequest struct {
 
 func (x *RunPodSandboxRequest) Reset() {
 	*x = RunPodSandboxRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[8]
+	mi := &file_pkg_api_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1203,7 @@ func (x *RunPodSandboxRequest) String() string {
 func (*RunPodSandboxRequest) ProtoMessage() {}
 
 func (x *RunPodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[8]
+	mi := &file_pkg_api_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1216,7 @@ func (x *RunPodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*RunPodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{8}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RunPodSandboxRequest) GetPod() *PodSandbox {
@@ -1238,7 +1238,7 @@ type RunPodSandboxResponse struct {
 
 func (x *RunPodSandboxResponse) Reset() {
 	*x = RunPodSandboxResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[9]
+	mi := &file_pkg_api_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1250,7 +1250,7 @@ func (x *RunPodSandboxResponse) String() string {
 func (*RunPodSandboxResponse) ProtoMessage() {}
 
 func (x *RunPodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[9]
+	mi := &file_pkg_api_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1263,7 +1263,7 @@ func (x *RunPodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RunPodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{9}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RunPodSandboxResponse) GetAdjust() *PodSandboxAdjustment {
@@ -1288,7 +1288,7 @@ type UpdatePodSandboxRequest struct {
 
 func (x *UpdatePodSandboxRequest) Reset() {
 	*x = UpdatePodSandboxRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[10]
+	mi := &file_pkg_api_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1300,7 +1300,7 @@ func (x *UpdatePodSandboxRequest) String() string {
 func (*UpdatePodSandboxRequest) ProtoMessage() {}
 
 func (x *UpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[10]
+	mi := &file_pkg_api_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1313,7 +1313,7 @@ func (x *UpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{10}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UpdatePodSandboxRequest) GetPod() *PodSandbox {
@@ -1346,7 +1346,7 @@ type UpdatePodSandboxResponse struct {
 
 func (x *UpdatePodSandboxResponse) Reset() {
 	*x = UpdatePodSandboxResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[11]
+	mi := &file_pkg_api_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1358,7 @@ func (x *UpdatePodSandboxResponse) String() string {
 func (*UpdatePodSandboxResponse) ProtoMessage() {}
 
 func (x *UpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[11]
+	mi := &file_pkg_api_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1371,7 @@ func (x *UpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{11}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{11}
 }
 
 // PostUpdatePodSandboxRequest reports a pod after its update.
@@ -1385,7 +1385,7 @@ type PostUpdatePodSandboxRequest struct {
 
 func (x *PostUpdatePodSandboxRequest) Reset() {
 	*x = PostUpdatePodSandboxRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[12]
+	mi := &file_pkg_api_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1397,7 @@ func (x *PostUpdatePodSandboxRequest) String() string {
 func (*PostUpdatePodSandboxRequest) ProtoMessage() {}
 
 func (x *PostUpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[12]
+	mi := &file_pkg_api_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1410,7 @@ func (x *PostUpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdatePodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*PostUpdatePodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{12}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PostUpdatePodSandboxRequest) GetPod() *PodSandbox {
@@ -1429,7 +1429,7 @@ type PostUpdatePodSandboxResponse struct {
 
 func (x *PostUpdatePodSandboxResponse) Reset() {
 	*x = PostUpdatePodSandboxResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[13]
+	mi := &file_pkg_api_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1441,7 @@ func (x *PostUpdatePodSandboxResponse) String() string {
 func (*PostUpdatePodSandboxResponse) ProtoMessage() {}
 
 func (x *PostUpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[13]
+	mi := &file_pkg_api_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1454,7 @@ func (x *PostUpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdatePodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*PostUpdatePodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{13}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{13}
 }
 
 // StopPodSandboxRequest reports a pod being stopped.
@@ -1468,7 +1468,7 @@ type StopPodSandboxRequest struct {
 
 func (x *StopPodSandboxRequest) Reset() {
 	*x = StopPodSandboxRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[14]
+	mi := &file_pkg_api_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1480,7 @@ func (x *StopPodSandboxRequest) String() string {
 func (*StopPodSandboxRequest) ProtoMessage() {}
 
 func (x *StopPodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[14]
+	mi := &file_pkg_api_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1493,7 @@ func (x *StopPodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*StopPodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{14}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StopPodSandboxRequest) GetPod() *PodSandbox {
@@ -1512,7 +1512,7 @@ type StopPodSandboxResponse struct {
 
 func (x *StopPodSandboxResponse) Reset() {
 	*x = StopPodSandboxResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[15]
+	mi := &file_pkg_api_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1524,7 @@ func (x *StopPodSandboxResponse) String() string {
 func (*StopPodSandboxResponse) ProtoMessage() {}
 
 func (x *StopPodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[15]
+	mi := &file_pkg_api_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1537,7 @@ func (x *StopPodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*StopPodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{15}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{15}
 }
 
 // RemovePodSandboxRequest reports a pod being removed.
@@ -1551,7 +1551,7 @@ type RemovePodSandboxRequest struct {
 
 func (x *RemovePodSandboxRequest) Reset() {
 	*x = RemovePodSandboxRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[16]
+	mi := &file_pkg_api_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1563,7 +1563,7 @@ func (x *RemovePodSandboxRequest) String() string {
 func (*RemovePodSandboxRequest) ProtoMessage() {}
 
 func (x *RemovePodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[16]
+	mi := &file_pkg_api_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1576,7 +1576,7 @@ func (x *RemovePodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovePodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*RemovePodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{16}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RemovePodSandboxRequest) GetPod() *PodSandbox {
@@ -1595,7 +1595,7 @@ type RemovePodSandboxResponse struct {
 
 func (x *RemovePodSandboxResponse) Reset() {
 	*x = RemovePodSandboxResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[17]
+	mi := &file_pkg_api_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1607,7 @@ func (x *RemovePodSandboxResponse) String() string {
 func (*RemovePodSandboxResponse) ProtoMessage() {}
 
 func (x *RemovePodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[17]
+	mi := &file_pkg_api_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1620,7 @@ func (x *RemovePodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovePodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RemovePodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{17}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{17}
 }
 
 // CreateContainerRequest reports a container being created.
@@ -1636,7 +1636,7 @@ type CreateContainerRequest struct {
 
 func (x *CreateContainerRequest) Reset() {
 	*x = CreateContainerRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[18]
+	mi := &file_pkg_api_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +1648,7 @@ func (x *CreateContainerRequest) String() string {
 func (*CreateContainerRequest) ProtoMessage() {}
 
 func (x *CreateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[18]
+	mi := &file_pkg_api_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +1661,7 @@ func (x *CreateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerRequest.ProtoReflect.Descriptor instead.
 func (*CreateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{18}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateContainerRequest) GetPod() *PodSandbox {
@@ -1693,7 +1693,7 @@ type CreateContainerResponse struct {
 
 func (x *CreateContainerResponse) Reset() {
 	*x = CreateContainerResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[19]
+	mi := &file_pkg_api_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1705,7 @@ func (x *CreateContainerResponse) String() string {
 func (*CreateContainerResponse) ProtoMessage() {}
 
 func (x *CreateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[19]
+	mi := &file_pkg_api_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1718,7 @@ func (x *CreateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerResponse.ProtoReflect.Descriptor instead.
 func (*CreateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{19}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateContainerResponse) GetAdjust() *ContainerAdjustment {
@@ -1755,7 +1755,7 @@ type PostCreateContainerRequest struct {
 
 func (x *PostCreateContainerRequest) Reset() {
 	*x = PostCreateContainerRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[20]
+	mi := &file_pkg_api_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1767,7 +1767,7 @@ func (x *PostCreateContainerRequest) String() string {
 func (*PostCreateContainerRequest) ProtoMessage() {}
 
 func (x *PostCreateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[20]
+	mi := &file_pkg_api_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +1780,7 @@ func (x *PostCreateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostCreateContainerRequest.ProtoReflect.Descriptor instead.
 func (*PostCreateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{20}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PostCreateContainerRequest) GetPod() *PodSandbox {
@@ -1806,7 +1806,7 @@ type PostCreateContainerResponse struct {
 
 func (x *PostCreateContainerResponse) Reset() {
 	*x = PostCreateContainerResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[21]
+	mi := &file_pkg_api_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1818,7 +1818,7 @@ func (x *PostCreateContainerResponse) String() string {
 func (*PostCreateContainerResponse) ProtoMessage() {}
 
 func (x *PostCreateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[21]
+	mi := &file_pkg_api_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1831,7 +1831,7 @@ func (x *PostCreateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostCreateContainerResponse.ProtoReflect.Descriptor instead.
 func (*PostCreateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{21}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{21}
 }
 
 // StartContainerRequest reports a container being started.
@@ -1847,7 +1847,7 @@ type StartContainerRequest struct {
 
 func (x *StartContainerRequest) Reset() {
 	*x = StartContainerRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[22]
+	mi := &file_pkg_api_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1859,7 +1859,7 @@ func (x *StartContainerRequest) String() string {
 func (*StartContainerRequest) ProtoMessage() {}
 
 func (x *StartContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[22]
+	mi := &file_pkg_api_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1872,7 +1872,7 @@ func (x *StartContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequest.ProtoReflect.Descriptor instead.
 func (*StartContainerRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{22}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StartContainerRequest) GetPod() *PodSandbox {
@@ -1898,7 +1898,7 @@ type StartContainerResponse struct {
 
 func (x *StartContainerResponse) Reset() {
 	*x = StartContainerResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[23]
+	mi := &file_pkg_api_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +1910,7 @@ func (x *StartContainerResponse) String() string {
 func (*StartContainerResponse) ProtoMessage() {}
 
 func (x *StartContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[23]
+	mi := &file_pkg_api_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +1923,7 @@ func (x *StartContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerResponse.ProtoReflect.Descriptor instead.
 func (*StartContainerResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{23}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{23}
 }
 
 // PostStartContainerRequest reports a started container.
@@ -1939,7 +1939,7 @@ type PostStartContainerRequest struct {
 
 func (x *PostStartContainerRequest) Reset() {
 	*x = PostStartContainerRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[24]
+	mi := &file_pkg_api_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1951,7 +1951,7 @@ func (x *PostStartContainerRequest) String() string {
 func (*PostStartContainerRequest) ProtoMessage() {}
 
 func (x *PostStartContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[24]
+	mi := &file_pkg_api_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1964,7 +1964,7 @@ func (x *PostStartContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostStartContainerRequest.ProtoReflect.Descriptor instead.
 func (*PostStartContainerRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{24}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PostStartContainerRequest) GetPod() *PodSandbox {
@@ -1990,7 +1990,7 @@ type PostStartContainerResponse struct {
 
 func (x *PostStartContainerResponse) Reset() {
 	*x = PostStartContainerResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[25]
+	mi := &file_pkg_api_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2002,7 +2002,7 @@ func (x *PostStartContainerResponse) String() string {
 func (*PostStartContainerResponse) ProtoMessage() {}
 
 func (x *PostStartContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[25]
+	mi := &file_pkg_api_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2015,7 +2015,7 @@ func (x *PostStartContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostStartContainerResponse.ProtoReflect.Descriptor instead.
 func (*PostStartContainerResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{25}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{25}
 }
 
 // UpdateContainerRequest reports a pending container resource update.
@@ -2033,7 +2033,7 @@ type UpdateContainerRequest struct {
 
 func (x *UpdateContainerRequest) Reset() {
 	*x = UpdateContainerRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[26]
+	mi := &file_pkg_api_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2045,7 +2045,7 @@ func (x *UpdateContainerRequest) String() string {
 func (*UpdateContainerRequest) ProtoMessage() {}
 
 func (x *UpdateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[26]
+	mi := &file_pkg_api_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2058,7 +2058,7 @@ func (x *UpdateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerRequest.ProtoReflect.Descriptor instead.
 func (*UpdateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{26}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateContainerRequest) GetPod() *PodSandbox {
@@ -2095,7 +2095,7 @@ type UpdateContainerResponse struct {
 
 func (x *UpdateContainerResponse) Reset() {
 	*x = UpdateContainerResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[27]
+	mi := &file_pkg_api_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2107,7 @@ func (x *UpdateContainerResponse) String() string {
 func (*UpdateContainerResponse) ProtoMessage() {}
 
 func (x *UpdateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[27]
+	mi := &file_pkg_api_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2120,7 @@ func (x *UpdateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerResponse.ProtoReflect.Descriptor instead.
 func (*UpdateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{27}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *UpdateContainerResponse) GetUpdate() []*ContainerUpdate {
@@ -2150,7 +2150,7 @@ type PostUpdateContainerRequest struct {
 
 func (x *PostUpdateContainerRequest) Reset() {
 	*x = PostUpdateContainerRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[28]
+	mi := &file_pkg_api_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2162,7 +2162,7 @@ func (x *PostUpdateContainerRequest) String() string {
 func (*PostUpdateContainerRequest) ProtoMessage() {}
 
 func (x *PostUpdateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[28]
+	mi := &file_pkg_api_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2175,7 +2175,7 @@ func (x *PostUpdateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdateContainerRequest.ProtoReflect.Descriptor instead.
 func (*PostUpdateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{28}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PostUpdateContainerRequest) GetPod() *PodSandbox {
@@ -2201,7 +2201,7 @@ type PostUpdateContainerResponse struct {
 
 func (x *PostUpdateContainerResponse) Reset() {
 	*x = PostUpdateContainerResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[29]
+	mi := &file_pkg_api_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2213,7 +2213,7 @@ func (x *PostUpdateContainerResponse) String() string {
 func (*PostUpdateContainerResponse) ProtoMessage() {}
 
 func (x *PostUpdateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[29]
+	mi := &file_pkg_api_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2226,7 +2226,7 @@ func (x *PostUpdateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdateContainerResponse.ProtoReflect.Descriptor instead.
 func (*PostUpdateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{29}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{29}
 }
 
 // StopContainerRequest reports a container being stopped.
@@ -2242,7 +2242,7 @@ type StopContainerRequest struct {
 
 func (x *StopContainerRequest) Reset() {
 	*x = StopContainerRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[30]
+	mi := &file_pkg_api_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2254,7 +2254,7 @@ func (x *StopContainerRequest) String() string {
 func (*StopContainerRequest) ProtoMessage() {}
 
 func (x *StopContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[30]
+	mi := &file_pkg_api_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2267,7 +2267,7 @@ func (x *StopContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerRequest.ProtoReflect.Descriptor instead.
 func (*StopContainerRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{30}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *StopContainerRequest) GetPod() *PodSandbox {
@@ -2295,7 +2295,7 @@ type StopContainerResponse struct {
 
 func (x *StopContainerResponse) Reset() {
 	*x = StopContainerResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[31]
+	mi := &file_pkg_api_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2307,7 @@ func (x *StopContainerResponse) String() string {
 func (*StopContainerResponse) ProtoMessage() {}
 
 func (x *StopContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[31]
+	mi := &file_pkg_api_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2320,7 @@ func (x *StopContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerResponse.ProtoReflect.Descriptor instead.
 func (*StopContainerResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{31}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StopContainerResponse) GetUpdate() []*ContainerUpdate {
@@ -2343,7 +2343,7 @@ type RemoveContainerRequest struct {
 
 func (x *RemoveContainerRequest) Reset() {
 	*x = RemoveContainerRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[32]
+	mi := &file_pkg_api_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2355,7 +2355,7 @@ func (x *RemoveContainerRequest) String() string {
 func (*RemoveContainerRequest) ProtoMessage() {}
 
 func (x *RemoveContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[32]
+	mi := &file_pkg_api_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2368,7 +2368,7 @@ func (x *RemoveContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveContainerRequest.ProtoReflect.Descriptor instead.
 func (*RemoveContainerRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{32}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RemoveContainerRequest) GetPod() *PodSandbox {
@@ -2394,7 +2394,7 @@ type RemoveContainerResponse struct {
 
 func (x *RemoveContainerResponse) Reset() {
 	*x = RemoveContainerResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[33]
+	mi := &file_pkg_api_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2406,7 @@ func (x *RemoveContainerResponse) String() string {
 func (*RemoveContainerResponse) ProtoMessage() {}
 
 func (x *RemoveContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[33]
+	mi := &file_pkg_api_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2419,7 @@ func (x *RemoveContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveContainerResponse.ProtoReflect.Descriptor instead.
 func (*RemoveContainerResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{33}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{33}
 }
 
 // StateChangeEvent is the payload of the legacy StateChange call.
@@ -2437,7 +2437,7 @@ type StateChangeEvent struct {
 
 func (x *StateChangeEvent) Reset() {
 	*x = StateChangeEvent{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[34]
+	mi := &file_pkg_api_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2449,7 +2449,7 @@ func (x *StateChangeEvent) String() string {
 func (*StateChangeEvent) ProtoMessage() {}
 
 func (x *StateChangeEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[34]
+	mi := &file_pkg_api_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2462,7 +2462,7 @@ func (x *StateChangeEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChangeEvent.ProtoReflect.Descriptor instead.
 func (*StateChangeEvent) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{34}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StateChangeEvent) GetEvent() Event {
@@ -2508,7 +2508,7 @@ type ValidateContainerAdjustmentRequest struct {
 
 func (x *ValidateContainerAdjustmentRequest) Reset() {
 	*x = ValidateContainerAdjustmentRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[35]
+	mi := &file_pkg_api_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2520,7 +2520,7 @@ func (x *ValidateContainerAdjustmentRequest) String() string {
 func (*ValidateContainerAdjustmentRequest) ProtoMessage() {}
 
 func (x *ValidateContainerAdjustmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[35]
+	mi := &file_pkg_api_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2533,7 +2533,7 @@ func (x *ValidateContainerAdjustmentRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ValidateContainerAdjustmentRequest.ProtoReflect.Descriptor instead.
 func (*ValidateContainerAdjustmentRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{35}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ValidateContainerAdjustmentRequest) GetPod() *PodSandbox {
@@ -2591,7 +2591,7 @@ type PluginInstance struct {
 
 func (x *PluginInstance) Reset() {
 	*x = PluginInstance{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[36]
+	mi := &file_pkg_api_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2603,7 +2603,7 @@ func (x *PluginInstance) String() string {
 func (*PluginInstance) ProtoMessage() {}
 
 func (x *PluginInstance) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[36]
+	mi := &file_pkg_api_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2616,7 +2616,7 @@ func (x *PluginInstance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInstance.ProtoReflect.Descriptor instead.
 func (*PluginInstance) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{36}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PluginInstance) GetName() string {
@@ -2646,7 +2646,7 @@ type ValidateContainerAdjustmentResponse struct {
 
 func (x *ValidateContainerAdjustmentResponse) Reset() {
 	*x = ValidateContainerAdjustmentResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[37]
+	mi := &file_pkg_api_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2658,7 +2658,7 @@ func (x *ValidateContainerAdjustmentResponse) String() string {
 func (*ValidateContainerAdjustmentResponse) ProtoMessage() {}
 
 func (x *ValidateContainerAdjustmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[37]
+	mi := &file_pkg_api_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2671,7 +2671,7 @@ func (x *ValidateContainerAdjustmentResponse) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ValidateContainerAdjustmentResponse.ProtoReflect.Descriptor instead.
 func (*ValidateContainerAdjustmentResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{37}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ValidateContainerAdjustmentResponse) GetReject() bool {
@@ -2697,7 +2697,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[38]
+	mi := &file_pkg_api_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2709,7 +2709,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[38]
+	mi := &file_pkg_api_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2722,7 +2722,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{38}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{38}
 }
 
 // PodSandbox describes a pod as seen by plugins.
@@ -2746,7 +2746,7 @@ type PodSandbox struct {
 
 func (x *PodSandbox) Reset() {
 	*x = PodSandbox{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[39]
+	mi := &file_pkg_api_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2758,7 +2758,7 @@ func (x *PodSandbox) String() string {
 func (*PodSandbox) ProtoMessage() {}
 
 func (x *PodSandbox) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[39]
+	mi := &file_pkg_api_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2771,7 +2771,7 @@ func (x *PodSandbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandbox.ProtoReflect.Descriptor instead.
 func (*PodSandbox) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{39}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PodSandbox) GetId() string {
@@ -2863,7 +2863,7 @@ type LinuxPodSandbox struct {
 
 func (x *LinuxPodSandbox) Reset() {
 	*x = LinuxPodSandbox{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[40]
+	mi := &file_pkg_api_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2875,7 +2875,7 @@ func (x *LinuxPodSandbox) String() string {
 func (*LinuxPodSandbox) ProtoMessage() {}
 
 func (x *LinuxPodSandbox) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[40]
+	mi := &file_pkg_api_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2888,7 +2888,7 @@ func (x *LinuxPodSandbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxPodSandbox.ProtoReflect.Descriptor instead.
 func (*LinuxPodSandbox) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{40}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *LinuxPodSandbox) GetPodOverhead() *LinuxResources {
@@ -2966,7 +2966,7 @@ type Container struct {
 
 func (x *Container) Reset() {
 	*x = Container{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[41]
+	mi := &file_pkg_api_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2978,7 +2978,7 @@ func (x *Container) String() string {
 func (*Container) ProtoMessage() {}
 
 func (x *Container) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[41]
+	mi := &file_pkg_api_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2991,7 +2991,7 @@ func (x *Container) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Container.ProtoReflect.Descriptor instead.
 func (*Container) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{41}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Container) GetId() string {
@@ -3163,7 +3163,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[42]
+	mi := &file_pkg_api_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3175,7 +3175,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[42]
+	mi := &file_pkg_api_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3188,7 +3188,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{42}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Image) GetName() string {
@@ -3225,7 +3225,7 @@ type Mount struct {
 
 func (x *Mount) Reset() {
 	*x = Mount{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[43]
+	mi := &file_pkg_api_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3237,7 +3237,7 @@ func (x *Mount) String() string {
 func (*Mount) ProtoMessage() {}
 
 func (x *Mount) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[43]
+	mi := &file_pkg_api_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3250,7 +3250,7 @@ func (x *Mount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mount.ProtoReflect.Descriptor instead.
 func (*Mount) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{43}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Mount) GetDestination() string {
@@ -3296,7 +3296,7 @@ type Hooks struct {
 
 func (x *Hooks) Reset() {
 	*x = Hooks{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[44]
+	mi := &file_pkg_api_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3308,7 +3308,7 @@ func (x *Hooks) String() string {
 func (*Hooks) ProtoMessage() {}
 
 func (x *Hooks) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[44]
+	mi := &file_pkg_api_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3321,7 +3321,7 @@ func (x *Hooks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hooks.ProtoReflect.Descriptor instead.
 func (*Hooks) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{44}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Hooks) GetPrestart() []*Hook {
@@ -3379,7 +3379,7 @@ type Hook struct {
 
 func (x *Hook) Reset() {
 	*x = Hook{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[45]
+	mi := &file_pkg_api_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3391,7 +3391,7 @@ func (x *Hook) String() string {
 func (*Hook) ProtoMessage() {}
 
 func (x *Hook) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[45]
+	mi := &file_pkg_api_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3404,7 +3404,7 @@ func (x *Hook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hook.ProtoReflect.Descriptor instead.
 func (*Hook) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{45}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Hook) GetPath() string {
@@ -3456,7 +3456,7 @@ type LinuxContainer struct {
 
 func (x *LinuxContainer) Reset() {
 	*x = LinuxContainer{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[46]
+	mi := &file_pkg_api_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3468,7 +3468,7 @@ func (x *LinuxContainer) String() string {
 func (*LinuxContainer) ProtoMessage() {}
 
 func (x *LinuxContainer) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[46]
+	mi := &file_pkg_api_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3481,7 +3481,7 @@ func (x *LinuxContainer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxContainer.ProtoReflect.Descriptor instead.
 func (*LinuxContainer) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{46}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LinuxContainer) GetNamespaces() []*LinuxNamespace {
@@ -3580,7 +3580,7 @@ type LinuxNamespace struct {
 
 func (x *LinuxNamespace) Reset() {
 	*x = LinuxNamespace{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[47]
+	mi := &file_pkg_api_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3592,7 +3592,7 @@ func (x *LinuxNamespace) String() string {
 func (*LinuxNamespace) ProtoMessage() {}
 
 func (x *LinuxNamespace) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[47]
+	mi := &file_pkg_api_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3605,7 +3605,7 @@ func (x *LinuxNamespace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxNamespace.ProtoReflect.Descriptor instead.
 func (*LinuxNamespace) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{47}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LinuxNamespace) GetType() string {
@@ -3638,7 +3638,7 @@ type LinuxDevice struct {
 
 func (x *LinuxDevice) Reset() {
 	*x = LinuxDevice{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[48]
+	mi := &file_pkg_api_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3650,7 +3650,7 @@ func (x *LinuxDevice) String() string {
 func (*LinuxDevice) ProtoMessage() {}
 
 func (x *LinuxDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[48]
+	mi := &file_pkg_api_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3663,7 +3663,7 @@ func (x *LinuxDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxDevice.ProtoReflect.Descriptor instead.
 func (*LinuxDevice) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{48}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LinuxDevice) GetPath() string {
@@ -3729,7 +3729,7 @@ type LinuxDeviceCgroup struct {
 
 func (x *LinuxDeviceCgroup) Reset() {
 	*x = LinuxDeviceCgroup{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[49]
+	mi := &file_pkg_api_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3741,7 +3741,7 @@ func (x *LinuxDeviceCgroup) String() string {
 func (*LinuxDeviceCgroup) ProtoMessage() {}
 
 func (x *LinuxDeviceCgroup) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[49]
+	mi := &file_pkg_api_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3754,7 +3754,7 @@ func (x *LinuxDeviceCgroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxDeviceCgroup.ProtoReflect.Descriptor instead.
 func (*LinuxDeviceCgroup) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{49}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LinuxDeviceCgroup) GetAllow() bool {
@@ -3802,7 +3802,7 @@ type CDIDevice struct {
 
 func (x *CDIDevice) Reset() {
 	*x = CDIDevice{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[50]
+	mi := &file_pkg_api_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3814,7 +3814,7 @@ func (x *CDIDevice) String() string {
 func (*CDIDevice) ProtoMessage() {}
 
 func (x *CDIDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[50]
+	mi := &file_pkg_api_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3827,7 +3827,7 @@ func (x *CDIDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CDIDevice.ProtoReflect.Descriptor instead.
 func (*CDIDevice) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{50}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CDIDevice) GetName() string {
@@ -3849,7 +3849,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[51]
+	mi := &file_pkg_api_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3861,7 +3861,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[51]
+	mi := &file_pkg_api_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3874,7 +3874,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{51}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *User) GetUid() uint32 {
@@ -3916,7 +3916,7 @@ type LinuxResources struct {
 
 func (x *LinuxResources) Reset() {
 	*x = LinuxResources{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[52]
+	mi := &file_pkg_api_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3928,7 +3928,7 @@ func (x *LinuxResources) String() string {
 func (*LinuxResources) ProtoMessage() {}
 
 func (x *LinuxResources) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[52]
+	mi := &file_pkg_api_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3941,7 +3941,7 @@ func (x *LinuxResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxResources.ProtoReflect.Descriptor instead.
 func (*LinuxResources) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{52}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LinuxResources) GetMemory() *LinuxMemory {
@@ -4017,7 +4017,7 @@ type LinuxMemory struct {
 
 func (x *LinuxMemory) Reset() {
 	*x = LinuxMemory{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[53]
+	mi := &file_pkg_api_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4029,7 +4029,7 @@ func (x *LinuxMemory) String() string {
 func (*LinuxMemory) ProtoMessage() {}
 
 func (x *LinuxMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[53]
+	mi := &file_pkg_api_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4042,7 +4042,7 @@ func (x *LinuxMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxMemory.ProtoReflect.Descriptor instead.
 func (*LinuxMemory) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{53}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LinuxMemory) GetLimit() *OptionalInt64 {
@@ -4117,7 +4117,7 @@ type LinuxCPU struct {
 
 func (x *LinuxCPU) Reset() {
 	*x = LinuxCPU{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[54]
+	mi := &file_pkg_api_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4129,7 +4129,7 @@ func (x *LinuxCPU) String() string {
 func (*LinuxCPU) ProtoMessage() {}
 
 func (x *LinuxCPU) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[54]
+	mi := &file_pkg_api_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4142,7 +4142,7 @@ func (x *LinuxCPU) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxCPU.ProtoReflect.Descriptor instead.
 func (*LinuxCPU) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{54}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LinuxCPU) GetShares() *OptionalUInt64 {
@@ -4205,7 +4205,7 @@ type HugepageLimit struct {
 
 func (x *HugepageLimit) Reset() {
 	*x = HugepageLimit{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[55]
+	mi := &file_pkg_api_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4217,7 +4217,7 @@ func (x *HugepageLimit) String() string {
 func (*HugepageLimit) ProtoMessage() {}
 
 func (x *HugepageLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[55]
+	mi := &file_pkg_api_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4230,7 +4230,7 @@ func (x *HugepageLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HugepageLimit.ProtoReflect.Descriptor instead.
 func (*HugepageLimit) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{55}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *HugepageLimit) GetPageSize() string {
@@ -4258,7 +4258,7 @@ type SecurityProfile struct {
 
 func (x *SecurityProfile) Reset() {
 	*x = SecurityProfile{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[56]
+	mi := &file_pkg_api_api_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4270,7 +4270,7 @@ func (x *SecurityProfile) String() string {
 func (*SecurityProfile) ProtoMessage() {}
 
 func (x *SecurityProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[56]
+	mi := &file_pkg_api_api_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4283,7 +4283,7 @@ func (x *SecurityProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecurityProfile.ProtoReflect.Descriptor instead.
 func (*SecurityProfile) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{56}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *SecurityProfile) GetProfileType() SecurityProfile_ProfileType {
@@ -4312,7 +4312,7 @@ type POSIXRlimit struct {
 
 func (x *POSIXRlimit) Reset() {
 	*x = POSIXRlimit{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[57]
+	mi := &file_pkg_api_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4324,7 +4324,7 @@ func (x *POSIXRlimit) String() string {
 func (*POSIXRlimit) ProtoMessage() {}
 
 func (x *POSIXRlimit) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[57]
+	mi := &file_pkg_api_api_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4337,7 +4337,7 @@ func (x *POSIXRlimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use POSIXRlimit.ProtoReflect.Descriptor instead.
 func (*POSIXRlimit) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{57}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *POSIXRlimit) GetType() string {
@@ -4371,7 +4371,7 @@ type LinuxPids struct {
 
 func (x *LinuxPids) Reset() {
 	*x = LinuxPids{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[58]
+	mi := &file_pkg_api_api_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4383,7 +4383,7 @@ func (x *LinuxPids) String() string {
 func (*LinuxPids) ProtoMessage() {}
 
 func (x *LinuxPids) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[58]
+	mi := &file_pkg_api_api_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4396,7 +4396,7 @@ func (x *LinuxPids) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxPids.ProtoReflect.Descriptor instead.
 func (*LinuxPids) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{58}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *LinuxPids) GetLimit() int64 {
@@ -4417,7 +4417,7 @@ type LinuxIOPriority struct {
 
 func (x *LinuxIOPriority) Reset() {
 	*x = LinuxIOPriority{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[59]
+	mi := &file_pkg_api_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4429,7 +4429,7 @@ func (x *LinuxIOPriority) String() string {
 func (*LinuxIOPriority) ProtoMessage() {}
 
 func (x *LinuxIOPriority) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[59]
+	mi := &file_pkg_api_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4442,7 +4442,7 @@ func (x *LinuxIOPriority) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxIOPriority.ProtoReflect.Descriptor instead.
 func (*LinuxIOPriority) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{59}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *LinuxIOPriority) GetClass() IOPrioClass {
@@ -4469,7 +4469,7 @@ type LinuxNetDevice struct {
 
 func (x *LinuxNetDevice) Reset() {
 	*x = LinuxNetDevice{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[60]
+	mi := &file_pkg_api_api_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4481,7 +4481,7 @@ func (x *LinuxNetDevice) String() string {
 func (*LinuxNetDevice) ProtoMessage() {}
 
 func (x *LinuxNetDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[60]
+	mi := &file_pkg_api_api_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4494,7 +4494,7 @@ func (x *LinuxNetDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxNetDevice.ProtoReflect.Descriptor instead.
 func (*LinuxNetDevice) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{60}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LinuxNetDevice) GetName() string {
@@ -4520,7 +4520,7 @@ type LinuxScheduler struct {
 
 func (x *LinuxScheduler) Reset() {
 	*x = LinuxScheduler{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[61]
+	mi := &file_pkg_api_api_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4532,7 +4532,7 @@ func (x *LinuxScheduler) String() string {
 func (*LinuxScheduler) ProtoMessage() {}
 
 func (x *LinuxScheduler) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[61]
+	mi := &file_pkg_api_api_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4545,7 +4545,7 @@ func (x *LinuxScheduler) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxScheduler.ProtoReflect.Descriptor instead.
 func (*LinuxScheduler) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{61}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *LinuxScheduler) GetPolicy() LinuxSchedulerPolicy {
@@ -4615,7 +4615,7 @@ type ContainerAdjustment struct {
 
 func (x *ContainerAdjustment) Reset() {
 	*x = ContainerAdjustment{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[62]
+	mi := &file_pkg_api_api_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4627,7 +4627,7 @@ func (x *ContainerAdjustment) String() string {
 func (*ContainerAdjustment) ProtoMessage() {}
 
 func (x *ContainerAdjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[62]
+	mi := &file_pkg_api_api_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4640,7 +4640,7 @@ func (x *ContainerAdjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerAdjustment.ProtoReflect.Descriptor instead.
 func (*ContainerAdjustment) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{62}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ContainerAdjustment) GetAnnotations() map[string]string {
@@ -4720,7 +4720,7 @@ type LinuxContainerAdjustment struct {
 
 func (x *LinuxContainerAdjustment) Reset() {
 	*x = LinuxContainerAdjustment{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[63]
+	mi := &file_pkg_api_api_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4732,7 +4732,7 @@ func (x *LinuxContainerAdjustment) String() string {
 func (*LinuxContainerAdjustment) ProtoMessage() {}
 
 func (x *LinuxContainerAdjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[63]
+	mi := &file_pkg_api_api_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4745,7 +4745,7 @@ func (x *LinuxContainerAdjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxContainerAdjustment.ProtoReflect.Descriptor instead.
 func (*LinuxContainerAdjustment) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{63}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *LinuxContainerAdjustment) GetDevices() []*LinuxDevice {
@@ -4848,7 +4848,7 @@ type LinuxSeccomp struct {
 
 func (x *LinuxSeccomp) Reset() {
 	*x = LinuxSeccomp{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[64]
+	mi := &file_pkg_api_api_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4860,7 +4860,7 @@ func (x *LinuxSeccomp) String() string {
 func (*LinuxSeccomp) ProtoMessage() {}
 
 func (x *LinuxSeccomp) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[64]
+	mi := &file_pkg_api_api_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4873,7 +4873,7 @@ func (x *LinuxSeccomp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxSeccomp.ProtoReflect.Descriptor instead.
 func (*LinuxSeccomp) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{64}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *LinuxSeccomp) GetDefaultAction() string {
@@ -4938,7 +4938,7 @@ type LinuxSyscall struct {
 
 func (x *LinuxSyscall) Reset() {
 	*x = LinuxSyscall{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[65]
+	mi := &file_pkg_api_api_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4950,7 +4950,7 @@ func (x *LinuxSyscall) String() string {
 func (*LinuxSyscall) ProtoMessage() {}
 
 func (x *LinuxSyscall) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[65]
+	mi := &file_pkg_api_api_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4963,7 +4963,7 @@ func (x *LinuxSyscall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxSyscall.ProtoReflect.Descriptor instead.
 func (*LinuxSyscall) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{65}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *LinuxSyscall) GetNames() []string {
@@ -5007,7 +5007,7 @@ type LinuxSeccompArg struct {
 
 func (x *LinuxSeccompArg) Reset() {
 	*x = LinuxSeccompArg{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[66]
+	mi := &file_pkg_api_api_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5019,7 +5019,7 @@ func (x *LinuxSeccompArg) String() string {
 func (*LinuxSeccompArg) ProtoMessage() {}
 
 func (x *LinuxSeccompArg) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[66]
+	mi := &file_pkg_api_api_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5032,7 +5032,7 @@ func (x *LinuxSeccompArg) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxSeccompArg.ProtoReflect.Descriptor instead.
 func (*LinuxSeccompArg) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{66}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *LinuxSeccompArg) GetIndex() uint32 {
@@ -5075,7 +5075,7 @@ type LinuxMemoryPolicy struct {
 
 func (x *LinuxMemoryPolicy) Reset() {
 	*x = LinuxMemoryPolicy{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[67]
+	mi := &file_pkg_api_api_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5087,7 +5087,7 @@ func (x *LinuxMemoryPolicy) String() string {
 func (*LinuxMemoryPolicy) ProtoMessage() {}
 
 func (x *LinuxMemoryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[67]
+	mi := &file_pkg_api_api_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5100,7 +5100,7 @@ func (x *LinuxMemoryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxMemoryPolicy.ProtoReflect.Descriptor instead.
 func (*LinuxMemoryPolicy) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{67}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LinuxMemoryPolicy) GetMode() MpolMode {
@@ -5137,7 +5137,7 @@ type ContainerUpdate struct {
 
 func (x *ContainerUpdate) Reset() {
 	*x = ContainerUpdate{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[68]
+	mi := &file_pkg_api_api_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5149,7 +5149,7 @@ func (x *ContainerUpdate) String() string {
 func (*ContainerUpdate) ProtoMessage() {}
 
 func (x *ContainerUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[68]
+	mi := &file_pkg_api_api_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5162,7 +5162,7 @@ func (x *ContainerUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerUpdate.ProtoReflect.Descriptor instead.
 func (*ContainerUpdate) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{68}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ContainerUpdate) GetContainerId() string {
@@ -5196,7 +5196,7 @@ type LinuxContainerUpdate struct {
 
 func (x *LinuxContainerUpdate) Reset() {
 	*x = LinuxContainerUpdate{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[69]
+	mi := &file_pkg_api_api_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5208,7 +5208,7 @@ func (x *LinuxContainerUpdate) String() string {
 func (*LinuxContainerUpdate) ProtoMessage() {}
 
 func (x *LinuxContainerUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[69]
+	mi := &file_pkg_api_api_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5221,7 +5221,7 @@ func (x *LinuxContainerUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxContainerUpdate.ProtoReflect.Descriptor instead.
 func (*LinuxContainerUpdate) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{69}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LinuxContainerUpdate) GetResources() *LinuxResources {
@@ -5244,7 +5244,7 @@ type ContainerEviction struct {
 
 func (x *ContainerEviction) Reset() {
 	*x = ContainerEviction{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[70]
+	mi := &file_pkg_api_api_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5256,7 +5256,7 @@ func (x *ContainerEviction) String() string {
 func (*ContainerEviction) ProtoMessage() {}
 
 func (x *ContainerEviction) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[70]
+	mi := &file_pkg_api_api_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5269,7 +5269,7 @@ func (x *ContainerEviction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerEviction.ProtoReflect.Descriptor instead.
 func (*ContainerEviction) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{70}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ContainerEviction) GetContainerId() string {
@@ -5300,7 +5300,7 @@ type LinuxRdt struct {
 
 func (x *LinuxRdt) Reset() {
 	*x = LinuxRdt{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[71]
+	mi := &file_pkg_api_api_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5312,7 +5312,7 @@ func (x *LinuxRdt) String() string {
 func (*LinuxRdt) ProtoMessage() {}
 
 func (x *LinuxRdt) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[71]
+	mi := &file_pkg_api_api_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5325,7 +5325,7 @@ func (x *LinuxRdt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxRdt.ProtoReflect.Descriptor instead.
 func (*LinuxRdt) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{71}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LinuxRdt) GetClosId() *OptionalString {
@@ -5367,7 +5367,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[72]
+	mi := &file_pkg_api_api_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5379,7 +5379,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[72]
+	mi := &file_pkg_api_api_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5392,7 +5392,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{72}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -5419,7 +5419,7 @@ type OptionalString struct {
 
 func (x *OptionalString) Reset() {
 	*x = OptionalString{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[73]
+	mi := &file_pkg_api_api_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5431,7 +5431,7 @@ func (x *OptionalString) String() string {
 func (*OptionalString) ProtoMessage() {}
 
 func (x *OptionalString) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[73]
+	mi := &file_pkg_api_api_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5444,7 +5444,7 @@ func (x *OptionalString) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalString.ProtoReflect.Descriptor instead.
 func (*OptionalString) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{73}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *OptionalString) GetValue() string {
@@ -5464,7 +5464,7 @@ type OptionalRepeatedString struct {
 
 func (x *OptionalRepeatedString) Reset() {
 	*x = OptionalRepeatedString{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[74]
+	mi := &file_pkg_api_api_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5476,7 +5476,7 @@ func (x *OptionalRepeatedString) String() string {
 func (*OptionalRepeatedString) ProtoMessage() {}
 
 func (x *OptionalRepeatedString) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[74]
+	mi := &file_pkg_api_api_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5489,7 +5489,7 @@ func (x *OptionalRepeatedString) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalRepeatedString.ProtoReflect.Descriptor instead.
 func (*OptionalRepeatedString) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{74}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *OptionalRepeatedString) GetValue() []string {
@@ -5509,7 +5509,7 @@ type OptionalInt struct {
 
 func (x *OptionalInt) Reset() {
 	*x = OptionalInt{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[75]
+	mi := &file_pkg_api_api_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5521,7 +5521,7 @@ func (x *OptionalInt) String() string {
 func (*OptionalInt) ProtoMessage() {}
 
 func (x *OptionalInt) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[75]
+	mi := &file_pkg_api_api_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5534,7 +5534,7 @@ func (x *OptionalInt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalInt.ProtoReflect.Descriptor instead.
 func (*OptionalInt) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{75}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *OptionalInt) GetValue() int64 {
@@ -5554,7 +5554,7 @@ type OptionalInt32 struct {
 
 func (x *OptionalInt32) Reset() {
 	*x = OptionalInt32{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[76]
+	mi := &file_pkg_api_api_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5566,7 +5566,7 @@ func (x *OptionalInt32) String() string {
 func (*OptionalInt32) ProtoMessage() {}
 
 func (x *OptionalInt32) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[76]
+	mi := &file_pkg_api_api_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5579,7 +5579,7 @@ func (x *OptionalInt32) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalInt32.ProtoReflect.Descriptor instead.
 func (*OptionalInt32) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{76}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *OptionalInt32) GetValue() int32 {
@@ -5599,7 +5599,7 @@ type OptionalUInt32 struct {
 
 func (x *OptionalUInt32) Reset() {
 	*x = OptionalUInt32{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[77]
+	mi := &file_pkg_api_api_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5611,7 +5611,7 @@ func (x *OptionalUInt32) String() string {
 func (*OptionalUInt32) ProtoMessage() {}
 
 func (x *OptionalUInt32) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[77]
+	mi := &file_pkg_api_api_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5624,7 +5624,7 @@ func (x *OptionalUInt32) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalUInt32.ProtoReflect.Descriptor instead.
 func (*OptionalUInt32) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{77}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *OptionalUInt32) GetValue() uint32 {
@@ -5644,7 +5644,7 @@ type OptionalInt64 struct {
 
 func (x *OptionalInt64) Reset() {
 	*x = OptionalInt64{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[78]
+	mi := &file_pkg_api_api_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5656,7 +5656,7 @@ func (x *OptionalInt64) String() string {
 func (*OptionalInt64) ProtoMessage() {}
 
 func (x *OptionalInt64) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[78]
+	mi := &file_pkg_api_api_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5669,7 +5669,7 @@ func (x *OptionalInt64) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalInt64.ProtoReflect.Descriptor instead.
 func (*OptionalInt64) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{78}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *OptionalInt64) GetValue() int64 {
@@ -5689,7 +5689,7 @@ type OptionalUInt64 struct {
 
 func (x *OptionalUInt64) Reset() {
 	*x = OptionalUInt64{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[79]
+	mi := &file_pkg_api_api_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5701,7 +5701,7 @@ func (x *OptionalUInt64) String() string {
 func (*OptionalUInt64) ProtoMessage() {}
 
 func (x *OptionalUInt64) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[79]
+	mi := &file_pkg_api_api_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5714,7 +5714,7 @@ func (x *OptionalUInt64) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalUInt64.ProtoReflect.Descriptor instead.
 func (*OptionalUInt64) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{79}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *OptionalUInt64) GetValue() uint64 {
@@ -5734,7 +5734,7 @@ type OptionalBool struct {
 
 func (x *OptionalBool) Reset() {
 	*x = OptionalBool{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[80]
+	mi := &file_pkg_api_api_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5746,7 +5746,7 @@ func (x *OptionalBool) String() string {
 func (*OptionalBool) ProtoMessage() {}
 
 func (x *OptionalBool) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[80]
+	mi := &file_pkg_api_api_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5759,7 +5759,7 @@ func (x *OptionalBool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalBool.ProtoReflect.Descriptor instead.
 func (*OptionalBool) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{80}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *OptionalBool) GetValue() bool {
@@ -5779,7 +5779,7 @@ type OptionalFileMode struct {
 
 func (x *OptionalFileMode) Reset() {
 	*x = OptionalFileMode{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[81]
+	mi := &file_pkg_api_api_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5791,7 +5791,7 @@ func (x *OptionalFileMode) String() string {
 func (*OptionalFileMode) ProtoMessage() {}
 
 func (x *OptionalFileMode) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[81]
+	mi := &file_pkg_api_api_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5804,7 +5804,7 @@ func (x *OptionalFileMode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalFileMode.ProtoReflect.Descriptor instead.
 func (*OptionalFileMode) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{81}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *OptionalFileMode) GetValue() uint32 {
@@ -5825,7 +5825,7 @@ type CompoundFieldOwners struct {
 
 func (x *CompoundFieldOwners) Reset() {
 	*x = CompoundFieldOwners{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[82]
+	mi := &file_pkg_api_api_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5837,7 +5837,7 @@ func (x *CompoundFieldOwners) String() string {
 func (*CompoundFieldOwners) ProtoMessage() {}
 
 func (x *CompoundFieldOwners) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[82]
+	mi := &file_pkg_api_api_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5850,7 +5850,7 @@ func (x *CompoundFieldOwners) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompoundFieldOwners.ProtoReflect.Descriptor instead.
 func (*CompoundFieldOwners) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{82}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *CompoundFieldOwners) GetOwners() map[string]string {
@@ -5872,7 +5872,7 @@ type FieldOwners struct {
 
 func (x *FieldOwners) Reset() {
 	*x = FieldOwners{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[83]
+	mi := &file_pkg_api_api_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5884,7 +5884,7 @@ func (x *FieldOwners) String() string {
 func (*FieldOwners) ProtoMessage() {}
 
 func (x *FieldOwners) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[83]
+	mi := &file_pkg_api_api_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5897,7 +5897,7 @@ func (x *FieldOwners) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldOwners.ProtoReflect.Descriptor instead.
 func (*FieldOwners) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{83}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *FieldOwners) GetSimple() map[int32]string {
@@ -5924,7 +5924,7 @@ type OwningPlugins struct {
 
 func (x *OwningPlugins) Reset() {
 	*x = OwningPlugins{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[84]
+	mi := &file_pkg_api_api_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5936,7 +5936,7 @@ func (x *OwningPlugins) String() string {
 func (*OwningPlugins) ProtoMessage() {}
 
 func (x *OwningPlugins) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[84]
+	mi := &file_pkg_api_api_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5949,7 +5949,7 @@ func (x *OwningPlugins) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OwningPlugins.ProtoReflect.Descriptor instead.
 func (*OwningPlugins) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{84}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *OwningPlugins) GetOwners() map[string]*FieldOwners {
@@ -5970,7 +5970,7 @@ type NetworkExtension struct {
 
 func (x *NetworkExtension) Reset() {
 	*x = NetworkExtension{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[85]
+	mi := &file_pkg_api_api_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5982,7 +5982,7 @@ func (x *NetworkExtension) String() string {
 func (*NetworkExtension) ProtoMessage() {}
 
 func (x *NetworkExtension) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[85]
+	mi := &file_pkg_api_api_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5995,7 +5995,7 @@ func (x *NetworkExtension) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkExtension.ProtoReflect.Descriptor instead.
 func (*NetworkExtension) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{85}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *NetworkExtension) GetVersion() uint32 {
@@ -6015,7 +6015,7 @@ type PodSandboxAdjustment struct {
 
 func (x *PodSandboxAdjustment) Reset() {
 	*x = PodSandboxAdjustment{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[86]
+	mi := &file_pkg_api_api_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6027,7 +6027,7 @@ func (x *PodSandboxAdjustment) String() string {
 func (*PodSandboxAdjustment) ProtoMessage() {}
 
 func (x *PodSandboxAdjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[86]
+	mi := &file_pkg_api_api_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6040,7 +6040,7 @@ func (x *PodSandboxAdjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandboxAdjustment.ProtoReflect.Descriptor instead.
 func (*PodSandboxAdjustment) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{86}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *PodSandboxAdjustment) GetNetwork() *PodSandboxNetwork {
@@ -6070,7 +6070,7 @@ type PodSandboxNetwork struct {
 
 func (x *PodSandboxNetwork) Reset() {
 	*x = PodSandboxNetwork{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[87]
+	mi := &file_pkg_api_api_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6082,7 +6082,7 @@ func (x *PodSandboxNetwork) String() string {
 func (*PodSandboxNetwork) ProtoMessage() {}
 
 func (x *PodSandboxNetwork) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[87]
+	mi := &file_pkg_api_api_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6095,7 +6095,7 @@ func (x *PodSandboxNetwork) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandboxNetwork.ProtoReflect.Descriptor instead.
 func (*PodSandboxNetwork) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{87}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *PodSandboxNetwork) GetIps() []string {
@@ -6150,7 +6150,7 @@ type NetworkInterface struct {
 
 func (x *NetworkInterface) Reset() {
 	*x = NetworkInterface{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[88]
+	mi := &file_pkg_api_api_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6162,7 +6162,7 @@ func (x *NetworkInterface) String() string {
 func (*NetworkInterface) ProtoMessage() {}
 
 func (x *NetworkInterface) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[88]
+	mi := &file_pkg_api_api_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6175,7 +6175,7 @@ func (x *NetworkInterface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkInterface.ProtoReflect.Descriptor instead.
 func (*NetworkInterface) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{88}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *NetworkInterface) GetName() string {
@@ -6221,7 +6221,7 @@ type NetworkRoute struct {
 
 func (x *NetworkRoute) Reset() {
 	*x = NetworkRoute{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[89]
+	mi := &file_pkg_api_api_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6233,7 +6233,7 @@ func (x *NetworkRoute) String() string {
 func (*NetworkRoute) ProtoMessage() {}
 
 func (x *NetworkRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[89]
+	mi := &file_pkg_api_api_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6246,7 +6246,7 @@ func (x *NetworkRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkRoute.ProtoReflect.Descriptor instead.
 func (*NetworkRoute) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{89}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *NetworkRoute) GetDestination() string {
@@ -6282,7 +6282,7 @@ type NetworkDNS struct {
 
 func (x *NetworkDNS) Reset() {
 	*x = NetworkDNS{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[90]
+	mi := &file_pkg_api_api_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6294,7 +6294,7 @@ func (x *NetworkDNS) String() string {
 func (*NetworkDNS) ProtoMessage() {}
 
 func (x *NetworkDNS) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[90]
+	mi := &file_pkg_api_api_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6307,7 +6307,7 @@ func (x *NetworkDNS) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkDNS.ProtoReflect.Descriptor instead.
 func (*NetworkDNS) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{90}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *NetworkDNS) GetServers() []string {
@@ -6344,7 +6344,7 @@ type PodSandboxStatusRequest struct {
 
 func (x *PodSandboxStatusRequest) Reset() {
 	*x = PodSandboxStatusRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[91]
+	mi := &file_pkg_api_api_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6356,7 +6356,7 @@ func (x *PodSandboxStatusRequest) String() string {
 func (*PodSandboxStatusRequest) ProtoMessage() {}
 
 func (x *PodSandboxStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[91]
+	mi := &file_pkg_api_api_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6369,7 +6369,7 @@ func (x *PodSandboxStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandboxStatusRequest.ProtoReflect.Descriptor instead.
 func (*PodSandboxStatusRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{91}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *PodSandboxStatusRequest) GetPod() *PodSandbox {
@@ -6399,7 +6399,7 @@ type PodSandboxStatusResponse struct {
 
 func (x *PodSandboxStatusResponse) Reset() {
 	*x = PodSandboxStatusResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[92]
+	mi := &file_pkg_api_api_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6411,7 +6411,7 @@ func (x *PodSandboxStatusResponse) String() string {
 func (*PodSandboxStatusResponse) ProtoMessage() {}
 
 func (x *PodSandboxStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[92]
+	mi := &file_pkg_api_api_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6424,7 +6424,7 @@ func (x *PodSandboxStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandboxStatusResponse.ProtoReflect.Descriptor instead.
 func (*PodSandboxStatusResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{92}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *PodSandboxStatusResponse) GetIp() string {
@@ -6463,7 +6463,7 @@ type UpdatePodSandboxNetworkRequest struct {
 
 func (x *UpdatePodSandboxNetworkRequest) Reset() {
 	*x = UpdatePodSandboxNetworkRequest{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[93]
+	mi := &file_pkg_api_api_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6475,7 +6475,7 @@ func (x *UpdatePodSandboxNetworkRequest) String() string {
 func (*UpdatePodSandboxNetworkRequest) ProtoMessage() {}
 
 func (x *UpdatePodSandboxNetworkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[93]
+	mi := &file_pkg_api_api_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6488,7 +6488,7 @@ func (x *UpdatePodSandboxNetworkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePodSandboxNetworkRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePodSandboxNetworkRequest) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{93}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *UpdatePodSandboxNetworkRequest) GetPodId() string {
@@ -6522,7 +6522,7 @@ type UpdatePodSandboxNetworkResponse struct {
 
 func (x *UpdatePodSandboxNetworkResponse) Reset() {
 	*x = UpdatePodSandboxNetworkResponse{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[94]
+	mi := &file_pkg_api_api_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6534,7 +6534,7 @@ func (x *UpdatePodSandboxNetworkResponse) String() string {
 func (*UpdatePodSandboxNetworkResponse) ProtoMessage() {}
 
 func (x *UpdatePodSandboxNetworkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[94]
+	mi := &file_pkg_api_api_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6547,7 +6547,7 @@ func (x *UpdatePodSandboxNetworkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePodSandboxNetworkResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePodSandboxNetworkResponse) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{94}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{94}
 }
 
 // PodNetworkRecord is a pod's merged network with the plugin that set each
@@ -6571,7 +6571,7 @@ type PodNetworkRecord struct {
 
 func (x *PodNetworkRecord) Reset() {
 	*x = PodNetworkRecord{}
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[95]
+	mi := &file_pkg_api_api_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6583,7 +6583,7 @@ func (x *PodNetworkRecord) String() string {
 func (*PodNetworkRecord) ProtoMessage() {}
 
 func (x *PodNetworkRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_github_com_nrinet_nrinet_api_api_proto_msgTypes[95]
+	mi := &file_pkg_api_api_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6596,7 +6596,7 @@ func (x *PodNetworkRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodNetworkRecord.ProtoReflect.Descriptor instead.
 func (*PodNetworkRecord) Descriptor() ([]byte, []int) {
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP(), []int{95}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *PodNetworkRecord) GetNetwork() *PodSandboxNetwork {
@@ -6627,11 +6627,11 @@ func (x *PodNetworkRecord) GetPlugins() map[string]*PodSandboxNetwork {
 	return nil
 }
 
-var File_github_com_nrinet_nrinet_api_api_proto protoreflect.FileDescriptor
+var File_pkg_api_api_proto protoreflect.FileDescriptor
 
-const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
+const file_pkg_api_api_proto_rawDesc = "" +
 	"\n" +
-	"&github.com/nrinet/nrinet/api/api.proto\x12\x14nri.pkg.api.v1alpha1\"x\n" +
+	"\x11pkg/api/api.proto\x12\x14nri.pkg.api.v1alpha1\"x\n" +
 	"\x15RegisterPluginRequest\x12\x1f\n" +
 	"\vplugin_name\x18\x01 \x01(\tR\n" +
 	"pluginName\x12\x1d\n" +
@@ -7243,20 +7243,20 @@ const file_github_com_nrinet_nrinet_api_api_proto_rawDesc = "" +
 	"\x10PodSandboxStatus\x12-.nri.pkg.api.v1alpha1.PodSandboxStatusRequest\x1a..nri.pkg.api.v1alpha1.PodSandboxStatusResponseB\"Z github.com/nrinet/nrinet/api;apib\x06proto3"
 
 var (
-	file_github_com_nrinet_nrinet_api_api_proto_rawDescOnce sync.Once
-	file_github_com_nrinet_nrinet_api_api_proto_rawDescData []byte
+	file_pkg_api_api_proto_rawDescOnce sync.Once
+	file_pkg_api_api_proto_rawDescData []byte
 )
 
-func file_github_com_nrinet_nrinet_api_api_proto_rawDescGZIP() []byte {
-	file_github_com_nrinet_nrinet_api_api_proto_rawDescOnce.Do(func() {
-		file_github_com_nrinet_nrinet_api_api_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_github_com_nrinet_nrinet_api_api_proto_rawDesc), len(file_github_com_nrinet_nrinet_api_api_proto_rawDesc)))
+func file_pkg_api_api_proto_rawDescGZIP() []byte {
+	file_pkg_api_api_proto_rawDescOnce.Do(func() {
+		file_pkg_api_api_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_pkg_api_api_proto_rawDesc), len(file_pkg_api_api_proto_rawDesc)))
 	})
-	return file_github_com_nrinet_nrinet_api_api_proto_rawDescData
+	return file_pkg_api_api_proto_rawDescData
 }
 
-var file_github_com_nrinet_nrinet_api_api_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_github_com_nrinet_nrinet_api_api_proto_msgTypes = make([]protoimpl.MessageInfo, 114)
-var file_github_com_nrinet_nrinet_api_api_proto_goTypes = []any{
+var file_pkg_api_api_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_pkg_api_api_proto_msgTypes = make([]protoimpl.MessageInfo, 114)
+var file_pkg_api_api_proto_goTypes = []any{
 	(Event)(0),                                  // 0: nri.pkg.api.v1alpha1.Event
 	(ContainerState)(0),                         // 1: nri.pkg.api.v1alpha1.ContainerState
 	(IOPrioClass)(0),                            // 2: nri.pkg.api.v1alpha1.IOPrioClass
@@ -7381,7 +7381,7 @@ var file_github_com_nrinet_nrinet_api_api_proto_goTypes = []any{
 	nil,                                         // 121: nri.pkg.api.v1alpha1.PodNetworkRecord.StaleEntry
 	nil,                                         // 122: nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntry
 }
-var file_github_com_nrinet_nrinet_api_api_proto_depIdxs = []int32{
+var file_pkg_api_api_proto_depIdxs = []int32{
 	77,  // 0: nri.pkg.api.v1alpha1.UpdateContainersRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
 	79,  // 1: nri.pkg.api.v1alpha1.UpdateContainersRequest.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
 	77,  // 2: nri.pkg.api.v1alpha1.UpdateContainersResponse.failed:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
@@ -7596,27 +7596,27 @@ var file_github_com_nrinet_nrinet_api_api_proto_depIdxs = []int32{
 	0,   // [0:163] is the sub-list for field type_name
 }
 
-func init() { file_github_com_nrinet_nrinet_api_api_proto_init() }
-func file_github_com_nrinet_nrinet_api_api_proto_init() {
-	if File_github_com_nrinet_nrinet_api_api_proto != nil {
+func init() { file_pkg_api_api_proto_init() }
+func file_pkg_api_api_proto_init() {
+	if File_pkg_api_api_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_github_com_nrinet_nrinet_api_api_proto_rawDesc), len(file_github_com_nrinet_nrinet_api_api_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pkg_api_api_proto_rawDesc), len(file_pkg_api_api_proto_rawDesc)),
 			NumEnums:      9,
 			NumMessages:   114,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
-		GoTypes:           file_github_com_nrinet_nrinet_api_api_proto_goTypes,
-		DependencyIndexes: file_github_com_nrinet_nrinet_api_api_proto_depIdxs,
-		EnumInfos:         file_github_com_nrinet_nrinet_api_api_proto_enumTypes,
-		MessageInfos:      file_github_com_nrinet_nrinet_api_api_proto_msgTypes,
+		GoTypes:           file_pkg_api_api_proto_goTypes,
+		DependencyIndexes: file_pkg_api_api_proto_depIdxs,
+		EnumInfos:         file_pkg_api_api_proto_enumTypes,
+		MessageInfos:      file_pkg_api_api_proto_msgTypes,
 	}.Build()
-	File_github_com_nrinet_nrinet_api_api_proto = out.File
-	file_github_com_nrinet_nrinet_api_api_proto_goTypes = nil
-	file_github_com_nrinet_nrinet_api_api_proto_depIdxs = nil
+	File_pkg_api_api_proto = out.File
+	file_pkg_api_api_proto_goTypes = nil
+	file_pkg_api_api_proto_depIdxs = nil
 }

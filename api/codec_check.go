@@ -64,7 +64,7 @@ var apiWirePlans = sync.OnceValue(func() map[protoreflect.FullName]*wirePlan {
 			add(mds.Get(i).Messages())
 		}
 	}
-	add(File_github_com_nrinet_nrinet_api_api_proto.Messages())
+	add(File_pkg_api_api_proto.Messages())
 	return plans
 })
 
@@ -122,7 +122,7 @@ func buildWirePlan(md protoreflect.MessageDescriptor, plans map[protoreflect.Ful
 // maxCheckDepth.
 func strictlyValid(b []byte, md protoreflect.MessageDescriptor) bool {
 	p, ok := apiWirePlans()[md.FullName()]
-	if !ok || md.ParentFile() != File_github_com_nrinet_nrinet_api_api_proto {
+	if !ok || md.ParentFile() != File_pkg_api_api_proto {
 		p = buildWirePlan(md, map[protoreflect.FullName]*wirePlan{}) // not ours: plan it now
 	}
 	return p.valid(b, 0)

@@ -66,7 +66,7 @@ func TestEventMethod(t *testing.T) {
 // Every real event must be delivered by a method of the Plugin service
 // whose name matches the event's enum name.
 func TestEventMethodInPluginService(t *testing.T) {
-	svc := api.File_github_com_nrinet_nrinet_api_api_proto.Services().ByName("Plugin")
+	svc := api.File_pkg_api_api_proto.Services().ByName("Plugin")
 	if svc == nil {
 		t.Fatal("Plugin service not found in descriptor")
 	}

@@ -3,7 +3,9 @@ package api
 // The Go code is generated from api.proto by internal/cmd/protogen; run
 // `go generate ./api` from the repository root after editing the schema.
 // The schema is registered with the protobuf runtime under the path
-// github.com/nrinet/nrinet/api/api.proto rather than a bare "api.proto",
-// to avoid path clashes with other generated packages in the same binary.
+// pkg/api/api.proto, upstream containerd/nri's, with upstream's package
+// nri.pkg.api.v1alpha1: lookups by path or by name cannot tell the two
+// apart, which is what compat/nri (github.com/containerd/nri on nrinet)
+// needs. Upstream's api and this one cannot be linked into one binary.
 
-//go:generate go run ../internal/cmd/protogen -I github.com/nrinet/nrinet/api=. -param module=github.com/nrinet/nrinet -out .. github.com/nrinet/nrinet/api/api.proto
+//go:generate go run ../internal/cmd/protogen -I pkg/api=. -param module=github.com/nrinet/nrinet -out .. pkg/api/api.proto

@@ -141,9 +141,9 @@ func TestStrip(t *testing.T) {
 // name.
 func messageTypes(t *testing.T) map[string]reflect.Type {
 	t.Helper()
-	pkg := api.File_github_com_nrinet_nrinet_api_api_proto.Package()
+	pkg := api.File_pkg_api_api_proto.Package()
 	types := map[string]reflect.Type{}
-	msgs := api.File_github_com_nrinet_nrinet_api_api_proto.Messages()
+	msgs := api.File_pkg_api_api_proto.Messages()
 	for i := range msgs.Len() {
 		name := msgs.Get(i).FullName()
 		mt, err := protoregistry.GlobalTypes.FindMessageByName(name)

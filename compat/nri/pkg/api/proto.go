@@ -7,8 +7,9 @@ import (
 )
 
 // File_pkg_api_api_proto is the descriptor of the NRI schema, the file
-// that declares every message of this package.
-var File_pkg_api_api_proto = (&nrinet.Empty{}).ProtoReflect().Descriptor().ParentFile() //nolint:revive // upstream's generated name
+// that declares every message of this package; it is registered, as
+// upstream's, under the path pkg/api/api.proto.
+var File_pkg_api_api_proto = nrinet.File_pkg_api_api_proto //nolint:revive // upstream's generated name
 
 // Errors of the generated (vtprotobuf) decoders.
 var (
