@@ -62,6 +62,9 @@ type Adaptation struct {
 	metrics       Metrics
 	deprecation   DeprecationRecorder
 
+	netStore        PodNetworkStore
+	requiredNetwork []string
+
 	mu       sync.Mutex // guards the fields below
 	rt       *runtime.Runtime
 	builtins []*builtinPlugin
@@ -210,6 +213,12 @@ func (r *Adaptation) Start() error {
 		runtime.WithTTRPCOptions(r.clientOpts, r.serverOpts),
 		runtime.WithObserver(&observer{metrics: r.metrics, deprecation: r.deprecation}),
 		runtime.WithLogger(newLogger()),
+	}
+	if r.netStore != nil {
+		opts = append(opts, runtime.WithPodNetworkStore(r.netStore))
+	}
+	if len(r.requiredNetwork) > 0 {
+		opts = append(opts, runtime.WithRequiredNetworkPlugins(r.requiredNetwork...))
 	}
 	if r.dontListen {
 		opts = append(opts, runtime.WithoutExternalPlugins())

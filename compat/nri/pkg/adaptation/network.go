@@ -1,0 +1,104 @@
+package adaptation
+
+import (
+	"context"
+
+	nrinet "github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/runtime"
+)
+
+// nrinet's pod network extension, which upstream does not have: NRI
+// plugins hand the pod's network back to the runtime (from RunPodSandbox,
+// on PodSandboxStatus, and at any time through UpdatePodSandboxNetwork).
+// A runtime that lets NRI plugins own its pods' networks uses these on top
+// of upstream's API; docs/network-contract.md is the contract.
+
+// PodNetworkRecord is a pod's network as the runtime keeps it: the merged
+// network, the owner of each part, the parts that are stale, and each
+// plugin's own part.
+type PodNetworkRecord = nrinet.PodNetworkRecord
+
+// PodSandboxNetwork is a pod's network, or one plugin's part of it.
+type PodSandboxNetwork = nrinet.PodSandboxNetwork
+
+// PodNetworkStore is where the runtime keeps its pods' network records,
+// with the sandboxes; see WithPodNetworkStore.
+type PodNetworkStore interface {
+	// PodNetwork returns the pod's record: an empty record for a pod no
+	// plugin has set a network for yet, nil for a host-network pod, and
+	// an error for an unknown pod.
+	PodNetwork(ctx context.Context, podID string) (*PodNetworkRecord, error)
+	// SetPodNetwork persists rec as the pod's record after plugin changed
+	// its part (UpdatePodSandboxNetwork). Calls for one pod are
+	// serialized.
+	SetPodNetwork(ctx context.Context, podID, plugin string, rec *PodNetworkRecord) error
+}
+
+var (
+	// ErrNetworkNotReady wraps the error of RunPodSandboxNetwork for a
+	// pod that needs a network while a required network plugin is not
+	// connected.
+	ErrNetworkNotReady = runtime.ErrNetworkNotReady
+	// ErrNoAddress wraps the error of RunPodSandboxNetwork when a
+	// required network plugin gave the pod no address.
+	ErrNoAddress = runtime.ErrNoAddress
+)
+
+// WithPodNetworkStore gives the NRI runtime access to the pod network
+// records the runtime persists, so that plugins can push changes
+// (UpdatePodSandboxNetwork) and joining plugins learn each pod's
+// addresses. The store may be consulted from Start on.
+func WithPodNetworkStore(s PodNetworkStore) Option {
+	return func(r *Adaptation) error {
+		r.netStore = s
+		return nil
+	}
+}
+
+// WithRequiredNetworkPlugins names the network plugins ("NN-name", or a
+// base name for any index) that must be connected for a pod that is not
+// host-network to be created, and must each give it an address; see
+// NetworkReady.
+func WithRequiredNetworkPlugins(names ...string) Option {
+	return func(r *Adaptation) error {
+		r.requiredNetwork = append(r.requiredNetwork, names...)
+		return nil
+	}
+}
+
+// RunPodSandboxNetwork relays the creation of a pod, as RunPodSandbox
+// does, and returns the pod's network as the plugins returned it, merged,
+// with the owner of each part: the record to persist with the sandbox. It
+// is nil for a host-network pod. On error the plugins that took part have
+// been told to stop and remove the pod again.
+func (r *Adaptation) RunPodSandboxNetwork(ctx context.Context, req *RunPodSandboxRequest) (*PodNetworkRecord, error) {
+	rt, err := r.runtime("RunPodSandbox")
+	if err != nil {
+		return nil, err
+	}
+	return rt.RunPodSandbox(ctx, req)
+}
+
+// PodSandboxStatus returns the pod's current network, starting from last,
+// the record the runtime persisted: the plugins subscribed to
+// PodSandboxStatus are asked (verbose asks them to check and explain),
+// within the status timeout; a plugin that fails or is late keeps its last
+// part, named in the record's Stale. It never fails because of a plugin.
+func (r *Adaptation) PodSandboxStatus(ctx context.Context, pod *PodSandbox, last *PodNetworkRecord, verbose bool) (*PodNetworkRecord, error) {
+	rt, err := r.runtime("PodSandboxStatus")
+	if err != nil {
+		return nil, err
+	}
+	return rt.PodSandboxStatus(ctx, pod, last, verbose)
+}
+
+// NetworkReady reports whether every required network plugin is
+// connected and, if not, which are missing; a runtime reports it as its
+// NetworkReady condition.
+func (r *Adaptation) NetworkReady() (bool, string) {
+	rt, err := r.runtime("NetworkReady")
+	if err != nil {
+		return false, err.Error()
+	}
+	return rt.NetworkReady()
+}

@@ -1,0 +1,132 @@
+package adaptation_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	nri "github.com/containerd/nri/pkg/adaptation"
+	"github.com/containerd/nri/pkg/api"
+
+	"github.com/nrinet/nrinet/plugin"
+)
+
+// nrinetNetStore keeps pod network records in memory, as a runtime's
+// sandbox store would.
+type nrinetNetStore struct {
+	mu   sync.Mutex
+	recs map[string]*nri.PodNetworkRecord
+	set  chan string // "pod plugin" of each SetPodNetwork
+}
+
+func (s *nrinetNetStore) PodNetwork(_ context.Context, id string) (*nri.PodNetworkRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.recs[id]
+	if !ok {
+		return nil, fmt.Errorf("pod %q: not found", id)
+	}
+	return rec, nil
+}
+
+func (s *nrinetNetStore) SetPodNetwork(_ context.Context, id, plugin string, rec *nri.PodNetworkRecord) error {
+	s.mu.Lock()
+	s.recs[id] = rec
+	s.mu.Unlock()
+	s.set <- id + " " + plugin
+	return nil
+}
+
+// nrinetNetPlugin gives every pod one address of 198.18.7.0/24 on eth0.
+type nrinetNetPlugin struct{ addr string }
+
+func (p nrinetNetPlugin) RunPodSandboxNetwork(context.Context, *api.PodSandbox) (*nri.PodSandboxNetwork, error) {
+	return &nri.PodSandboxNetwork{Ips: []string{p.addr}}, nil
+}
+
+func (p nrinetNetPlugin) PodSandboxStatus(context.Context, *api.PodSandbox, bool) (*nri.PodSandboxNetwork, error) {
+	return &nri.PodSandboxNetwork{Ips: []string{p.addr}}, nil
+}
+
+// TestNrinet_PodNetworkFromPlugins: with nrinet's additions, the adapter
+// returns the network a plugin (a real one, over the NRI socket) gives a
+// pod, reports the network not ready while the required plugin is away,
+// and persists the plugin's later pushes through the runtime's store.
+func TestNrinet_PodNetworkFromPlugins(t *testing.T) {
+	store := &nrinetNetStore{recs: map[string]*nri.PodNetworkRecord{}, set: make(chan string, 1)}
+	sock := filepath.Join(t.TempDir(), "nri.sock")
+	r, err := nri.New("runtime", "v1", nrinetNoSync, nrinetNoUpdate,
+		nri.WithSocketPath(sock), nri.WithPluginPath(""), nri.WithPodNetworkStore(store), nri.WithRequiredNetworkPlugins("net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ready, why := r.NetworkReady(); ready || !strings.Contains(why, "not started") {
+		t.Errorf("NetworkReady before Start = %v, %q", ready, why)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	ctx := context.Background()
+	pod := &api.PodSandbox{Id: "pod0", Name: "web", Namespace: "default", Uid: "uid0",
+		Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: "network", Path: "/var/run/netns/nrinet-compat-test"}}}}
+
+	if ready, why := r.NetworkReady(); ready || !strings.Contains(why, `"net"`) {
+		t.Errorf("NetworkReady without the plugin = %v, %q; want not ready, naming it", ready, why)
+	}
+	if _, err := r.RunPodSandboxNetwork(ctx, &api.RunPodSandboxRequest{Pod: pod}); !errors.Is(err, nri.ErrNetworkNotReady) {
+		t.Fatalf("RunPodSandboxNetwork without the required plugin = %v, want ErrNetworkNotReady", err)
+	}
+
+	s, err := plugin.New(nrinetNetPlugin{addr: "198.18.7.5/24"}, plugin.WithPluginName("net"), plugin.WithPluginIdx("10"), plugin.WithSocketPath(sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for ready, _ := r.NetworkReady(); !ready; ready, _ = r.NetworkReady() {
+		if time.Now().After(deadline) {
+			t.Fatal("the network plugin did not join")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	rec, err := r.RunPodSandboxNetwork(ctx, &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ips := rec.GetNetwork().GetIps(); !slices.Equal(ips, []string{"198.18.7.5"}) || rec.GetOwners()["ips/ipv4"] != "10-net" {
+		t.Fatalf("record = %v, want 198.18.7.5 owned by 10-net", rec)
+	}
+	store.mu.Lock()
+	store.recs["pod0"] = rec
+	store.mu.Unlock()
+
+	if err := s.UpdatePodSandboxNetwork(ctx, "pod0", &nri.PodSandboxNetwork{Ips: []string{"198.18.7.6/24"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-store.set; got != "pod0 10-net" {
+		t.Errorf("SetPodNetwork for %q, want pod0 10-net", got)
+	}
+	pushed, _ := store.PodNetwork(ctx, "pod0")
+	if ips := pushed.GetNetwork().GetIps(); !slices.Equal(ips, []string{"198.18.7.6"}) {
+		t.Errorf("pushed record has %v, want 198.18.7.6", ips)
+	}
+
+	status, err := r.PodSandboxStatus(ctx, pod, pushed, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ips := status.GetNetwork().GetIps(); !slices.Equal(ips, []string{"198.18.7.5"}) || len(status.GetStale()) != 0 {
+		t.Errorf("status = %v, want the plugin's current 198.18.7.5, nothing stale", status)
+	}
+}
