@@ -50,6 +50,9 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 version=${NRINET_CONTAINERD_VERSION:-v2.4.2}
 cache_root=${NRINET_CONTAINERD_CACHE:-/var/cache/nrinet}
 nri_dir=${NRINET_CONTAINERD_NRI_DIR:-$repo/compat/nri}
+# nrinet's patch series against containerd, applied in compat mode only: the
+# CRI's network_mode "nri" (docs/containerd.md explains each patch).
+patch_dir=$repo/hack/containerd-patches
 GO=${GO:-go}
 
 # Hashed compat directories kept besides the one in use (older ones are removed).
@@ -80,9 +83,11 @@ timed() {
 # tests, and the Go sources and go.mod/go.sum of nrinet's root module. cmd/
 # (main packages) and test/ (suites) are not imported, so they are left out;
 # so are compat/ (hashed as the replacement module), docs, contrib and hack.
+# nrinet's patches to containerd (hack/containerd-patches) are hashed too.
 # The root module embeds no files (//go:embed); if it ever does, add them.
 compat_key() {
 	{
+		(cd "$patch_dir" && find . -name '*.patch' -print | LC_ALL=C sort | xargs -r -d '\n' sha256sum)
 		(cd "$nri_dir" && find . -name .git -prune -o -name testdata -prune -o \
 			-type f ! -name '*_test.go' -print | LC_ALL=C sort | xargs -r -d '\n' sha256sum)
 		(cd "$repo" && find . \( -name .git -o -name testdata -o -path ./cmd -o -path ./test \
@@ -162,7 +167,8 @@ fi
 
 # Step 1: the source. The module cache holds it read-only and without vendor/
 # (module zips leave vendor/ out), so it is copied and made writable. A copy
-# is never edited except for go.mod, go.sum and vendor/, which step 2 resets.
+# is never edited except for go.mod, go.sum and vendor/, which step 2 resets,
+# and, in compat mode, nrinet's patches, applied once here.
 if [ ! -f "$src/go.mod.orig" ]; then
 	log "downloading $containerd_mod@$version through the Go module proxy"
 	modjson=$(cd / && "$GO" mod download -json "$containerd_mod@$version") ||
@@ -176,6 +182,14 @@ if [ ! -f "$src/go.mod.orig" ]; then
 	chmod -R u+w "$src.tmp"
 	cp "$src.tmp/go.mod" "$src.tmp/go.mod.orig"
 	cp "$src.tmp/go.sum" "$src.tmp/go.sum.orig"
+	if [ "$nri_mode" = compat ]; then
+		# The patches are part of the key: a changed series gets a new copy.
+		for p in "$patch_dir"/*.patch; do
+			[ -e "$p" ] || continue
+			log "applying $(basename "$p")"
+			(cd "$src.tmp" && GIT_CEILING_DIRECTORIES=$dir git apply -p1 --whitespace=nowarn "$p") || die "cannot apply $p to containerd $version"
+		done
+	fi
 	mv "$src.tmp" "$src"
 fi
 
