@@ -1,6 +1,7 @@
 package containerd_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,6 +84,7 @@ func TestCompare(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		base, got map[string]result
+		added     map[string]bool
 		want      []difference
 	}{{
 		name: "same outcomes",
@@ -114,12 +116,32 @@ func TestCompare(t *testing.T) {
 			{test: "TestA", msg: "did not run; the baseline has pass"},
 			{test: "TestNew", msg: "pass, but it is not in the baseline"},
 		},
+	}, {
+		name:  "tests the patches add",
+		got:   map[string]result{"TestPatched": pass, "TestPatchedFails": fail},
+		added: map[string]bool{"TestPatched": true, "TestPatchedFails": true},
+		want: []difference{
+			{test: "TestPatched", allowed: true, msg: "passes; added by nrinet's containerd patches"},
+			{test: "TestPatchedFails", msg: "fail (boom); added by nrinet's containerd patches, it must pass"},
+		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := compare(tc.base, tc.got)
+			got := compare(tc.base, tc.got, tc.added)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(difference{})); diff != "" {
 				t.Errorf("compare (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestAddedTests(t *testing.T) {
+	added, err := addedTests(filepath.Join("..", "..", "hack", "containerd-patches"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"TestValidateNetworkMode", "TestStoreUpdateNetwork", "TestNRINetworkIPs"} {
+		if !added[name] {
+			t.Errorf("%s, which the patches add, was not found (found %v)", name, added)
+		}
 	}
 }
