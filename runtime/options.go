@@ -56,6 +56,7 @@ type config struct {
 	statusTimeout    time.Duration
 	statusCacheTTL   time.Duration
 	requiredNetwork  []string
+	noNetExtension   bool
 	observer         Observer
 
 	syncCallback    func(context.Context, SyncCB) error
@@ -336,6 +337,21 @@ func WithRequiredNetworkPlugins(names ...string) Option {
 			}
 		}
 		c.requiredNetwork = append(c.requiredNetwork, names...)
+		return nil
+	}
+}
+
+// WithoutNetworkExtension makes the Runtime behave as one without nrinet's
+// pod network extension, as an upstream NRI runtime: Configure does not
+// advertise it (network plugins built on nrinet's plugin library then
+// subscribe to classic events only, or refuse to join), a plugin
+// subscribing to PodSandboxStatus is refused, networks in RunPodSandbox
+// answers are ignored and UpdatePodSandboxNetwork is refused. For a
+// runtime whose pod networks come from elsewhere (CNI). It excludes
+// WithRequiredNetworkPlugins.
+func WithoutNetworkExtension() Option {
+	return func(c *config) error {
+		c.noNetExtension = true
 		return nil
 	}
 }

@@ -302,7 +302,9 @@ func (p *plugin) configure(ctx context.Context) error {
 		RegistrationTimeout: r.cfg.registrationTimeout.Milliseconds(),
 		RequestTimeout:      r.cfg.requestTimeout.Milliseconds(),
 		NRIVersion:          r.cfg.nriVersion,
-		NetworkExtension:    &api.NetworkExtension{Version: api.NetworkExtensionVersion},
+	}
+	if !r.cfg.noNetExtension {
+		req.NetworkExtension = &api.NetworkExtension{Version: api.NetworkExtensionVersion}
 	}
 	var rsp *api.ConfigureResponse
 	_, err := p.invoke(ctx, "Configure", r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
@@ -321,6 +323,9 @@ func (p *plugin) configure(ctx context.Context) error {
 	}
 	if err := events.Validate(); err != nil {
 		return fmt.Errorf("plugin %q: Configure: subscribed to invalid events: %w", p.fullName(), err)
+	}
+	if r.cfg.noNetExtension && events.IsSet(api.Event_POD_SANDBOX_STATUS) {
+		return fmt.Errorf("plugin %q: Configure: subscribed to PodSandboxStatus, which this runtime does not offer (no pod network extension)", p.fullName())
 	}
 	p.mu.Lock()
 	p.events = events

@@ -87,6 +87,13 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		if rsp == nil {
 			continue // answered through StateChange: no network
 		}
+		if r.cfg.noNetExtension {
+			if rsp.GetAdjust().GetNetwork() != nil {
+				p.logger().Warn("ignoring the network a plugin returned: this runtime has no pod network extension",
+					"pod", pod.GetNamespace()+"/"+pod.GetName(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
+			}
+			continue
+		}
 		if hostNetwork {
 			if rsp.GetAdjust().GetNetwork() != nil {
 				p.logger().Warn("ignoring the network a plugin returned for a host-network pod",
@@ -263,6 +270,9 @@ func (r *Runtime) NetworkReady() (bool, string) {
 func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.UpdatePodSandboxNetworkRequest) error {
 	name := p.fullName()
 	store := r.cfg.netStore
+	if r.cfg.noNetExtension {
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: runtime %s has no pod network extension", name, r.name)
+	}
 	if store == nil {
 		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: runtime %s keeps no pod network records", name, r.name)
 	}

@@ -56,6 +56,9 @@ func New(name, version string, opts ...Option) (*Runtime, error) {
 			return nil, err
 		}
 	}
+	if cfg.noNetExtension && len(cfg.requiredNetwork) > 0 {
+		return nil, errors.New("runtime: WithRequiredNetworkPlugins needs the pod network extension, which WithoutNetworkExtension turns off")
+	}
 	if cfg.sync != nil && cfg.syncCallback != nil {
 		return nil, errors.New("runtime: WithSyncFunc and WithSyncCallback both given; choose one")
 	}
