@@ -62,12 +62,13 @@ type Adaptation struct {
 	metrics       Metrics
 	deprecation   DeprecationRecorder
 
-	netStore        PodNetworkStore
-	requiredNetwork []string
-
 	mu       sync.Mutex // guards the fields below
 	rt       *runtime.Runtime
 	builtins []*builtinPlugin
+	// Set by EnablePodNetworks, before Start.
+	podNetworks     bool
+	netStore        PodNetworkStore
+	requiredNetwork []string
 }
 
 // Option configures an Adaptation.
@@ -214,11 +215,13 @@ func (r *Adaptation) Start() error {
 		runtime.WithObserver(&observer{metrics: r.metrics, deprecation: r.deprecation}),
 		runtime.WithLogger(newLogger()),
 	}
-	if r.netStore != nil {
+	if r.podNetworks {
 		opts = append(opts, runtime.WithPodNetworkStore(r.netStore))
-	}
-	if len(r.requiredNetwork) > 0 {
-		opts = append(opts, runtime.WithRequiredNetworkPlugins(r.requiredNetwork...))
+		if len(r.requiredNetwork) > 0 {
+			opts = append(opts, runtime.WithRequiredNetworkPlugins(r.requiredNetwork...))
+		}
+	} else {
+		opts = append(opts, runtime.WithoutNetworkExtension())
 	}
 	if r.dontListen {
 		opts = append(opts, runtime.WithoutExternalPlugins())

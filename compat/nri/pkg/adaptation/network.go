@@ -2,6 +2,7 @@ package adaptation
 
 import (
 	"context"
+	"errors"
 
 	nrinet "github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/runtime"
@@ -44,26 +45,31 @@ var (
 	ErrNoAddress = runtime.ErrNoAddress
 )
 
-// WithPodNetworkStore gives the NRI runtime access to the pod network
-// records the runtime persists, so that plugins can push changes
-// (UpdatePodSandboxNetwork) and joining plugins learn each pod's
-// addresses. The store may be consulted from Start on.
-func WithPodNetworkStore(s PodNetworkStore) Option {
-	return func(r *Adaptation) error {
-		r.netStore = s
-		return nil
+// EnablePodNetworks turns nrinet's pod network extension on, before
+// Start: the runtime lets NRI plugins set up its pods' networks and hand
+// them back. Without it the Adaptation behaves as upstream's: it does not
+// advertise the extension, so network plugins built on nrinet subscribe to
+// classic events only or refuse to join (nri-podnet, nri-cni), and the
+// pod networks plugins return are ignored. store is where the runtime keeps
+// the pods' records, through which plugins' updates
+// (UpdatePodSandboxNetwork) are persisted and joining plugins learn each
+// pod's addresses; it may be consulted from Start on. required names the
+// network plugins ("NN-name", or a base name for any index) that must be
+// connected for a pod that is not host-network to be created, and must
+// each give it an address; see NetworkReady.
+func (r *Adaptation) EnablePodNetworks(store PodNetworkStore, required ...string) error {
+	if store == nil {
+		return errors.New("EnablePodNetworks: nil PodNetworkStore")
 	}
-}
-
-// WithRequiredNetworkPlugins names the network plugins ("NN-name", or a
-// base name for any index) that must be connected for a pod that is not
-// host-network to be created, and must each give it an address; see
-// NetworkReady.
-func WithRequiredNetworkPlugins(names ...string) Option {
-	return func(r *Adaptation) error {
-		r.requiredNetwork = append(r.requiredNetwork, names...)
-		return nil
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rt != nil {
+		return errors.New("EnablePodNetworks: the NRI runtime already started")
 	}
+	r.podNetworks = true
+	r.netStore = store
+	r.requiredNetwork = append([]string(nil), required...)
+	return nil
 }
 
 // RunPodSandboxNetwork relays the creation of a pod, as RunPodSandbox

@@ -54,16 +54,21 @@ func (p nrinetNetPlugin) PodSandboxStatus(context.Context, *api.PodSandbox, bool
 	return &nri.PodSandboxNetwork{Ips: []string{p.addr}}, nil
 }
 
-// TestNrinet_PodNetworkFromPlugins: with nrinet's additions, the adapter
+// TestNrinet_PodNetworkFromPlugins: with pod networks enabled, the adapter
 // returns the network a plugin (a real one, over the NRI socket) gives a
 // pod, reports the network not ready while the required plugin is away,
 // and persists the plugin's later pushes through the runtime's store.
 func TestNrinet_PodNetworkFromPlugins(t *testing.T) {
 	store := &nrinetNetStore{recs: map[string]*nri.PodNetworkRecord{}, set: make(chan string, 1)}
 	sock := filepath.Join(t.TempDir(), "nri.sock")
-	r, err := nri.New("runtime", "v1", nrinetNoSync, nrinetNoUpdate,
-		nri.WithSocketPath(sock), nri.WithPluginPath(""), nri.WithPodNetworkStore(store), nri.WithRequiredNetworkPlugins("net"))
+	r, err := nri.New("runtime", "v1", nrinetNoSync, nrinetNoUpdate, nri.WithSocketPath(sock), nri.WithPluginPath(""))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.EnablePodNetworks(nil); err == nil {
+		t.Error("EnablePodNetworks without a store succeeded")
+	}
+	if err := r.EnablePodNetworks(store, "net"); err != nil {
 		t.Fatal(err)
 	}
 	if ready, why := r.NetworkReady(); ready || !strings.Contains(why, "not started") {
@@ -73,6 +78,9 @@ func TestNrinet_PodNetworkFromPlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Stop)
+	if err := r.EnablePodNetworks(store); err == nil {
+		t.Error("EnablePodNetworks after Start succeeded")
+	}
 	ctx := context.Background()
 	pod := &api.PodSandbox{Id: "pod0", Name: "web", Namespace: "default", Uid: "uid0",
 		Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: "network", Path: "/var/run/netns/nrinet-compat-test"}}}}
@@ -128,5 +136,29 @@ func TestNrinet_PodNetworkFromPlugins(t *testing.T) {
 	}
 	if ips := status.GetNetwork().GetIps(); !slices.Equal(ips, []string{"198.18.7.5"}) || len(status.GetStale()) != 0 {
 		t.Errorf("status = %v, want the plugin's current 198.18.7.5, nothing stale", status)
+	}
+}
+
+// TestNrinet_NoPodNetworksByDefault: as upstream's, the adapter does not
+// offer the pod network extension unless EnablePodNetworks turned it on,
+// so a network plugin that needs it (nri-podnet, nri-cni) refuses to join.
+func TestNrinet_NoPodNetworksByDefault(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "nri.sock")
+	r, err := nri.New("runtime", "v1", nrinetNoSync, nrinetNoUpdate, nri.WithSocketPath(sock), nri.WithPluginPath(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	s, err := plugin.New(nrinetNetPlugin{addr: "198.18.7.5/24"}, plugin.WithPluginName("net"), plugin.WithPluginIdx("10"),
+		plugin.WithSocketPath(sock), plugin.WithRequiredNetworkExtension())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); !errors.Is(err, plugin.ErrNoNetworkExtension) {
+		s.Stop()
+		t.Fatalf("a plugin requiring the network extension joined, or failed otherwise: %v", err)
 	}
 }
