@@ -30,6 +30,7 @@ func Example() {
 	}
 	fmt.Println(s.Name())
 	// In a real plugin: err = s.Run(ctx)
+
 	// Output: 50-pod-logger
 }
 
@@ -52,5 +53,6 @@ func ExampleWithReconnect() {
 	//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	//	defer stop()
 	//	err = s.Run(ctx) // nil once ctx is cancelled
+
 	// Output: 50-pod-logger
 }
