@@ -276,8 +276,15 @@ func TestNetworkPluginsRefuseUpstreamRuntime(t *testing.T) {
 			if n := strings.Count(stderr.String(), "refuses to join"); n != 1 {
 				t.Errorf("%s reported the refusal %d times, want once", p.name, n)
 			}
-			if !strings.Contains(d.stderr.String(), "failed to configure plugin") {
-				t.Errorf("upstream's runtime did not log that configuring %s failed", p.name)
+			// Upstream closes the connection first and logs after, so the
+			// line may still be on its way.
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(d.stderr.String(), "failed to configure plugin") {
+				if time.Now().After(deadline) {
+					t.Errorf("upstream's runtime did not log that configuring %s failed", p.name)
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 
 			if r := d.runPod(t); r.Error != "" {
