@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -142,14 +143,24 @@ func goBuild(dir, outDir string, extraEnv []string, pkgs ...string) error {
 	return nil
 }
 
-// findBusybox returns Debian busybox-static's binary.
+// findBusybox returns Debian busybox-static's binary: the image has no C
+// library, so it must be linked statically (have no ELF interpreter).
 func findBusybox() (string, error) {
+	const need = "the suite needs a static busybox (Debian package busybox-static)"
 	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
+		f, err := elf.Open(p)
+		if err != nil {
+			continue
 		}
+		defer f.Close()
+		for _, prog := range f.Progs {
+			if prog.Type == elf.PT_INTERP {
+				return "", fmt.Errorf("%s is linked dynamically: %s", p, need)
+			}
+		}
+		return p, nil
 	}
-	return "", fmt.Errorf("/bin/busybox not found: the suite needs a static busybox (Debian package busybox-static)")
+	return "", fmt.Errorf("/bin/busybox not found: %s", need)
 }
 
 // A build is containerd built by hack/containerd.sh.
