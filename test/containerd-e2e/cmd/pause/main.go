@@ -1,6 +1,7 @@
 // Command pause is the pod sandbox process of the suite's pause image: it
-// sleeps until SIGINT or SIGTERM and exits 0, and as PID 1 of the pod's
-// PID namespace it reaps every child that is handed to it.
+// sleeps until SIGINT or SIGTERM and exits 0, and as PID 1 of its PID
+// namespace (the pod's, when its containers share it) it reaps every child
+// that is handed to it.
 //
 // It is built with CGO_ENABLED=0 at test time, so the image needs no other
 // file.
