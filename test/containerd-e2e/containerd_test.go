@@ -392,7 +392,7 @@ func (c *containerd) stop() {
 // and c.dir.
 func (c *containerd) cleanup() {
 	t := c.t
-	if c.cmd != nil {
+	if c.running() {
 		c.removePods()
 	}
 	for _, p := range c.plugins {
@@ -416,6 +416,19 @@ func (c *containerd) cleanup() {
 	}
 	if err := os.RemoveAll(c.dir); err != nil {
 		t.Errorf("removing %s: %v", c.dir, err)
+	}
+}
+
+// running reports whether containerd was started and has not exited.
+func (c *containerd) running() bool {
+	if c.cmd == nil {
+		return false
+	}
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return true
 	}
 }
 
