@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test
+.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd
 
 test: lint unit interop compat
 
@@ -9,6 +9,7 @@ lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd test/interop && $(GO) vet ./... && $(GO) vet -tags upstream ./...
+	cd test/containerd-e2e && $(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 ./...
@@ -79,3 +80,16 @@ containerd:
 
 containerd-test:
 	GO=$(GO) NRINET_CONTAINERD_TEST=1 $(GO) test -count=1 -v -timeout 45m -run '^TestContainerdNRIPackages$$' ./test/containerd
+
+# The containerd end-to-end suite (test/containerd-e2e; docs/containerd.md,
+# "End-to-end suite"): builds, or finds built, stock containerd and
+# containerd on nrinet (hack/containerd.sh, both into NRINET_CONTAINERD_CACHE),
+# then runs real pods with runc, driven by crictl, with NRI plugins as
+# separate processes, and checks that nothing is left on the host. Needs
+# root, runc and busybox-static (.ci/run installs them). E2E_RUN is go test's
+# -run pattern, e.g. E2E_RUN='TestContainerd/^4-' for scenario 4 only.
+E2E_RUN ?= .
+e2e-containerd:
+	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(E2E_RUN)' .

@@ -1,0 +1,180 @@
+package containerde2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// crictl runs crictl against the instance, with its own configuration
+// file (so /etc/crictl.yaml is never read), and returns its standard
+// output and error.
+func (c *containerd) crictl(args ...string) (string, string, error) {
+	ep := "unix://" + c.sock
+	cmd := exec.Command(env.crictl, append([]string{"--config", c.crictlConfig,
+		"--runtime-endpoint", ep, "--image-endpoint", ep, "--timeout", "20s"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// must runs crictl and fails the test if it fails.
+func (c *containerd) must(args ...string) string {
+	c.t.Helper()
+	out, errOut, err := c.crictl(args...)
+	if err != nil {
+		c.t.Fatalf("crictl %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+	}
+	return out
+}
+
+// writeJSON writes v as JSON to name in c.dir and returns the path.
+func (c *containerd) writeJSON(name string, v any) string {
+	c.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	path := filepath.Join(c.dir, name)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	return path
+}
+
+// A pod is a pod sandbox the test ran, with one busybox container.
+type pod struct {
+	name      string
+	id        string // sandbox ID
+	container string // the container's name
+	ctrID     string // the container's ID
+	// netns is the pod's network namespace (from crictl inspectp).
+	netns string
+}
+
+// runPod runs a pod sandbox named name with one busybox container named
+// container that sleeps, through crictl runp, create and start, and
+// records the IDs, the network namespace and the pod's host veths for the
+// leak check.
+func (c *containerd) runPod(name, container string) *pod {
+	c.t.Helper()
+	uid := name + "-" + c.token
+	podCfg := map[string]any{
+		"metadata":      map[string]any{"name": name, "namespace": "nrinet-e2e", "uid": uid, "attempt": 0},
+		"hostname":      name,
+		"log_directory": filepath.Join(c.dir, "logs", name),
+		"linux":         map[string]any{"cgroup_parent": c.cgroupParent},
+	}
+	ctrCfg := map[string]any{
+		"metadata": map[string]any{"name": container},
+		"image":    map[string]any{"image": busyboxRef},
+		"command":  []string{"sleep", "3600"},
+		"log_path": container + ".log",
+		"linux":    map[string]any{},
+	}
+	podFile := c.writeJSON("pod-"+name+".json", podCfg)
+	ctrFile := c.writeJSON("ctr-"+name+".json", ctrCfg)
+
+	p := &pod{name: name, container: container}
+	p.id = strings.TrimSpace(c.must("runp", podFile))
+	c.seen.add(p.id)
+	p.netns = c.inspectp(p.id).Info.RuntimeSpec.netns()
+	c.seen.addNetNS(p.netns)
+	if c.cni != nil {
+		c.seen.addVeths(bridgePorts(c.t, c.cni.bridge))
+	}
+	p.ctrID = strings.TrimSpace(c.must("create", p.id, ctrFile, podFile))
+	c.seen.add(p.ctrID)
+	c.must("start", p.ctrID)
+	return p
+}
+
+// exec runs a command in the pod's container (crictl exec --sync) and
+// returns its output; a failure fails the test.
+func (c *containerd) exec(p *pod, cmd ...string) string {
+	c.t.Helper()
+	out, errOut, err := c.crictl(append([]string{"exec", "--sync", "--timeout", "10", p.ctrID}, cmd...)...)
+	if err != nil {
+		c.t.Fatalf("crictl exec in %s (pod %s): %s: %v\n%s%s", p.container, p.name, strings.Join(cmd, " "), err, out, errOut)
+	}
+	return out
+}
+
+// podInspection is what the tests read of crictl inspectp -o json.
+type podInspection struct {
+	Status struct {
+		State   string `json:"state"`
+		Network struct {
+			IP            string `json:"ip"`
+			AdditionalIPs []struct {
+				IP string `json:"ip"`
+			} `json:"additionalIps"`
+		} `json:"network"`
+	} `json:"status"`
+	Info struct {
+		RuntimeSpec runtimeSpec `json:"runtimeSpec"`
+	} `json:"info"`
+}
+
+// runtimeSpec is what the tests read of an OCI runtime spec.
+type runtimeSpec struct {
+	Annotations map[string]string `json:"annotations"`
+	Linux       struct {
+		Namespaces []struct {
+			Type string `json:"type"`
+			Path string `json:"path"`
+		} `json:"namespaces"`
+	} `json:"linux"`
+}
+
+// netns returns the spec's network namespace path.
+func (s runtimeSpec) netns() string {
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type == "network" {
+			return ns.Path
+		}
+	}
+	return ""
+}
+
+// ips returns the pod's addresses as CRI reports them, ip first.
+func (i podInspection) ips() []string {
+	var out []string
+	if i.Status.Network.IP != "" {
+		out = append(out, i.Status.Network.IP)
+	}
+	for _, a := range i.Status.Network.AdditionalIPs {
+		out = append(out, a.IP)
+	}
+	return out
+}
+
+// inspectp runs crictl inspectp -o json.
+func (c *containerd) inspectp(id string) podInspection {
+	c.t.Helper()
+	var i podInspection
+	out := c.must("inspectp", "-o", "json", id)
+	if err := json.Unmarshal([]byte(out), &i); err != nil {
+		c.t.Fatalf("crictl inspectp output: %v\n%s", err, out)
+	}
+	return i
+}
+
+// inspectSpec returns a container's OCI runtime spec (crictl inspect).
+func (c *containerd) inspectSpec(id string) runtimeSpec {
+	c.t.Helper()
+	var i struct {
+		Info struct {
+			RuntimeSpec runtimeSpec `json:"runtimeSpec"`
+		} `json:"info"`
+	}
+	out := c.must("inspect", "-o", "json", id)
+	if err := json.Unmarshal([]byte(out), &i); err != nil {
+		c.t.Fatalf("crictl inspect output: %v\n%s", err, out)
+	}
+	return i.Info.RuntimeSpec
+}
