@@ -38,6 +38,10 @@ type options struct {
 	nri string
 	// network is where pods get their network from.
 	network network
+	// requiredNetworkPlugins is the NRI configuration's
+	// required_network_plugins (network mode nri): the plugins that must
+	// be connected before a pod can be created.
+	requiredNetworkPlugins []string
 }
 
 // Readiness and shutdown deadlines.
@@ -189,7 +193,7 @@ func (c *containerd) shimSocketDir() string { return filepath.Join(c.dir, "s") }
 func (c *containerd) configTOML() string {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	p := func(name string) string { return q(filepath.Join(c.dir, name)) }
-	cni := ""
+	cni, mode, required := "", "", ""
 	switch c.opts.network {
 	case networkCNI:
 		cni = fmt.Sprintf(`
@@ -198,7 +202,7 @@ func (c *containerd) configTOML() string {
       conf_dir = %s
       max_conf_num = 1`, q(env.cniBin), q(c.cni.confDir))
 	case networkNRI:
-		cni = criNetworkNRI(c)
+		mode, required = criNetworkNRI(c)
 	}
 	return fmt.Sprintf(`version = 3
 root = %s
@@ -222,7 +226,7 @@ temp = %s
     disable = false
     socket_path = %s
     plugin_path = %s
-    plugin_config_path = %s
+    plugin_config_path = %s%s
 
   [plugins.'io.containerd.grpc.v1.cri']
     stream_server_address = '127.0.0.1'
@@ -234,7 +238,7 @@ temp = %s
       sandbox = %s
 
   [plugins.'io.containerd.cri.v1.runtime']
-    restrict_oom_score_adj = true
+    restrict_oom_score_adj = true%s
     netns_mounts_under_state_dir = true
     cdi_spec_dirs = []
     [plugins.'io.containerd.cri.v1.runtime'.containerd]
@@ -244,24 +248,21 @@ temp = %s
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
           Root = %s%s
 `, p("root"), p("state"), p("tmp"), q(c.sock), q(c.sock+".ttrpc"), p("opt"), q(c.shimSocketDir()),
-		q(c.nriSock), p("nri-plugins"), p("nri-conf"), q(pauseRef), p("runc"), cni)
+		q(c.nriSock), p("nri-plugins"), p("nri-conf"), required, q(pauseRef), mode, p("runc"), cni)
 }
 
-// criNetworkNRI is the CRI runtime configuration of networkNRI: the
-// containerd patch's network mode "nri", which takes the pod network from
-// NRI plugins instead of CNI.
-//
-// Extension point: the lead's patch defines the key. Return it here, e.g.
-//
-//	[plugins.'io.containerd.cri.v1.runtime'.network]
-//	  mode = 'nri'
-//
-// and drop the pending field of the scenarios in scenarios_test.go that use
-// networkNRI.
-func criNetworkNRI(c *containerd) string {
-	c.t.Helper()
-	c.t.Fatal("network mode nri: the CRI configuration key is not defined yet (containerd patch pending)")
-	return ""
+// criNetworkNRI returns the configuration lines of networkNRI: the
+// containerd patch's CRI network_mode "nri" (pod networks from NRI
+// plugins, no CNI), for the CRI runtime table, and the NRI table's
+// required_network_plugins.
+func criNetworkNRI(c *containerd) (runtime, nri string) {
+	var names []string
+	for _, n := range c.opts.requiredNetworkPlugins {
+		b, _ := json.Marshal(n)
+		names = append(names, string(b))
+	}
+	return "\n    network_mode = 'nri'",
+		"\n    required_network_plugins = [" + strings.Join(names, ", ") + "]"
 }
 
 // start runs containerd; its output goes to c.log.
@@ -315,14 +316,20 @@ func (c *containerd) waitReady() {
 }
 
 // criInfo is what waitReady reads of crictl info.
-type criInfo struct{ runtimeReady, networkReady bool }
+type criInfo struct {
+	runtimeReady, networkReady bool
+	// networkMessage is the NetworkReady condition's reason and message.
+	networkMessage string
+}
 
 func parseInfo(out string) (criInfo, error) {
 	var v struct {
 		Status struct {
 			Conditions []struct {
-				Type   string `json:"type"`
-				Status bool   `json:"status"`
+				Type    string `json:"type"`
+				Status  bool   `json:"status"`
+				Reason  string `json:"reason"`
+				Message string `json:"message"`
 			} `json:"conditions"`
 		} `json:"status"`
 	}
@@ -336,6 +343,7 @@ func parseInfo(out string) (criInfo, error) {
 			i.runtimeReady = cond.Status
 		case "NetworkReady":
 			i.networkReady = cond.Status
+			i.networkMessage = strings.TrimSpace(cond.Reason + ": " + cond.Message)
 		}
 	}
 	return i, nil

@@ -84,8 +84,8 @@ func (c *containerd) runPod(name, container string) *pod {
 	c.seen.add(p.id)
 	p.netns = c.inspectp(p.id).Info.RuntimeSpec.netns()
 	c.seen.addNetNS(p.netns)
-	if c.cni != nil {
-		c.seen.addVeths(bridgePorts(c.t, c.cni.bridge))
+	for _, br := range c.scope().bridges {
+		c.seen.addVeths(bridgePorts(c.t, br))
 	}
 	p.ctrID = strings.TrimSpace(c.must("create", p.id, ctrFile, podFile))
 	c.seen.add(p.ctrID)

@@ -20,9 +20,6 @@ import (
 type scenario struct {
 	name string
 	opts options
-	// pending, if set, skips the scenario with this reason: what it
-	// needs does not exist yet.
-	pending string
 	// run drives the instance and returns the shapes of its pods'
 	// networks (nil if the scenario has none to compare).
 	run func(c *containerd) []shape
@@ -48,19 +45,14 @@ var scenarios = []scenario{
 		run: cniWithAdjusters, sameNetworkAs: "1-cni/stock",
 	},
 	{
-		// Extension point: the containerd patch's network mode nri with
-		// nri-podnet and no CNI configuration. Set criNetworkNRI's
-		// configuration and, if the patch is a build of its own, opts.nri.
-		name: "2-nri-podnet", opts: options{nri: "compat", network: networkNRI},
-		pending: "needs containerd with the CRI network mode nri (the containerd patch)",
-		run:     nriPodnet,
+		name: "2-nri-podnet",
+		opts: options{nri: "compat", network: networkNRI, requiredNetworkPlugins: []string{"podnet"}},
+		run:  nriPodnet,
 	},
 	{
-		// Extension point: network mode nri with nri-cni on this suite's
-		// bridge conflist: the pods' networks should be those of CNI mode.
-		name: "3-nri-cni", opts: options{nri: "compat", network: networkNRI},
-		pending: "needs containerd with the CRI network mode nri (the containerd patch)",
-		run:     nriCNI, sameNetworkAs: "1-cni/stock",
+		name: "3-nri-cni",
+		opts: options{nri: "compat", network: networkNRI, requiredNetworkPlugins: []string{"cni"}},
+		run:  nriCNI, sameNetworkAs: "1-cni/stock",
 	},
 	{
 		name: "4-podnet-refused/stock", opts: options{nri: "upstream", network: networkCNI},
@@ -77,9 +69,6 @@ func TestContainerd(t *testing.T) {
 	shapes := map[string][]shape{}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			if sc.pending != "" {
-				t.Skip(sc.pending)
-			}
 			start := time.Now()
 			c := startContainerd(t, sc.opts)
 			got := sc.run(c)
@@ -312,28 +301,4 @@ func refused(np netPlugin) func(c *containerd) []shape {
 		}
 		return c.checkPods(c.cni.ipNet, a, b)
 	}
-}
-
-// nriPodnet is scenario 2 (pending): containerd in network mode nri, with
-// no CNI configuration; nri-podnet, a separate process on the NRI socket,
-// gives the pods their network, which must have podnet's subnets and
-// gateways, and the pods ping each other. It has not run yet: check it
-// with the containerd patch (how containerd reports the network plugin
-// ready, if it does, may call for a wait after the plugin started).
-func nriPodnet(c *containerd) []shape {
-	_, _, net := podnetPlugin.start(c)
-	a := c.runPod("a", "a")
-	b := c.runPod("b", "b")
-	return c.checkPods(net, a, b)
-}
-
-// nriCNI is scenario 3 (pending): containerd in network mode nri, with
-// no CNI configuration; nri-cni, a separate process on the NRI socket,
-// attaches the pods to a bridge conflist of its own. It has not run yet:
-// check it with the containerd patch.
-func nriCNI(c *containerd) []shape {
-	_, _, net := cniPlugin.start(c)
-	a := c.runPod("a", "a")
-	b := c.runPod("b", "b")
-	return c.checkPods(net, a, b)
 }
