@@ -23,7 +23,7 @@ type PodNetworkRecord = nrinet.PodNetworkRecord
 type PodSandboxNetwork = nrinet.PodSandboxNetwork
 
 // PodNetworkStore is where the runtime keeps its pods' network records,
-// with the sandboxes; see WithPodNetworkStore.
+// with the sandboxes; see EnablePodNetworks.
 type PodNetworkStore interface {
 	// PodNetwork returns the pod's record: an empty record for a pod no
 	// plugin has set a network for yet, nil for a host-network pod, and
