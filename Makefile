@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd
+.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd
 
 test: lint unit interop compat
 
@@ -93,3 +93,16 @@ e2e-containerd:
 	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
 	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(E2E_RUN)' .
+
+# crictl runp until READY on stock containerd + CNI, containerd on nrinet
+# with nri-cni and with nri-podnet, and nrinetd with nri-podnet: one pod
+# per sample, BENCH_COUNT samples (docs/performance.md); raw results and
+# benchstat's summary in BENCH_OUT.
+BENCH_COUNT ?= 20
+BENCH_OUT ?= $(CURDIR)/bench-containerd
+bench-containerd:
+	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	mkdir -p $(BENCH_OUT)
+	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -run '^$$' -bench RunPodSandbox -benchtime 1x -count $(BENCH_COUNT) -timeout 30m . > $(BENCH_OUT)/runp.txt
+	cd test/containerd-e2e && $(GO) tool benchstat $(BENCH_OUT)/runp.txt | tee $(BENCH_OUT)/benchstat.txt

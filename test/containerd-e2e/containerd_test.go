@@ -42,6 +42,9 @@ type options struct {
 	// required_network_plugins (network mode nri): the plugins that must
 	// be connected before a pod can be created.
 	requiredNetworkPlugins []string
+	// metrics serves containerd's Prometheus metrics on a loopback port
+	// (c.metricsAddr).
+	metrics bool
 }
 
 // Readiness and shutdown deadlines.
@@ -58,13 +61,15 @@ const (
 // pods through CRI, stops the plugins and containerd, then checks that
 // nothing of this instance is left on the host (see leaks_test.go).
 type containerd struct {
-	t     *testing.T
+	t     testing.TB
 	opts  options
 	build *build
 	token string
 	dir   string
 
 	config, sock, nriSock, crictlConfig string
+	// metricsAddr is where containerd serves its metrics (opts.metrics).
+	metricsAddr string
 	// cgroupParent is every pod's cgroup parent.
 	cgroupParent string
 	// cni is containerd's CNI network (networkCNI only).
@@ -101,7 +106,7 @@ type ipNet struct {
 
 // newIPNet picks free subnets (pickSubnets) other than those of avoid;
 // the gateways are the subnets' first addresses.
-func newIPNet(t *testing.T, avoid ...ipNet) ipNet {
+func newIPNet(t testing.TB, avoid ...ipNet) ipNet {
 	t.Helper()
 	for {
 		v4, v6 := pickSubnets(t)
@@ -129,7 +134,7 @@ func randHex(n int) string {
 // startContainerd sets up and starts containerd, waits until its CRI
 // service answers (and, in CNI mode, reports the network ready), and
 // imports the pause and busybox images.
-func startContainerd(t *testing.T, opts options) *containerd {
+func startContainerd(t testing.TB, opts options) *containerd {
 	t.Helper()
 	skipUnlessEnabled(t)
 	b := env.builds.get(t.Context(), t, opts.nri)
@@ -160,6 +165,9 @@ func startContainerd(t *testing.T, opts options) *containerd {
 	}
 	if opts.network == networkCNI {
 		c.cni = newCNINet(t, dir, "nrinet-ce2e", "nrce", token)
+	}
+	if opts.metrics {
+		c.metricsAddr = freeAddr(t)
 	}
 	c.writeFile(c.config, c.configTOML())
 	c.writeFile(c.crictlConfig, fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 20\n", c.sock, c.sock))
@@ -204,11 +212,15 @@ func (c *containerd) configTOML() string {
 	case networkNRI:
 		mode, required = criNetworkNRI(c)
 	}
+	metrics := ""
+	if c.metricsAddr != "" {
+		metrics = fmt.Sprintf("\n[metrics]\n  address = %s\n", q(c.metricsAddr))
+	}
 	return fmt.Sprintf(`version = 3
 root = %s
 state = %s
 temp = %s
-
+%s
 [grpc]
   address = %s
 
@@ -247,7 +259,7 @@ temp = %s
         runtime_type = 'io.containerd.runc.v2'
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
           Root = %s%s
-`, p("root"), p("state"), p("tmp"), q(c.sock), q(c.sock+".ttrpc"), p("opt"), q(c.shimSocketDir()),
+`, p("root"), p("state"), p("tmp"), metrics, q(c.sock), q(c.sock+".ttrpc"), p("opt"), q(c.shimSocketDir()),
 		q(c.nriSock), p("nri-plugins"), p("nri-conf"), required, q(pauseRef), mode, p("runc"), cni)
 }
 
@@ -459,7 +471,7 @@ func (c *containerd) removePods() {
 // no masquerading) named name-token with a bridge named bridgePrefix+token,
 // on free subnets other than those of avoid, into a directory of its own
 // under dir; host-local keeps its state under dir too.
-func newCNINet(t *testing.T, dir, name, bridgePrefix, token string, avoid ...ipNet) *cniNet {
+func newCNINet(t testing.TB, dir, name, bridgePrefix, token string, avoid ...ipNet) *cniNet {
 	t.Helper()
 	n := &cniNet{
 		ipNet: newIPNet(t, avoid...),

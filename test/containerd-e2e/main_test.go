@@ -45,6 +45,8 @@ type suiteEnv struct {
 	// upstream's stub and on nrinet's plugin package; podnet and nriCNI
 	// are cmd/nri-podnet and cmd/nri-cni.
 	stubAdjuster, pluginAdjuster, podnet, nriCNI string
+	// nrinetd is cmd/nrinetd (the benchmark's fourth runtime).
+	nrinetd string
 	// crictl and cniBin are crictl and the CNI reference plugins' directory.
 	crictl, cniBin string
 	// builds are the containerd builds, made or found by hack/containerd.sh
@@ -93,12 +95,13 @@ func setup(dir string) error {
 	}
 	// nrinet's commands, from the root module (their dependencies are in
 	// its go.sum, not this module's).
-	if err := goBuild(filepath.Join("..", ".."), dir, nil, "./cmd/nri-podnet", "./cmd/nri-cni"); err != nil {
+	if err := goBuild(filepath.Join("..", ".."), dir, nil, "./cmd/nri-podnet", "./cmd/nri-cni", "./cmd/nrinetd"); err != nil {
 		return err
 	}
 	env.stubAdjuster = filepath.Join(dir, "nri-stub-adjuster")
 	env.pluginAdjuster = filepath.Join(dir, "nri-plugin-adjuster")
 	env.podnet, env.nriCNI = filepath.Join(dir, "nri-podnet"), filepath.Join(dir, "nri-cni")
+	env.nrinetd = filepath.Join(dir, "nrinetd")
 
 	env.pauseTar, env.busyboxTar = filepath.Join(dir, "pause.tar"), filepath.Join(dir, "busybox.tar")
 	if err := writePauseImage(env.pauseTar, pauseRef, filepath.Join(dir, "pause")); err != nil {
@@ -229,7 +232,7 @@ func runContainerdScript(ctx context.Context, nri string) *build {
 
 // skipUnlessEnabled skips a test unless the suite runs (root and
 // NRINET_CONTAINERD_E2E set); in CI (CI=true) a missing privilege fails.
-func skipUnlessEnabled(t *testing.T) {
+func skipUnlessEnabled(t testing.TB) {
 	t.Helper()
 	testutil.SkipUnlessRoot(t)
 	if os.Getenv(gateEnv) == "" {

@@ -16,7 +16,7 @@ import (
 // fd00:198:18:cNNN::/64 of the same number (0 to 511) that overlap no
 // address or route on the host, so that tests running at the same time do
 // not share a subnet.
-func pickSubnets(t *testing.T) (v4, v6 netip.Prefix) {
+func pickSubnets(t testing.TB) (v4, v6 netip.Prefix) {
 	t.Helper()
 	used := hostPrefixes(t)
 	for range 64 {
@@ -32,7 +32,7 @@ func pickSubnets(t *testing.T) (v4, v6 netip.Prefix) {
 }
 
 // hostPrefixes lists the host's interface prefixes and route destinations.
-func hostPrefixes(t *testing.T) []netip.Prefix {
+func hostPrefixes(t testing.TB) []netip.Prefix {
 	t.Helper()
 	var out []netip.Prefix
 	addrs, err := exec.Command("ip", "-j", "addr", "show").Output()
