@@ -56,6 +56,11 @@ type testNet struct {
 	confDir, dataDir         string
 	cacheDir, binDir         string
 	forceAddress             bool // the bridge replaces its gateway address when the subnet changes
+	// noPortmap leaves portmap out of the list; extra plugins are
+	// chained after it; extraBinDirs are searched after binDir.
+	noPortmap    bool
+	extra        []map[string]any
+	extraBinDirs []string
 }
 
 // newTestNet writes a conflist for a bridge network (isGateway, no
@@ -93,8 +98,11 @@ func (tn *testNet) writeConflist(t testing.TB, file string, subnets ...string) {
 		"type": "bridge", "bridge": tn.bridge, "isGateway": true, "ipMasq": false, "forceAddress": tn.forceAddress,
 		"ipam": map[string]any{"type": "host-local", "dataDir": tn.dataDir, "ranges": ranges, "routes": routes},
 	}}
-	if _, err := exec.LookPath("iptables"); err == nil {
+	if _, err := exec.LookPath("iptables"); err == nil && !tn.noPortmap {
 		plugins = append(plugins, map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}})
+	}
+	for _, p := range tn.extra {
+		plugins = append(plugins, p)
 	}
 	writeJSON(t, filepath.Join(tn.confDir, file), map[string]any{
 		"cniVersion": tn.cniVersion, "name": tn.name, "plugins": plugins,
@@ -113,7 +121,7 @@ func writeJSON(t testing.TB, path string, v any) {
 }
 
 func (tn *testNet) config() cniplugin.Config {
-	return cniplugin.Config{ConfDir: tn.confDir, BinDirs: []string{tn.binDir}, CacheDir: tn.cacheDir}
+	return cniplugin.Config{ConfDir: tn.confDir, BinDirs: append([]string{tn.binDir}, tn.extraBinDirs...), CacheDir: tn.cacheDir}
 }
 
 // addressFiles lists host-local's reservations: files named after an IP.

@@ -13,6 +13,9 @@ import (
 var nriCNIBinary string
 
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == recorderType {
+		os.Exit(recorderMain()) // run by libcni as a CNI plugin
+	}
 	os.Exit(testMain(m))
 }
 
