@@ -69,7 +69,7 @@ func TestNRICNI_RejoinsRestartedRuntime(t *testing.T) {
 	// plugins that answer VERSION do.
 	tn := &testNet{name: "nrinet-test", bridge: randName(), cniVersion: "1.0.0",
 		confDir: t.TempDir(), dataDir: t.TempDir(), cacheDir: t.TempDir(),
-		binDir: fakePluginDir(t, "bridge", "host-local", "portmap")}
+		binDir: fakePluginDir(t, "bridge", "host-local", "portmap", "loopback")}
 	tn.writeConflist(t, "10-nrinet-test.conflist", "198.19.0.0/24")
 	cfgFile := filepath.Join(dir, "cni.json")
 	writeJSON(t, cfgFile, tn.config())
