@@ -13,8 +13,7 @@
 //
 // Configure and Synchronize may come more than once (a reconnecting stub
 // joins again): Configure loads the network anew each time, and
-// Synchronize (cniVersion 1.1.0 or later) collects garbage against the
-// pods that exist then.
+// Synchronize collects garbage against the pods that exist then.
 //
 // # Configuration
 //
@@ -54,8 +53,10 @@
 //     with the current configuration, which is a no-op for plugins.
 //   - PodSandboxStatus: the cached ADD result; verbose also runs CHECK and
 //     reports it in info under [InfoCheck].
-//   - Synchronize: with cniVersion 1.1.0 or later, GC with the pods that
-//     exist as the valid attachments.
+//   - Synchronize: garbage collection with libcni's GCNetworkList, at every
+//     cniVersion, with the pods that exist as the valid attachments: DEL
+//     of every cached attachment of a pod that is gone, and from 1.1.0 GC
+//     to every plugin.
 //
 // # Errors
 //
