@@ -29,6 +29,9 @@ const cleanupTimeout = 30 * time.Second
 //   - the CNI runtime configuration is built (see runtimeConf in args.go);
 //     a bandwidth annotation containerd would refuse fails the pod before
 //     any plugin runs;
+//   - STATUS (cniVersion 1.1.0 or later) asks each plugin of the list
+//     whether it is ready; a failure fails the pod with an *OpError naming
+//     the network and the plugin, and no ADD is run;
 //   - the loopback network is added (ADD on LoopbackIfName), or lo is set
 //     up directly with Config.UseInternalLoopback;
 //   - ADD on IfName.
@@ -54,6 +57,9 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 	rt, err := runtimeConf(pod, netns, IfName)
 	if err != nil {
 		return nil, fmt.Errorf("CNI network %q: %w", list.Name, err)
+	}
+	if err := p.status(ctx, st); err != nil {
+		return nil, err
 	}
 	var added []step
 	if lo := st.net.Loopback; lo != nil {
@@ -88,6 +94,28 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 type step struct {
 	list *libcni.NetworkConfigList
 	rt   *libcni.RuntimeConf
+}
+
+// status runs STATUS on each plugin of the pod network's list, one at a
+// time so that a failure names the plugin. libcni runs it only at
+// cniVersion 1.1.0 and later (the loopback network is 0.3.1).
+func (p *Plugin) status(ctx context.Context, st *state) error {
+	list := st.net.List
+	for _, pc := range list.Plugins {
+		one := &libcni.NetworkConfigList{Name: list.Name, CNIVersion: list.CNIVersion, Plugins: []*libcni.PluginConfig{pc}}
+		if err := st.cni.GetStatusNetworkList(ctx, one); err != nil {
+			return &OpError{Network: list.Name, Op: "STATUS", Err: fmt.Errorf("plugin %s failed (status): %w", describePlugin(pc), err)}
+		}
+	}
+	return nil
+}
+
+// describePlugin names a plugin of a list as libcni's errors do.
+func describePlugin(pc *libcni.PluginConfig) string {
+	if pc.Network.Name != "" {
+		return fmt.Sprintf("type=%q name=%q", pc.Network.Type, pc.Network.Name)
+	}
+	return fmt.Sprintf("type=%q", pc.Network.Type)
 }
 
 // undo runs DEL, last network first, after a failed ADD: the runtime does

@@ -40,23 +40,52 @@
 //
 // # Pods
 //
-//   - RunPodSandbox: ADD with container ID = pod ID, the pod's netns,
-//     interface [IfName] and the kubelet's CNI_ARGS (K8S_POD_NAMESPACE,
-//     K8S_POD_NAME, K8S_POD_INFRA_CONTAINER_ID, K8S_POD_UID,
-//     IgnoreUnknown=1). The result becomes the pod's network: the
-//     interfaces in the pod's netns with their addresses, the pod IPs,
-//     routes and DNS, and info [InfoNetwork] and [InfoCNIVersion]. A failed
-//     ADD is undone with DEL. Host-network pods are left alone.
-//   - StopPodSandbox: DEL with the configuration and arguments libcni
-//     cached at ADD, so that a configuration changed since still tears
-//     down what the old one set up. A pod unknown to the cache gets a DEL
-//     with the current configuration, which is a no-op for plugins.
+//   - RunPodSandbox, as containerd v2.4.2 does it (see "What CNI gets"
+//     below): STATUS, from cniVersion 1.1.0, to each plugin of the list,
+//     whose failure fails the pod before any ADD with an [*OpError] naming
+//     the network and the plugin; ADD of the loopback network
+//     [LoopbackNetwork] on [LoopbackIfName] (or lo set up directly with
+//     useInternalLoopback); ADD of the network on [IfName]. The result
+//     becomes the pod's network: the interfaces in the pod's netns with
+//     their addresses, the pod IPs, routes and DNS, and info [InfoNetwork]
+//     and [InfoCNIVersion]. A failed ADD is undone with DEL. Host-network
+//     pods are left alone.
+//   - StopPodSandbox: DEL of the loopback network, then of the network,
+//     each with the configuration and arguments libcni cached at ADD, so
+//     that a configuration changed since still tears down what the old
+//     one set up. A pod unknown to the cache gets a DEL with the current
+//     configuration, which is a no-op for plugins.
 //   - PodSandboxStatus: the cached ADD result; verbose also runs CHECK and
 //     reports it in info under [InfoCheck].
 //   - Synchronize: garbage collection with libcni's GCNetworkList, at every
 //     cniVersion, with the pods that exist as the valid attachments: DEL
 //     of every cached attachment of a pod that is gone, and from 1.1.0 GC
 //     to every plugin.
+//
+// # What CNI gets
+//
+// For each pod, what containerd v2.4.2 passes (internal/cri/server,
+// cniNamespaceOpts; the tests hold nri-cni to it with a recording plugin):
+// container ID = the pod's ID; CNI_NETNS = the pod's network namespace
+// (the "network" entry of pod.linux.namespaces); CNI_IFNAME eth0 (lo for
+// the loopback network); CNI_ARGS IgnoreUnknown=1, K8S_POD_NAMESPACE,
+// K8S_POD_NAME, K8S_POD_INFRA_CONTAINER_ID (the pod's ID) and K8S_POD_UID
+// (containerd's order is random; nri-cni's is the kubelet's); and the
+// capability arguments, to the plugins that declare them:
+//
+//   - io.kubernetes.cri.pod-annotations: the pod's annotations, always;
+//   - portMappings: the pod's port mappings with a host port (pod network
+//     extension field port_mappings), as
+//     {"HostPort", "ContainerPort", "Protocol" ("tcp", "udp", "sctp"),
+//     "HostIP"}, containerd's keys;
+//   - bandwidth: from the annotations kubernetes.io/ingress-bandwidth and
+//     kubernetes.io/egress-bandwidth (Kubernetes quantities, bits per
+//     second, 1k to 1P; otherwise the pod fails, as in containerd), as
+//     {"IngressRate", "IngressBurst", "EgressRate", "EgressBurst"}, the
+//     bursts math.MaxUint32;
+//   - dns: the pod's DNS configuration (extension field dns_config), as
+//     {"Servers", "Searches", "Options"}, when it has one;
+//   - cgroupPath: pod.linux.cgroup_parent, when set.
 //
 // # Errors
 //
