@@ -234,9 +234,10 @@ func startRuntime(t testing.TB, tn *testNet) (*runtime.Runtime, *logBuffer) {
 }
 
 // launchRuntime starts a runtime that launches the nri-cni executable as
-// the pre-installed plugin 10-cni with cfg in 10-cni.conf. Start returns
-// once the plugin has joined or failed.
-func launchRuntime(t testing.TB, cfg cniplugin.Config) (*runtime.Runtime, *logBuffer) {
+// the pre-installed plugin 10-cni with cfg in 10-cni.conf, with opts
+// added to its options. Start returns once the plugin has joined or
+// failed.
+func launchRuntime(t testing.TB, cfg cniplugin.Config, opts ...runtime.Option) (*runtime.Runtime, *logBuffer) {
 	t.Helper()
 	if nriCNIBinary == "" {
 		t.Fatal("nri-cni was not built")
@@ -247,13 +248,15 @@ func launchRuntime(t testing.TB, cfg cniplugin.Config) (*runtime.Runtime, *logBu
 	}
 	writeJSON(t, filepath.Join(confDir, "10-cni.conf"), cfg)
 	logger, logs := newLogger(t)
-	rt, err := runtime.New("nrcni-test-runtime", "v0.0.1",
+	base := []runtime.Option{
 		runtime.WithPluginPath(pluginDir),
 		runtime.WithPluginConfigPath(confDir),
 		runtime.WithoutExternalPlugins(),
-		runtime.WithRequestTimeout(30*time.Second),
-		runtime.WithStatusTimeout(30*time.Second),
-		runtime.WithLogger(logger))
+		runtime.WithRequestTimeout(30 * time.Second),
+		runtime.WithStatusTimeout(30 * time.Second),
+		runtime.WithLogger(logger),
+	}
+	rt, err := runtime.New("nrcni-test-runtime", "v0.0.1", append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
