@@ -10,6 +10,15 @@
 //
 //	nri-cni [-config FILE] [-socket PATH] [-name cni] [-idx 10] [-verbose]
 //
+// Started by hand, it loads its CNI network (the -config file, or the
+// defaults) before it connects; while it cannot (no conflist in confDir
+// yet, say) it logs that it is waiting and why, and tries again every
+// second, so that it registers only with a network to offer: a runtime
+// that requires it reports the network not ready meanwhile. Launched by
+// the runtime, it gets its configuration only in Configure, which fails
+// without a network: the runtime logs why and launches it again, with
+// backoff.
+//
 // It then outlives the runtime: when the runtime stops (even after sending
 // Shutdown) or restarts, or its socket is not there yet, it logs why and
 // connects again (with backoff, waiting at most 5 s between attempts), and
@@ -61,17 +70,13 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	opts := []cniplugin.Option{cniplugin.WithLogger(logger)}
-	if *configFile != "" {
-		cfg, err := cniplugin.ConfigFromFile(*configFile)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, cniplugin.WithConfig(*cfg))
-	}
-	p, err := cniplugin.New(ctx, opts...)
+	launched := os.Getenv(api.PluginSocketEnv) != ""
+	p, err := newHandler(ctx, *configFile, launched, logger)
 	if err != nil {
 		return err
+	}
+	if p == nil {
+		return nil // SIGINT or SIGTERM while waiting for the network
 	}
 
 	set := map[string]bool{}
@@ -90,7 +95,7 @@ func run() error {
 	}
 	// Only when it dials: on the socket the runtime passed (NRI_PLUGIN_SOCKET)
 	// the library does not reconnect anyway.
-	if os.Getenv(api.PluginSocketEnv) == "" {
+	if !launched {
 		popts = append(popts, plugin.WithReconnect(0, 0))
 	}
 	s, err := plugin.New(p, popts...)
@@ -100,4 +105,45 @@ func run() error {
 	// nil after SIGINT/SIGTERM and after the runtime shut a launched
 	// plugin down; the reason when a launched plugin lost its runtime.
 	return s.Run(ctx)
+}
+
+// newHandler returns the CNI plugin handler. Launched by the runtime, the
+// plugin gets its configuration in Configure (or from configFile, if
+// given), and Configure fails without a network: the runtime launches it
+// again. Started by hand, it loads its network (configFile's, or the
+// defaults) before it connects, waiting for it (WaitForNetwork) as long
+// as it does not load; it returns nil, nil if ctx ends meanwhile.
+func newHandler(ctx context.Context, configFile string, launched bool, logger *slog.Logger) (*cniplugin.Plugin, error) {
+	opts := []cniplugin.Option{cniplugin.WithLogger(logger)}
+	var cfg cniplugin.Config
+	switch {
+	case configFile != "":
+		c, err := cniplugin.ConfigFromFile(configFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg = *c
+	case launched:
+		return cniplugin.New(ctx, opts...)
+	default:
+		cfg = cniplugin.DefaultConfig()
+	}
+	opts = append(opts, cniplugin.WithConfig(cfg))
+	if launched {
+		return cniplugin.New(ctx, opts...)
+	}
+	for {
+		if _, err := cniplugin.WaitForNetwork(ctx, cfg, cniplugin.WithWaitLogger(logger)); err != nil {
+			if ctx.Err() != nil {
+				return nil, nil
+			}
+			return nil, err
+		}
+		p, err := cniplugin.New(ctx, opts...)
+		if err == nil || !cniplugin.IsNetworkLoadError(err) {
+			return p, err
+		}
+		// The configuration changed between the two loads: wait again.
+		logger.Info("the CNI network configuration changed while loading; waiting again", "dir", cfg.ConfDir, "error", err)
+	}
 }

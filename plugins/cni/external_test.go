@@ -172,3 +172,42 @@ func TestNRICNI_WaitsForNetworkConfig(t *testing.T) {
 		t.Errorf("exit status %d after SIGTERM, want 0:\n%s", code, out)
 	}
 }
+
+// TestNRICNI_SIGTERMWhileWaiting: nri-cni waiting for a CNI network
+// configuration ends on SIGTERM with status 0, without connecting.
+func TestNRICNI_SIGTERMWhileWaiting(t *testing.T) {
+	testutil.SkipUnlessRoot(t) // nri-cni is built only then
+	cfg := loaderEnv(t)
+	cfgFile := filepath.Join(t.TempDir(), "cni.json")
+	writeJSON(t, cfgFile, cfg)
+	out := &logBuffer{}
+	// No runtime listens on the socket: nri-cni must not get that far.
+	cmd := exec.Command(nriCNIBinary, "-config", cfgFile, "-socket", filepath.Join(t.TempDir(), "nri.sock"))
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		<-exited
+	})
+	want := "waiting for a CNI network configuration"
+	testutil.WaitFor(t, "nri-cni to say "+want, 20*time.Second, func() bool { return strings.Contains(out.String(), want) })
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("nri-cni did not exit on SIGTERM:\n%s", out)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit status %d after SIGTERM, want 0:\n%s", code, out)
+	}
+	if s := out.String(); strings.Contains(s, "connect") || strings.Contains(s, "nri.sock") {
+		t.Errorf("nri-cni tried to connect while waiting:\n%s", s)
+	}
+}

@@ -281,14 +281,17 @@ func joined(rt *runtime.Runtime) bool {
 	return false
 }
 
+// fakePluginScript is a fake CNI plugin: it answers VERSION with every
+// version from 0.3.1 to 1.1.0 (and any other command the same way).
+const fakePluginScript = "#!/bin/sh\necho '{\"cniVersion\":\"1.1.0\",\"supportedVersions\":[\"0.3.1\",\"0.4.0\",\"1.0.0\",\"1.1.0\"]}'\n"
+
 // fakePluginDir returns a directory with fake CNI plugins that answer
 // only VERSION, for tests that load configurations without running them.
 func fakePluginDir(t testing.TB, types ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	script := "#!/bin/sh\necho '{\"cniVersion\":\"1.1.0\",\"supportedVersions\":[\"0.3.1\",\"0.4.0\",\"1.0.0\",\"1.1.0\"]}'\n"
 	for _, typ := range types {
-		if err := os.WriteFile(filepath.Join(dir, typ), []byte(script), 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, typ), []byte(fakePluginScript), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
