@@ -29,8 +29,13 @@
 // implement [PodSandboxStatusHandler], and can push changes with
 // [Stub.UpdatePodSandboxNetwork]. This is nrinet's pod network extension:
 // against a runtime that does not advertise it in Configure (containerd,
-// CRI-O) the plugin runs as a plain NRI plugin, logs one warning, and the
-// networks it returns are dropped. See docs/network-contract.md.
+// CRI-O) the plugin runs as a plain NRI plugin by default, logs one
+// warning, and the networks it returns are dropped. A plugin whose whole
+// job is the pod's network should not run there at all: built with
+// [WithRequiredNetworkExtension], it refuses such a runtime in Configure,
+// never joins it, and Start and Run return a [*NoNetworkExtensionError]
+// (matching [ErrNoNetworkExtension]), which ends Run even with
+// [WithReconnect]. See docs/network-contract.md.
 //
 // # Connecting
 //
@@ -51,8 +56,9 @@
 // exponential backoff, whenever the connection ends or cannot be made (the
 // runtime restarted, its socket is not there yet, it refused the
 // registration), and also after the runtime sent Shutdown, which a runtime
-// does when it stops itself. Only cancelling Run's context or calling
-// [Stub.Stop] ends it. Each new connection registers, is configured and is
+// does when it stops itself. Only cancelling Run's context, calling
+// [Stub.Stop], or a refusal of a runtime without the pod network extension
+// ([WithRequiredNetworkExtension]) ends it. Each new connection registers, is configured and is
 // synchronized again, so a plugin's Configure and Synchronize handlers
 // must cope with being called more than once. A plugin the runtime
 // launched on an inherited socket cannot reconnect: its Run returns when

@@ -30,6 +30,7 @@ func Example() {
 	}
 	fmt.Println(s.Name())
 	// In a real plugin: err = s.Run(ctx)
+
 	// Output: 50-pod-logger
 }
 
@@ -52,5 +53,38 @@ func ExampleWithReconnect() {
 	//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	//	defer stop()
 	//	err = s.Run(ctx) // nil once ctx is cancelled
+
 	// Output: 50-pod-logger
+}
+
+// podNet is a network plugin.
+type podNet struct{}
+
+func (podNet) RunPodSandboxNetwork(_ context.Context, pod *api.PodSandbox) (*api.PodSandboxNetwork, error) {
+	return &api.PodSandboxNetwork{Ips: []string{"198.18.0.5"}}, nil
+}
+
+// A network plugin whose networks would be dropped by a runtime without
+// the pod network extension (containerd, CRI-O) refuses such a runtime:
+// Start and Run fail with an error matching ErrNoNetworkExtension, even
+// with WithReconnect, and the plugin never joins.
+func ExampleWithRequiredNetworkExtension() {
+	s, err := plugin.New(podNet{},
+		plugin.WithPluginName("my-net"),
+		plugin.WithPluginIdx("10"),
+		plugin.WithReconnect(0, 0),
+		plugin.WithRequiredNetworkExtension(),
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(s.Name())
+	// In a real plugin:
+	//	if err := s.Run(ctx); errors.Is(err, plugin.ErrNoNetworkExtension) {
+	//		fmt.Fprintln(os.Stderr, err) // names the runtime and what to do
+	//		os.Exit(3)
+	//	}
+
+	// Output: 10-my-net
 }

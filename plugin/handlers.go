@@ -12,7 +12,9 @@ import (
 // means every event the plugin has a handler for. A stub that reconnects
 // (WithReconnect) calls it again on every new connection, possibly with
 // another runtime's configuration. RuntimeInfoFromContext(ctx) gives the
-// rest of the runtime's request (its NRI version, the timeouts).
+// rest of the runtime's request (its NRI version, the timeouts). A stub
+// built with WithRequiredNetworkExtension does not call it for a runtime
+// it refuses.
 type ConfigureHandler interface {
 	Configure(ctx context.Context, config, runtimeName, runtimeVersion string) (api.EventMask, error)
 }

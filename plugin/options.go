@@ -26,8 +26,11 @@ type config struct {
 	env           func(string) string
 	args0         string
 	reconnect     *backoff // nil: Run does not reconnect
-	clientOpts    []ttrpc.ClientOpts
-	serverOpts    []ttrpc.ServerOpt
+	// requireNetworkExtension: refuse a runtime without the pod network
+	// extension (WithRequiredNetworkExtension).
+	requireNetworkExtension bool
+	clientOpts              []ttrpc.ClientOpts
+	serverOpts              []ttrpc.ServerOpt
 }
 
 // WithPluginName sets the plugin's name, overriding NRI_PLUGIN_NAME and

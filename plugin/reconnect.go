@@ -39,6 +39,12 @@ const (
 // below initial. A failure that repeats the previous one is logged at
 // debug level, so that a runtime that stays away costs one warning.
 //
+// One failure ends Run instead: a Configure the plugin refused because
+// the runtime lacks the pod network extension (an error matching
+// ErrNoNetworkExtension, as WithRequiredNetworkExtension's refusal or a
+// ConfigureHandler's own does). Run returns that error: the runtime that
+// answers the socket is the one that was refused.
+//
 // Only a stub that dials the runtime's socket reconnects. A plugin the
 // runtime launched, on the socket it inherited (NRI_PLUGIN_SOCKET), and a
 // stub given WithConnection cannot: for them Run returns when the
@@ -97,7 +103,8 @@ func (s *Stub) reconnects() bool {
 }
 
 // runLoop connects, serves, and reconnects after a backoff until ctx ends.
-// It returns ErrStopped if Stop ended it, else nil.
+// It returns ErrStopped if Stop ended it, a Configure refused for want of
+// the pod network extension, else nil.
 func (s *Stub) runLoop(ctx context.Context) error {
 	b := *s.cfg.reconnect
 	b.reset()
@@ -106,6 +113,11 @@ func (s *Stub) runLoop(ctx context.Context) error {
 		if err := s.Start(ctx); err != nil {
 			if ctx.Err() != nil {
 				return runEnd(ctx)
+			}
+			if errors.Is(err, ErrNoNetworkExtension) {
+				// The plugin refused the runtime: trying again would
+				// meet the same runtime and the same refusal.
+				return err
 			}
 			delay := b.delay()
 			level := s.log.Warn

@@ -29,6 +29,10 @@ func (svc *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*
 		RequestTimeout:      msOr(req.GetRequestTimeout(), api.DefaultRequestTimeout),
 		NetworkExtension:    netExt,
 	}
+	if refused := s.refusal(req); refused != nil {
+		sess.refuse(refused)
+		return nil, refused
+	}
 	events := s.implemented
 	if h, ok := s.handler.(ConfigureHandler); ok {
 		ctx := context.WithValue(ctx, configuringKey{}, info)
@@ -90,6 +94,14 @@ func msOr(ms int64, def time.Duration) time.Duration {
 func (sess *session) setConfigError(err error) {
 	sess.mu.Lock()
 	sess.configErr = err
+	sess.mu.Unlock()
+}
+
+// refuse records that the plugin refused the runtime: it is why Configure
+// failed and why the session ends.
+func (sess *session) refuse(err *NoNetworkExtensionError) {
+	sess.mu.Lock()
+	sess.configErr, sess.refused = err, err
 	sess.mu.Unlock()
 }
 

@@ -35,6 +35,7 @@ type session struct {
 	info       RuntimeInfo
 	isConfig   bool
 	configErr  error
+	refused    *NoNetworkExtensionError // the plugin refused the runtime in Configure
 	err        error
 	shutdown   bool // the runtime sent Shutdown
 	synced     bool // the plugin answered the last chunk of Synchronize
@@ -133,8 +134,11 @@ func (sess *session) handshake(ctx context.Context) error {
 			// to see.
 		default:
 			sess.mu.Lock()
-			configErr := sess.configErr
+			configErr, refused := sess.configErr, sess.refused
 			sess.mu.Unlock()
+			if refused != nil {
+				return refused
+			}
 			if configErr != nil {
 				// The plugin's Configure failed, so the runtime
 				// dropped the connection, which can take the answer
@@ -154,8 +158,11 @@ func (sess *session) handshake(ctx context.Context) error {
 		return nil
 	case <-sess.done:
 		sess.mu.Lock()
-		err, configured := cmpErr(sess.configErr, sess.err), sess.isConfig
+		err, configured, refused := cmpErr(sess.configErr, sess.err), sess.isConfig, sess.refused
 		sess.mu.Unlock()
+		if refused != nil {
+			return refused
+		}
 		if configured {
 			// Configured, then closed (both were ready): the session
 			// ended after the handshake, which is for the caller to see.
@@ -164,6 +171,9 @@ func (sess *session) handshake(ctx context.Context) error {
 		}
 		return fmt.Errorf("waiting for Configure: %w", err)
 	case <-wait.C:
+		if refused := sess.refusedErr(); refused != nil {
+			return refused // and the runtime did not close the connection
+		}
 		return errors.New("runtime did not send Configure in time")
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for Configure: %w", ctx.Err())
@@ -188,13 +198,20 @@ func (sess *session) close(err error) {
 			// connection: an orderly end, not a loss.
 			err = ErrShutdown
 		}
+		refused := sess.refused != nil
+		if refused && !errors.Is(err, ErrStopped) {
+			// The plugin refused the runtime in Configure, so the
+			// runtime closed the connection: the refusal is why.
+			err = sess.refused
+		}
 		sess.err = err
 		sess.mu.Unlock()
 		close(sess.done)
 		sess.server.Close()
 		sess.client.Close()
 		sess.mux.Close()
-		if errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown) {
+		if errors.Is(err, ErrStopped) || errors.Is(err, ErrShutdown) || refused {
+			// A refusal is Start's error: the caller reports it.
 			s.log.Debug("connection ended", "reason", err)
 		} else {
 			s.log.Warn("connection to runtime ended", "error", err)
@@ -245,6 +262,13 @@ func (sess *session) wasSynchronized() bool {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	return sess.synced
+}
+
+// refusedErr returns the plugin's refusal of the runtime, nil if none.
+func (sess *session) refusedErr() *NoNetworkExtensionError {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.refused
 }
 
 func (sess *session) requestTimeout() time.Duration {

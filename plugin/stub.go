@@ -104,9 +104,11 @@ func (s *Stub) resolveIdentity() error {
 func (s *Stub) Name() string { return api.FullPluginName(s.idx, s.name) }
 
 // Start connects to the runtime, registers and waits until the runtime has
-// configured the plugin. It fails if the plugin is already connected. The
-// connection then lives until the runtime closes it, Stop is called, or a
-// transport error occurs; ctx only bounds the handshake.
+// configured the plugin. It fails if the plugin is already connected, and
+// with a [*NoNetworkExtensionError] when the stub was built with
+// WithRequiredNetworkExtension and the runtime lacks the pod network
+// extension. The connection then lives until the runtime closes it, Stop
+// is called, or a transport error occurs; ctx only bounds the handshake.
 func (s *Stub) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.sess != nil && !s.sess.isDone() {
@@ -130,6 +132,9 @@ func (s *Stub) Start(ctx context.Context) error {
 	if err := sess.handshake(ctx); err != nil {
 		sess.close(err)
 		sess.wait()
+		if refused := (*NoNetworkExtensionError)(nil); errors.As(err, &refused) {
+			return refused // names the plugin already
+		}
 		return fmt.Errorf("plugin %q: %w", s.Name(), err)
 	}
 	return nil
@@ -140,8 +145,10 @@ func (s *Stub) Start(ctx context.Context) error {
 // reason the connection ended, or why it could not be made; nil if it was
 // ended through ctx or the runtime shut the plugin down. With
 // WithReconnect it does not return when the connection ends but connects
-// again (see WithReconnect), and returns nil once ctx is cancelled. After
-// Stop it returns ErrStopped. In every case the current connection is
+// again (see WithReconnect), and returns nil once ctx is cancelled. In
+// both cases a plugin built with WithRequiredNetworkExtension that refused
+// the runtime makes Run return the [*NoNetworkExtensionError] at once.
+// After Stop it returns ErrStopped. In every case the current connection is
 // closed and the stub's goroutines, the on-close callback included, have
 // finished when it returns. Run may not be called again before it
 // returned.

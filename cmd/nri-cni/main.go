@@ -24,10 +24,25 @@
 // connects again (with backoff, waiting at most 5 s between attempts), and
 // is configured (the network reloaded) and synchronized again when it
 // rejoins, until it gets SIGINT or SIGTERM, which end it with status 0.
+//
+// It needs a runtime with nrinet's pod network extension (nrinetd).
+// Launched or started by hand, it refuses a runtime whose Configure does
+// not advertise it (stock containerd, CRI-O, any runtime on containerd/nri
+// v0.12.5), which would drop the networks it returns and attach pods with
+// its own CNI setup as well: it answers Configure with an error, so the
+// runtime never takes it in and it runs no CNI command for any pod, does
+// not reconnect, prints one error and exits with status 3:
+//
+//	nri-cni: plugin "10-cni" refuses to join runtime "containerd" version "v2.4.2": it needs nrinet's pod network extension, which the runtime does not advertise in Configure, so the pod networks the plugin sets up would be dropped; run it with a runtime built on nrinet (nrinetd), and on this runtime keep using CNI
+//
+// There is no option to run it on such a runtime anyway. Started with
+// -config, it has loaded the network (asking each CNI plugin's VERSION)
+// before it connects. Any other error exits with status 1.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -42,9 +57,17 @@ import (
 	cniplugin "github.com/nrinet/nrinet/plugins/cni"
 )
 
+// exitNoNetworkExtension is the exit status when the plugin refused a
+// runtime without nrinet's pod network extension; 1 is for every other
+// error.
+const exitNoNetworkExtension = 3
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "nri-cni:", err)
+		if errors.Is(err, plugin.ErrNoNetworkExtension) {
+			os.Exit(exitNoNetworkExtension)
+		}
 		os.Exit(1)
 	}
 }
@@ -55,6 +78,17 @@ func run() error {
 	name := flag.String("name", "cni", "plugin `name`, unless the runtime or the executable's NN-name file name gives one")
 	idx := flag.String("idx", "10", "plugin `index`, unless the runtime or the executable's NN-name file name gives one")
 	verbose := flag.Bool("verbose", false, "log debug messages")
+	flag.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-cni [-config FILE] [-socket PATH] [-name NAME] [-idx NN] [-verbose]
+
+Attaches pods to a CNI network and returns their networks to the runtime.
+It needs a runtime with nrinet's pod network extension (nrinetd): it refuses
+to join a runtime without it (stock containerd, CRI-O), which would drop its
+networks, and exits with status 3.
+
+`)
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -83,7 +117,9 @@ func run() error {
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	_, _, nnErr := api.ParsePluginFileName(filepath.Base(os.Args[0]))
 	named := nnErr == nil
-	popts := []plugin.Option{plugin.WithLogger(logger)}
+	// Without the extension the runtime drops the networks the plugin
+	// returns, and sets pods up its own way (CNI): refuse such a runtime.
+	popts := []plugin.Option{plugin.WithLogger(logger), plugin.WithRequiredNetworkExtension()}
 	if set["name"] || (os.Getenv(api.PluginNameEnv) == "" && !named) {
 		popts = append(popts, plugin.WithPluginName(*name))
 	}

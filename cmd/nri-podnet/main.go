@@ -14,6 +14,20 @@
 // socket is not there yet, it logs why and connects again (with backoff,
 // waiting at most 5 s between attempts), and is synchronized again when it
 // rejoins, until it gets SIGINT or SIGTERM.
+//
+// It needs a runtime with nrinet's pod network extension (nrinetd).
+// Launched or started by hand, it refuses a runtime whose Configure does
+// not advertise it (stock containerd, CRI-O, any runtime on containerd/nri
+// v0.12.5), which would drop the networks it returns while the interfaces
+// it set up broke the runtime's own (CNI) setup of every pod: it answers
+// Configure with an error, so the runtime never takes it in and it touches
+// no pod, does not reconnect, prints one error and exits with status 3:
+//
+//	nri-podnet: plugin "10-podnet" refuses to join runtime "containerd" version "v2.4.2": it needs nrinet's pod network extension, which the runtime does not advertise in Configure, so the pod networks the plugin sets up would be dropped; run it with a runtime built on nrinet (nrinetd), and on this runtime keep using CNI
+//
+// There is no option to run it on such a runtime anyway. Started with
+// -config, it has set up its bridge and state directory before it
+// connects, and leaves them. Any other error exits with status 1.
 package main
 
 import (
@@ -32,9 +46,17 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet"
 )
 
+// exitNoNetworkExtension is the exit status when the plugin refused a
+// runtime without nrinet's pod network extension; 1 is for every other
+// error.
+const exitNoNetworkExtension = 3
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "nri-podnet:", err)
+		if errors.Is(err, plugin.ErrNoNetworkExtension) {
+			os.Exit(exitNoNetworkExtension)
+		}
 		os.Exit(1)
 	}
 }
@@ -47,6 +69,16 @@ func run() error {
 		idx     = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
 		verbose = flag.Bool("verbose", false, "debug logging")
 	)
+	flag.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-podnet -config FILE [-socket PATH] [-name NAME] [-idx NN] [-verbose]
+
+nrinet's native pod network plugin. It needs a runtime with nrinet's pod
+network extension (nrinetd): it refuses to join a runtime without it (stock
+containerd, CRI-O), which would drop its networks, and exits with status 3.
+
+`)
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	level := slog.LevelInfo
 	if *verbose {
@@ -74,7 +106,9 @@ func run() error {
 	}
 	defer p.Close()
 
-	opts := []plugin.Option{plugin.WithLogger(log)}
+	// Without the extension the runtime drops the networks the plugin
+	// returns, and sets pods up its own way (CNI): refuse such a runtime.
+	opts := []plugin.Option{plugin.WithLogger(log), plugin.WithRequiredNetworkExtension()}
 	if *name != "" || os.Getenv("NRI_PLUGIN_NAME") == "" {
 		opts = append(opts, plugin.WithPluginName(cmpOr(*name, "podnet")))
 	}

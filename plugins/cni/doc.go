@@ -7,9 +7,22 @@
 //	h, err := cniplugin.New(ctx, cniplugin.WithLogger(logger))
 //	...
 //	s, err := plugin.New(h, plugin.WithPluginName("cni"), plugin.WithPluginIdx("10"),
+//		plugin.WithRequiredNetworkExtension(),
 //		plugin.WithReconnect(0, 0)) // when it dials the runtime's socket
 //	...
 //	err = s.Run(ctx)
+//
+// The plugin needs a runtime with nrinet's pod network extension
+// (nrinetd). A runtime without it (stock containerd, CRI-O, any runtime on
+// containerd/nri v0.12.5) would drop the networks the plugin returns, and
+// attaches pods with its own CNI setup as well. With
+// [github.com/nrinet/nrinet/plugin.WithRequiredNetworkExtension], as
+// cmd/nri-cni builds its stub, such a runtime is refused in Configure,
+// before [Plugin.Configure] runs: the runtime never takes the plugin in,
+// no CNI command runs for any pod, and Run returns a
+// [*github.com/nrinet/nrinet/plugin.NoNetworkExtensionError]; nri-cni
+// prints it and exits with status 3. There is no option to run it on such
+// a runtime anyway.
 //
 // Configure and Synchronize may come more than once (a reconnecting stub
 // joins again): Configure loads the network anew each time, and

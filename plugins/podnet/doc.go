@@ -16,6 +16,22 @@
 // of pods that no longer exist and deletes their host veths, and any other
 // host veth of its naming on the bridge that no existing pod owns.
 //
+// # Runtimes
+//
+// nri-podnet needs a runtime with nrinet's pod network extension
+// (nrinetd). A runtime without it (stock containerd, CRI-O, any runtime
+// on containerd/nri v0.12.5) would drop the networks the plugin returns;
+// on containerd, whose own CNI setup makes eth0 first, creating the veth
+// then fails every pod. cmd/nri-podnet builds its stub with
+// [github.com/nrinet/nrinet/plugin.WithRequiredNetworkExtension], and so
+// should any program that runs [Plugin]: the stub then refuses such a
+// runtime in Configure, before [Plugin.Configure] runs, the runtime never
+// takes the plugin in, and Run returns a
+// [*github.com/nrinet/nrinet/plugin.NoNetworkExtensionError]; nri-podnet
+// prints it and exits with status 3. There is no option to run it on such
+// a runtime anyway. [New] with a configuration sets up the bridge and the
+// state directory before the plugin connects, and they stay.
+//
 // # Configuration
 //
 // JSON, from a file or from the runtime (NN-podnet.conf for a plugin the

@@ -26,11 +26,16 @@ import (
 // bin holds the helper binaries, built once by TestMain.
 var bin = map[string]string{}
 
+// binDir is the directory TestMain builds the helper binaries into; the
+// root module's commands go there too (rootCommand).
+var binDir string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "nrinet-interop-bin-")
 	if err != nil {
 		panic(err)
 	}
+	binDir = dir
 	code := func() int {
 		defer os.RemoveAll(dir)
 		for _, impl := range []string{"nrinet", "upstream"} {
@@ -62,6 +67,8 @@ type driverProc struct {
 	stdin io.WriteCloser
 	lines chan driverLine
 	sock  string
+	// stderr collects what the driver (its runtime library) logs.
+	stderr *syncBuffer
 	// side collects the update and evict lines read while waiting for
 	// something else.
 	side []driverLine
@@ -70,13 +77,13 @@ type driverProc struct {
 func startDriver(t *testing.T, impl string, args ...string) *driverProc {
 	t.Helper()
 	dir := t.TempDir()
-	d := &driverProc{sock: filepath.Join(dir, "run", "nri.sock"), lines: make(chan driverLine, 100)}
+	d := &driverProc{sock: filepath.Join(dir, "run", "nri.sock"), lines: make(chan driverLine, 100), stderr: &syncBuffer{}}
 	args = append([]string{"-socket", d.sock, "-golden", "testdata"}, args...)
 	if !slices.Contains(args, "-plugin-dir") {
 		args = append(args, "-plugin-dir", filepath.Join(dir, "no-plugins"), "-conf-dir", filepath.Join(dir, "no-conf"))
 	}
 	d.cmd = exec.Command(bin[impl+"-driver"], args...)
-	d.cmd.Stderr = &logWriter{t: t, prefix: impl + "-driver: "}
+	d.cmd.Stderr = io.MultiWriter(d.stderr, &logWriter{t: t, prefix: impl + "-driver: "})
 	stdout, err := d.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +149,20 @@ func (d *driverProc) run(t *testing.T) map[string]driverLine {
 		case "done":
 			return out
 		}
+	}
+}
+
+// runPod sends RunPodSandbox of the golden pod alone and returns its
+// result line.
+func (d *driverProc) runPod(t *testing.T) driverLine {
+	t.Helper()
+	fmt.Fprintln(d.stdin, "runpod")
+	for {
+		l := d.next(t)
+		if l.Step == "result" {
+			return l
+		}
+		d.side = append(d.side, l)
 	}
 }
 

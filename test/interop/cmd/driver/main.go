@@ -8,7 +8,8 @@
 //
 // Protocol on stdin/stdout: the driver prints {"step":"ready"} once
 // listening; "run" sends the events ({"step":"result",...} per event, then
-// {"step":"done"}); "create FILE" and "update FILE" send one
+// {"step":"done"}); "runpod" sends only RunPodSandbox and prints its
+// result; "create FILE" and "update FILE" send one
 // CreateContainerRequest or UpdateContainerRequest read from FILE
 // (protojson) and print its result; "quit" or end of input stops the
 // runtime and exits. Container updates and evictions plugins ask for
@@ -116,6 +117,9 @@ func main() {
 			load("", file, req)
 			rsp, err := d.UpdateContainer(ctx, req)
 			emit(resultLine("UpdateContainer", rsp, err, rsp.GetUpdate()))
+		case "runpod":
+			d.awaitSync()
+			emit(line{Step: "result", Event: "RunPodSandbox", Error: errText(d.RunPodSandbox(ctx, &RunPodSandboxRequest{Pod: pod}))})
 		case "run":
 			d.awaitSync()
 			runEvents(ctx, d, pod, ctr, res)

@@ -1,0 +1,38 @@
+package plugin
+
+import "github.com/nrinet/nrinet/api"
+
+// WithRequiredNetworkExtension makes the plugin refuse a runtime that does
+// not support nrinet's pod network extension, for a plugin whose whole
+// job is a pod's network: on such a runtime (containerd, CRI-O, any
+// runtime on containerd/nri v0.12.5) the networks it returns would be
+// dropped while the interfaces it sets up get in the way of the runtime's
+// own (CNI), so that pods fail.
+//
+// Without this option a stub joins any runtime: where the extension is
+// missing it subscribes to the classic events only, still calls
+// RunPodSandboxNetwork but drops the network, and logs one warning.
+//
+// With it, when the runtime's Configure request does not advertise the
+// extension, the stub answers Configure with an error before calling the
+// plugin's ConfigureHandler, so the runtime drops the connection and never
+// takes the plugin in: it gets no Synchronize, no RunPodSandbox, no other
+// event. Start and Run then return one [*NoNetworkExtensionError], which
+// matches [ErrNoNetworkExtension] and names the plugin and the runtime.
+// The refusal is final: with [WithReconnect], Run returns it instead of
+// connecting again.
+func WithRequiredNetworkExtension() Option {
+	return func(c *config) error {
+		c.requireNetworkExtension = true
+		return nil
+	}
+}
+
+// refusal is the error a stub built with WithRequiredNetworkExtension
+// answers a Configure request with, nil if it may go on.
+func (s *Stub) refusal(req *api.ConfigureRequest) *NoNetworkExtensionError {
+	if !s.cfg.requireNetworkExtension || req.GetNetworkExtension().GetVersion() != 0 {
+		return nil
+	}
+	return &NoNetworkExtensionError{Plugin: s.Name(), Runtime: req.GetRuntimeName(), RuntimeVersion: req.GetRuntimeVersion()}
+}
