@@ -3,7 +3,10 @@ package cniplugin_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +14,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/testutil"
+	cniplugin "github.com/nrinet/nrinet/plugins/cni"
 )
 
 // These tests hold nri-cni to what containerd v2.4.2 passes to CNI for the
@@ -243,4 +247,72 @@ func TestCNI_ArgsLikeContainerd(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCNI_Loopback: by default the pod's lo comes up through the loopback
+// network cni-loopback (cniVersion 0.3.1, plugin loopback, ifName lo),
+// run before the pod's network, as containerd does; libcni caches it as an
+// attachment of its own, and StopPodSandbox deletes it. With
+// useInternalLoopback (containerd's use_internal_loopback) lo is set up
+// directly: the loopback plugin need not be installed and no attachment
+// is cached for it.
+func TestCNI_Loopback(t *testing.T) {
+	testutil.SkipUnlessRoot(t)
+	ctx := context.Background()
+	for i, tc := range []struct {
+		name     string
+		internal bool
+	}{
+		{"loopback network", false},
+		{"useInternalLoopback", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tn := newTestNet(t, "1.0.0", fmt.Sprintf("198.18.%d.0/24", 116+i))
+			tn.noPortmap = true
+			cfg := tn.config()
+			if tc.internal {
+				// bridge and host-local only: no loopback plugin.
+				bin := t.TempDir()
+				for _, typ := range []string{"bridge", "host-local"} {
+					if err := os.Symlink(filepath.Join(tn.binDir, typ), filepath.Join(bin, typ)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cfg.BinDirs = []string{bin}
+				cfg.UseInternalLoopback = true
+			}
+			tn.writeConflist(t, "10-nrinet-test.conflist", tn.subnets...)
+			logger, _ := newLogger(t)
+			p, err := cniplugin.New(ctx, cniplugin.WithConfig(cfg), cniplugin.WithLogger(logger))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lo := p.Network().Loopback; (lo == nil) != tc.internal {
+				t.Fatalf("loaded loopback network %v, want one: %v", lo, !tc.internal)
+			} else if lo != nil && (lo.Name != cniplugin.LoopbackNetwork || lo.CNIVersion != "0.3.1" ||
+				len(lo.Plugins) != 1 || lo.Plugins[0].Network.Type != "loopback") {
+				t.Errorf("loopback network %s %s with %d plugins, want %s 0.3.1 with one of type loopback",
+					lo.Name, lo.CNIVersion, len(lo.Plugins), cniplugin.LoopbackNetwork)
+			}
+			pod, ns := newPod(t, 1)
+			if _, err := p.RunPodSandboxNetwork(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			if !loUp(t, ns) {
+				t.Error("lo is not up in the pod")
+			}
+			// libcni names its cache entries <network>-<container ID>-<ifname>.
+			loEntries := tn.cacheFiles(t, cniplugin.LoopbackNetwork+"-"+pod.GetId()+"-"+cniplugin.LoopbackIfName)
+			netEntries := tn.cacheFiles(t, tn.name+"-"+pod.GetId()+"-"+cniplugin.IfName)
+			if want := !tc.internal; (len(loEntries) > 0) != want || len(netEntries) == 0 {
+				t.Errorf("libcni cache entries: loopback %v (want some: %v), network %v (want some)", loEntries, want, netEntries)
+			}
+			if err := p.StopPodSandbox(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			if left := tn.cacheFiles(t, pod.GetId()); len(left) != 0 {
+				t.Errorf("libcni cache entries left after StopPodSandbox: %v", left)
+			}
+		})
+	}
 }
