@@ -629,6 +629,56 @@ func (Field) EnumDescriptor() ([]byte, []int) {
 	return file_pkg_api_api_proto_rawDescGZIP(), []int{7}
 }
 
+// Protocol is the protocol of a port mapping; the values are CRI's.
+type Protocol int32
+
+const (
+	Protocol_PROTOCOL_TCP  Protocol = 0
+	Protocol_PROTOCOL_UDP  Protocol = 1
+	Protocol_PROTOCOL_SCTP Protocol = 2
+)
+
+// Enum value maps for Protocol.
+var (
+	Protocol_name = map[int32]string{
+		0: "PROTOCOL_TCP",
+		1: "PROTOCOL_UDP",
+		2: "PROTOCOL_SCTP",
+	}
+	Protocol_value = map[string]int32{
+		"PROTOCOL_TCP":  0,
+		"PROTOCOL_UDP":  1,
+		"PROTOCOL_SCTP": 2,
+	}
+)
+
+func (x Protocol) Enum() *Protocol {
+	p := new(Protocol)
+	*p = x
+	return p
+}
+
+func (x Protocol) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Protocol) Descriptor() protoreflect.EnumDescriptor {
+	return file_pkg_api_api_proto_enumTypes[8].Descriptor()
+}
+
+func (Protocol) Type() protoreflect.EnumType {
+	return &file_pkg_api_api_proto_enumTypes[8]
+}
+
+func (x Protocol) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Protocol.Descriptor instead.
+func (Protocol) EnumDescriptor() ([]byte, []int) {
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{8}
+}
+
 // ProfileType is the kind of profile.
 type SecurityProfile_ProfileType int32
 
@@ -663,11 +713,11 @@ func (x SecurityProfile_ProfileType) String() string {
 }
 
 func (SecurityProfile_ProfileType) Descriptor() protoreflect.EnumDescriptor {
-	return file_pkg_api_api_proto_enumTypes[8].Descriptor()
+	return file_pkg_api_api_proto_enumTypes[9].Descriptor()
 }
 
 func (SecurityProfile_ProfileType) Type() protoreflect.EnumType {
-	return &file_pkg_api_api_proto_enumTypes[8]
+	return &file_pkg_api_api_proto_enumTypes[9]
 }
 
 func (x SecurityProfile_ProfileType) Number() protoreflect.EnumNumber {
@@ -954,8 +1004,14 @@ type ConfigureResponse struct {
 	// What the runtime does when the plugin fails to answer in time. Unset
 	// means the zero policy.
 	FailurePolicy *FailurePolicy `protobuf:"bytes,3,opt,name=failure_policy,json=failurePolicy,proto3" json:"failure_policy,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Set by plugins that speak nrinet's pod network extension, in answer to
+	// a runtime that advertised it (ConfigureRequest.network_extension): the
+	// version the plugin speaks. Only such plugins are sent the extension's
+	// fields of PodSandbox. The high field number keeps clear of future
+	// upstream fields.
+	NetworkExtension *NetworkExtension `protobuf:"bytes,10001,opt,name=network_extension,json=networkExtension,proto3" json:"network_extension,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ConfigureResponse) Reset() {
@@ -998,6 +1054,13 @@ func (x *ConfigureResponse) GetEvents() int32 {
 func (x *ConfigureResponse) GetFailurePolicy() *FailurePolicy {
 	if x != nil {
 		return x.FailurePolicy
+	}
+	return nil
+}
+
+func (x *ConfigureResponse) GetNetworkExtension() *NetworkExtension {
+	if x != nil {
+		return x.NetworkExtension
 	}
 	return nil
 }
@@ -2739,7 +2802,15 @@ type PodSandbox struct {
 	// Sandbox process ID (NRI v1 compatibility).
 	Pid uint32 `protobuf:"varint,9,opt,name=pid,proto3" json:"pid,omitempty"`
 	// Pod IP addresses.
-	Ips           []string `protobuf:"bytes,10,rep,name=ips,proto3" json:"ips,omitempty"`
+	Ips []string `protobuf:"bytes,10,rep,name=ips,proto3" json:"ips,omitempty"`
+	// Pod network extension (nrinet): the port mappings and DNS
+	// configuration of the pod's CRI configuration, which a network plugin
+	// (a CNI runner, say) needs and NRI does not carry. The runtime library
+	// sends them only to plugins that negotiated the extension
+	// (ConfigureResponse.network_extension) and clears them for every other
+	// plugin. The high field numbers keep clear of future upstream fields.
+	PortMappings  []*PortMapping `protobuf:"bytes,10001,rep,name=port_mappings,json=portMappings,proto3" json:"port_mappings,omitempty"`
+	DnsConfig     *PodDNSConfig  `protobuf:"bytes,10002,opt,name=dns_config,json=dnsConfig,proto3" json:"dns_config,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2840,6 +2911,20 @@ func (x *PodSandbox) GetPid() uint32 {
 func (x *PodSandbox) GetIps() []string {
 	if x != nil {
 		return x.Ips
+	}
+	return nil
+}
+
+func (x *PodSandbox) GetPortMappings() []*PortMapping {
+	if x != nil {
+		return x.PortMappings
+	}
+	return nil
+}
+
+func (x *PodSandbox) GetDnsConfig() *PodDNSConfig {
+	if x != nil {
+		return x.DnsConfig
 	}
 	return nil
 }
@@ -6005,6 +6090,144 @@ func (x *NetworkExtension) GetVersion() uint32 {
 	return 0
 }
 
+// PortMapping is a port of the pod published on the host, as in the pod's
+// CRI configuration (PortMapping).
+type PortMapping struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Protocol Protocol               `protobuf:"varint,1,opt,name=protocol,proto3,enum=nri.pkg.api.v1alpha1.Protocol" json:"protocol,omitempty"`
+	// Port in the pod.
+	ContainerPort int32 `protobuf:"varint,2,opt,name=container_port,json=containerPort,proto3" json:"container_port,omitempty"`
+	// Port on the host; 0 when the pod only declares the port.
+	HostPort int32 `protobuf:"varint,3,opt,name=host_port,json=hostPort,proto3" json:"host_port,omitempty"`
+	// Host IP to publish on; empty for every address.
+	HostIp        string `protobuf:"bytes,4,opt,name=host_ip,json=hostIp,proto3" json:"host_ip,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortMapping) Reset() {
+	*x = PortMapping{}
+	mi := &file_pkg_api_api_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortMapping) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortMapping) ProtoMessage() {}
+
+func (x *PortMapping) ProtoReflect() protoreflect.Message {
+	mi := &file_pkg_api_api_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortMapping.ProtoReflect.Descriptor instead.
+func (*PortMapping) Descriptor() ([]byte, []int) {
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *PortMapping) GetProtocol() Protocol {
+	if x != nil {
+		return x.Protocol
+	}
+	return Protocol_PROTOCOL_TCP
+}
+
+func (x *PortMapping) GetContainerPort() int32 {
+	if x != nil {
+		return x.ContainerPort
+	}
+	return 0
+}
+
+func (x *PortMapping) GetHostPort() int32 {
+	if x != nil {
+		return x.HostPort
+	}
+	return 0
+}
+
+func (x *PortMapping) GetHostIp() string {
+	if x != nil {
+		return x.HostIp
+	}
+	return ""
+}
+
+// PodDNSConfig is the DNS configuration of the pod's CRI configuration
+// (DNSConfig), which the runtime writes into the pod's resolv.conf.
+type PodDNSConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Nameservers.
+	Servers []string `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	// Search domains.
+	Searches []string `protobuf:"bytes,2,rep,name=searches,proto3" json:"searches,omitempty"`
+	// resolv.conf options, e.g. "ndots:5".
+	Options       []string `protobuf:"bytes,3,rep,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodDNSConfig) Reset() {
+	*x = PodDNSConfig{}
+	mi := &file_pkg_api_api_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodDNSConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodDNSConfig) ProtoMessage() {}
+
+func (x *PodDNSConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_pkg_api_api_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodDNSConfig.ProtoReflect.Descriptor instead.
+func (*PodDNSConfig) Descriptor() ([]byte, []int) {
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *PodDNSConfig) GetServers() []string {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+func (x *PodDNSConfig) GetSearches() []string {
+	if x != nil {
+		return x.Searches
+	}
+	return nil
+}
+
+func (x *PodDNSConfig) GetOptions() []string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
 // PodSandboxAdjustment is a plugin's contribution to a pod being created.
 type PodSandboxAdjustment struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -6015,7 +6238,7 @@ type PodSandboxAdjustment struct {
 
 func (x *PodSandboxAdjustment) Reset() {
 	*x = PodSandboxAdjustment{}
-	mi := &file_pkg_api_api_proto_msgTypes[86]
+	mi := &file_pkg_api_api_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6027,7 +6250,7 @@ func (x *PodSandboxAdjustment) String() string {
 func (*PodSandboxAdjustment) ProtoMessage() {}
 
 func (x *PodSandboxAdjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_pkg_api_api_proto_msgTypes[86]
+	mi := &file_pkg_api_api_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6040,7 +6263,7 @@ func (x *PodSandboxAdjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandboxAdjustment.ProtoReflect.Descriptor instead.
 func (*PodSandboxAdjustment) Descriptor() ([]byte, []int) {
-	return file_pkg_api_api_proto_rawDescGZIP(), []int{86}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *PodSandboxAdjustment) GetNetwork() *PodSandboxNetwork {
@@ -6070,7 +6293,7 @@ type PodSandboxNetwork struct {
 
 func (x *PodSandboxNetwork) Reset() {
 	*x = PodSandboxNetwork{}
-	mi := &file_pkg_api_api_proto_msgTypes[87]
+	mi := &file_pkg_api_api_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6082,7 +6305,7 @@ func (x *PodSandboxNetwork) String() string {
 func (*PodSandboxNetwork) ProtoMessage() {}
 
 func (x *PodSandboxNetwork) ProtoReflect() protoreflect.Message {
-	mi := &file_pkg_api_api_proto_msgTypes[87]
+	mi := &file_pkg_api_api_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6095,7 +6318,7 @@ func (x *PodSandboxNetwork) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandboxNetwork.ProtoReflect.Descriptor instead.
 func (*PodSandboxNetwork) Descriptor() ([]byte, []int) {
-	return file_pkg_api_api_proto_rawDescGZIP(), []int{87}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *PodSandboxNetwork) GetIps() []string {
@@ -6150,7 +6373,7 @@ type NetworkInterface struct {
 
 func (x *NetworkInterface) Reset() {
 	*x = NetworkInterface{}
-	mi := &file_pkg_api_api_proto_msgTypes[88]
+	mi := &file_pkg_api_api_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6162,7 +6385,7 @@ func (x *NetworkInterface) String() string {
 func (*NetworkInterface) ProtoMessage() {}
 
 func (x *NetworkInterface) ProtoReflect() protoreflect.Message {
-	mi := &file_pkg_api_api_proto_msgTypes[88]
+	mi := &file_pkg_api_api_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6175,7 +6398,7 @@ func (x *NetworkInterface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkInterface.ProtoReflect.Descriptor instead.
 func (*NetworkInterface) Descriptor() ([]byte, []int) {
-	return file_pkg_api_api_proto_rawDescGZIP(), []int{88}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *NetworkInterface) GetName() string {
@@ -6221,7 +6444,7 @@ type NetworkRoute struct {
 
 func (x *NetworkRoute) Reset() {
 	*x = NetworkRoute{}
-	mi := &file_pkg_api_api_proto_msgTypes[89]
+	mi := &file_pkg_api_api_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6233,7 +6456,7 @@ func (x *NetworkRoute) String() string {
 func (*NetworkRoute) ProtoMessage() {}
 
 func (x *NetworkRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_pkg_api_api_proto_msgTypes[89]
+	mi := &file_pkg_api_api_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6246,7 +6469,7 @@ func (x *NetworkRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkRoute.ProtoReflect.Descriptor instead.
 func (*NetworkRoute) Descriptor() ([]byte, []int) {
-	return file_pkg_api_api_proto_rawDescGZIP(), []int{89}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *NetworkRoute) GetDestination() string {
@@ -6282,7 +6505,7 @@ type NetworkDNS struct {
 
 func (x *NetworkDNS) Reset() {
 	*x = NetworkDNS{}
-	mi := &file_pkg_api_api_proto_msgTypes[90]
+	mi := &file_pkg_api_api_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6294,7 +6517,7 @@ func (x *NetworkDNS) String() string {
 func (*NetworkDNS) ProtoMessage() {}
 
 func (x *NetworkDNS) ProtoReflect() protoreflect.Message {
-	mi := &file_pkg_api_api_proto_msgTypes[90]
+	mi := &file_pkg_api_api_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6307,7 +6530,7 @@ func (x *NetworkDNS) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkDNS.ProtoReflect.Descriptor instead.
 func (*NetworkDNS) Descriptor() ([]byte, []int) {
-	return file_pkg_api_api_proto_rawDescGZIP(), []int{90}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *NetworkDNS) GetServers() []string {
@@ -6344,7 +6567,7 @@ type PodSandboxStatusRequest struct {
 
 func (x *PodSandboxStatusRequest) Reset() {
 	*x = PodSandboxStatusRequest{}
-	mi := &file_pkg_api_api_proto_msgTypes[91]
+	mi := &file_pkg_api_api_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6356,7 +6579,7 @@ func (x *PodSandboxStatusRequest) String() string {
 func (*PodSandboxStatusRequest) ProtoMessage() {}
 
 func (x *PodSandboxStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pkg_api_api_proto_msgTypes[91]
+	mi := &file_pkg_api_api_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6369,7 +6592,7 @@ func (x *PodSandboxStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandboxStatusRequest.ProtoReflect.Descriptor instead.
 func (*PodSandboxStatusRequest) Descriptor() ([]byte, []int) {
-	return file_pkg_api_api_proto_rawDescGZIP(), []int{91}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *PodSandboxStatusRequest) GetPod() *PodSandbox {
@@ -6399,7 +6622,7 @@ type PodSandboxStatusResponse struct {
 
 func (x *PodSandboxStatusResponse) Reset() {
 	*x = PodSandboxStatusResponse{}
-	mi := &file_pkg_api_api_proto_msgTypes[92]
+	mi := &file_pkg_api_api_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6411,7 +6634,7 @@ func (x *PodSandboxStatusResponse) String() string {
 func (*PodSandboxStatusResponse) ProtoMessage() {}
 
 func (x *PodSandboxStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pkg_api_api_proto_msgTypes[92]
+	mi := &file_pkg_api_api_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6424,7 +6647,7 @@ func (x *PodSandboxStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandboxStatusResponse.ProtoReflect.Descriptor instead.
 func (*PodSandboxStatusResponse) Descriptor() ([]byte, []int) {
-	return file_pkg_api_api_proto_rawDescGZIP(), []int{92}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *PodSandboxStatusResponse) GetIp() string {
@@ -6463,7 +6686,7 @@ type UpdatePodSandboxNetworkRequest struct {
 
 func (x *UpdatePodSandboxNetworkRequest) Reset() {
 	*x = UpdatePodSandboxNetworkRequest{}
-	mi := &file_pkg_api_api_proto_msgTypes[93]
+	mi := &file_pkg_api_api_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6475,7 +6698,7 @@ func (x *UpdatePodSandboxNetworkRequest) String() string {
 func (*UpdatePodSandboxNetworkRequest) ProtoMessage() {}
 
 func (x *UpdatePodSandboxNetworkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pkg_api_api_proto_msgTypes[93]
+	mi := &file_pkg_api_api_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6488,7 +6711,7 @@ func (x *UpdatePodSandboxNetworkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePodSandboxNetworkRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePodSandboxNetworkRequest) Descriptor() ([]byte, []int) {
-	return file_pkg_api_api_proto_rawDescGZIP(), []int{93}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *UpdatePodSandboxNetworkRequest) GetPodId() string {
@@ -6522,7 +6745,7 @@ type UpdatePodSandboxNetworkResponse struct {
 
 func (x *UpdatePodSandboxNetworkResponse) Reset() {
 	*x = UpdatePodSandboxNetworkResponse{}
-	mi := &file_pkg_api_api_proto_msgTypes[94]
+	mi := &file_pkg_api_api_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6534,7 +6757,7 @@ func (x *UpdatePodSandboxNetworkResponse) String() string {
 func (*UpdatePodSandboxNetworkResponse) ProtoMessage() {}
 
 func (x *UpdatePodSandboxNetworkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pkg_api_api_proto_msgTypes[94]
+	mi := &file_pkg_api_api_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6547,7 +6770,7 @@ func (x *UpdatePodSandboxNetworkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePodSandboxNetworkResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePodSandboxNetworkResponse) Descriptor() ([]byte, []int) {
-	return file_pkg_api_api_proto_rawDescGZIP(), []int{94}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{96}
 }
 
 // PodNetworkRecord is a pod's merged network with the plugin that set each
@@ -6571,7 +6794,7 @@ type PodNetworkRecord struct {
 
 func (x *PodNetworkRecord) Reset() {
 	*x = PodNetworkRecord{}
-	mi := &file_pkg_api_api_proto_msgTypes[95]
+	mi := &file_pkg_api_api_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6583,7 +6806,7 @@ func (x *PodNetworkRecord) String() string {
 func (*PodNetworkRecord) ProtoMessage() {}
 
 func (x *PodNetworkRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_pkg_api_api_proto_msgTypes[95]
+	mi := &file_pkg_api_api_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6596,7 +6819,7 @@ func (x *PodNetworkRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodNetworkRecord.ProtoReflect.Descriptor instead.
 func (*PodNetworkRecord) Descriptor() ([]byte, []int) {
-	return file_pkg_api_api_proto_rawDescGZIP(), []int{95}
+	return file_pkg_api_api_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *PodNetworkRecord) GetNetwork() *PodSandboxNetwork {
@@ -6652,10 +6875,11 @@ const file_pkg_api_api_proto_rawDesc = "" +
 	"\x0frequest_timeout\x18\x05 \x01(\x03R\x0erequestTimeout\x12\x1f\n" +
 	"\vNRI_version\x18\x06 \x01(\tR\n" +
 	"NRIVersion\x12T\n" +
-	"\x11network_extension\x18\x91N \x01(\v2&.nri.pkg.api.v1alpha1.NetworkExtensionR\x10networkExtension\"w\n" +
+	"\x11network_extension\x18\x91N \x01(\v2&.nri.pkg.api.v1alpha1.NetworkExtensionR\x10networkExtension\"\xcd\x01\n" +
 	"\x11ConfigureResponse\x12\x16\n" +
 	"\x06events\x18\x02 \x01(\x05R\x06events\x12J\n" +
-	"\x0efailure_policy\x18\x03 \x01(\v2#.nri.pkg.api.v1alpha1.FailurePolicyR\rfailurePolicy\"Y\n" +
+	"\x0efailure_policy\x18\x03 \x01(\v2#.nri.pkg.api.v1alpha1.FailurePolicyR\rfailurePolicy\x12T\n" +
+	"\x11network_extension\x18\x91N \x01(\v2&.nri.pkg.api.v1alpha1.NetworkExtensionR\x10networkExtension\"Y\n" +
 	"\rFailurePolicy\x12!\n" +
 	"\ffail_request\x18\x01 \x01(\bR\vfailRequest\x12%\n" +
 	"\x0ekeep_connected\x18\x02 \x01(\bR\rkeepConnected\"\x9f\x01\n" +
@@ -6742,7 +6966,7 @@ const file_pkg_api_api_proto_rawDesc = "" +
 	"#ValidateContainerAdjustmentResponse\x12\x16\n" +
 	"\x06reject\x18\x01 \x01(\bR\x06reject\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\a\n" +
-	"\x05Empty\"\x80\x04\n" +
+	"\x05Empty\"\x8d\x05\n" +
 	"\n" +
 	"PodSandbox\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -6755,7 +6979,10 @@ const file_pkg_api_api_proto_rawDesc = "" +
 	"\x05linux\x18\b \x01(\v2%.nri.pkg.api.v1alpha1.LinuxPodSandboxR\x05linux\x12\x10\n" +
 	"\x03pid\x18\t \x01(\rR\x03pid\x12\x10\n" +
 	"\x03ips\x18\n" +
-	" \x03(\tR\x03ips\x1a9\n" +
+	" \x03(\tR\x03ips\x12G\n" +
+	"\rport_mappings\x18\x91N \x03(\v2!.nri.pkg.api.v1alpha1.PortMappingR\fportMappings\x12B\n" +
+	"\n" +
+	"dns_config\x18\x92N \x01(\v2\".nri.pkg.api.v1alpha1.PodDNSConfigR\tdnsConfig\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
@@ -7049,7 +7276,16 @@ const file_pkg_api_api_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x127\n" +
 	"\x05value\x18\x02 \x01(\v2!.nri.pkg.api.v1alpha1.FieldOwnersR\x05value:\x028\x01\",\n" +
 	"\x10NetworkExtension\x12\x18\n" +
-	"\aversion\x18\x01 \x01(\rR\aversion\"Y\n" +
+	"\aversion\x18\x01 \x01(\rR\aversion\"\xa6\x01\n" +
+	"\vPortMapping\x12:\n" +
+	"\bprotocol\x18\x01 \x01(\x0e2\x1e.nri.pkg.api.v1alpha1.ProtocolR\bprotocol\x12%\n" +
+	"\x0econtainer_port\x18\x02 \x01(\x05R\rcontainerPort\x12\x1b\n" +
+	"\thost_port\x18\x03 \x01(\x05R\bhostPort\x12\x17\n" +
+	"\ahost_ip\x18\x04 \x01(\tR\x06hostIp\"^\n" +
+	"\fPodDNSConfig\x12\x18\n" +
+	"\aservers\x18\x01 \x03(\tR\aservers\x12\x1a\n" +
+	"\bsearches\x18\x02 \x03(\tR\bsearches\x12\x18\n" +
+	"\aoptions\x18\x03 \x03(\tR\aoptions\"Y\n" +
 	"\x14PodSandboxAdjustment\x12A\n" +
 	"\anetwork\x18\x01 \x01(\v2'.nri.pkg.api.v1alpha1.PodSandboxNetworkR\anetwork\"\xdd\x02\n" +
 	"\x11PodSandboxNetwork\x12\x10\n" +
@@ -7216,7 +7452,11 @@ const file_pkg_api_api_proto_rawDesc = "" +
 	"\tRdtClosID\x10%\x12\x0f\n" +
 	"\vRdtSchemata\x10&\x12\x17\n" +
 	"\x13RdtEnableMonitoring\x10'\x12\x10\n" +
-	"\fMemoryPolicy\x10(2\xe1\x02\n" +
+	"\fMemoryPolicy\x10(*A\n" +
+	"\bProtocol\x12\x10\n" +
+	"\fPROTOCOL_TCP\x10\x00\x12\x10\n" +
+	"\fPROTOCOL_UDP\x10\x01\x12\x11\n" +
+	"\rPROTOCOL_SCTP\x10\x022\xe1\x02\n" +
 	"\aRuntime\x12Z\n" +
 	"\x0eRegisterPlugin\x12+.nri.pkg.api.v1alpha1.RegisterPluginRequest\x1a\x1b.nri.pkg.api.v1alpha1.Empty\x12q\n" +
 	"\x10UpdateContainers\x12-.nri.pkg.api.v1alpha1.UpdateContainersRequest\x1a..nri.pkg.api.v1alpha1.UpdateContainersResponse\x12\x86\x01\n" +
@@ -7254,8 +7494,8 @@ func file_pkg_api_api_proto_rawDescGZIP() []byte {
 	return file_pkg_api_api_proto_rawDescData
 }
 
-var file_pkg_api_api_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_pkg_api_api_proto_msgTypes = make([]protoimpl.MessageInfo, 114)
+var file_pkg_api_api_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_pkg_api_api_proto_msgTypes = make([]protoimpl.MessageInfo, 116)
 var file_pkg_api_api_proto_goTypes = []any{
 	(Event)(0),                                  // 0: nri.pkg.api.v1alpha1.Event
 	(ContainerState)(0),                         // 1: nri.pkg.api.v1alpha1.ContainerState
@@ -7265,335 +7505,342 @@ var file_pkg_api_api_proto_goTypes = []any{
 	(MpolMode)(0),                               // 5: nri.pkg.api.v1alpha1.MpolMode
 	(MpolFlag)(0),                               // 6: nri.pkg.api.v1alpha1.MpolFlag
 	(Field)(0),                                  // 7: nri.pkg.api.v1alpha1.Field
-	(SecurityProfile_ProfileType)(0),            // 8: nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
-	(*RegisterPluginRequest)(nil),               // 9: nri.pkg.api.v1alpha1.RegisterPluginRequest
-	(*UpdateContainersRequest)(nil),             // 10: nri.pkg.api.v1alpha1.UpdateContainersRequest
-	(*UpdateContainersResponse)(nil),            // 11: nri.pkg.api.v1alpha1.UpdateContainersResponse
-	(*ConfigureRequest)(nil),                    // 12: nri.pkg.api.v1alpha1.ConfigureRequest
-	(*ConfigureResponse)(nil),                   // 13: nri.pkg.api.v1alpha1.ConfigureResponse
-	(*FailurePolicy)(nil),                       // 14: nri.pkg.api.v1alpha1.FailurePolicy
-	(*SynchronizeRequest)(nil),                  // 15: nri.pkg.api.v1alpha1.SynchronizeRequest
-	(*SynchronizeResponse)(nil),                 // 16: nri.pkg.api.v1alpha1.SynchronizeResponse
-	(*RunPodSandboxRequest)(nil),                // 17: nri.pkg.api.v1alpha1.RunPodSandboxRequest
-	(*RunPodSandboxResponse)(nil),               // 18: nri.pkg.api.v1alpha1.RunPodSandboxResponse
-	(*UpdatePodSandboxRequest)(nil),             // 19: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
-	(*UpdatePodSandboxResponse)(nil),            // 20: nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
-	(*PostUpdatePodSandboxRequest)(nil),         // 21: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
-	(*PostUpdatePodSandboxResponse)(nil),        // 22: nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
-	(*StopPodSandboxRequest)(nil),               // 23: nri.pkg.api.v1alpha1.StopPodSandboxRequest
-	(*StopPodSandboxResponse)(nil),              // 24: nri.pkg.api.v1alpha1.StopPodSandboxResponse
-	(*RemovePodSandboxRequest)(nil),             // 25: nri.pkg.api.v1alpha1.RemovePodSandboxRequest
-	(*RemovePodSandboxResponse)(nil),            // 26: nri.pkg.api.v1alpha1.RemovePodSandboxResponse
-	(*CreateContainerRequest)(nil),              // 27: nri.pkg.api.v1alpha1.CreateContainerRequest
-	(*CreateContainerResponse)(nil),             // 28: nri.pkg.api.v1alpha1.CreateContainerResponse
-	(*PostCreateContainerRequest)(nil),          // 29: nri.pkg.api.v1alpha1.PostCreateContainerRequest
-	(*PostCreateContainerResponse)(nil),         // 30: nri.pkg.api.v1alpha1.PostCreateContainerResponse
-	(*StartContainerRequest)(nil),               // 31: nri.pkg.api.v1alpha1.StartContainerRequest
-	(*StartContainerResponse)(nil),              // 32: nri.pkg.api.v1alpha1.StartContainerResponse
-	(*PostStartContainerRequest)(nil),           // 33: nri.pkg.api.v1alpha1.PostStartContainerRequest
-	(*PostStartContainerResponse)(nil),          // 34: nri.pkg.api.v1alpha1.PostStartContainerResponse
-	(*UpdateContainerRequest)(nil),              // 35: nri.pkg.api.v1alpha1.UpdateContainerRequest
-	(*UpdateContainerResponse)(nil),             // 36: nri.pkg.api.v1alpha1.UpdateContainerResponse
-	(*PostUpdateContainerRequest)(nil),          // 37: nri.pkg.api.v1alpha1.PostUpdateContainerRequest
-	(*PostUpdateContainerResponse)(nil),         // 38: nri.pkg.api.v1alpha1.PostUpdateContainerResponse
-	(*StopContainerRequest)(nil),                // 39: nri.pkg.api.v1alpha1.StopContainerRequest
-	(*StopContainerResponse)(nil),               // 40: nri.pkg.api.v1alpha1.StopContainerResponse
-	(*RemoveContainerRequest)(nil),              // 41: nri.pkg.api.v1alpha1.RemoveContainerRequest
-	(*RemoveContainerResponse)(nil),             // 42: nri.pkg.api.v1alpha1.RemoveContainerResponse
-	(*StateChangeEvent)(nil),                    // 43: nri.pkg.api.v1alpha1.StateChangeEvent
-	(*ValidateContainerAdjustmentRequest)(nil),  // 44: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
-	(*PluginInstance)(nil),                      // 45: nri.pkg.api.v1alpha1.PluginInstance
-	(*ValidateContainerAdjustmentResponse)(nil), // 46: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
-	(*Empty)(nil),                               // 47: nri.pkg.api.v1alpha1.Empty
-	(*PodSandbox)(nil),                          // 48: nri.pkg.api.v1alpha1.PodSandbox
-	(*LinuxPodSandbox)(nil),                     // 49: nri.pkg.api.v1alpha1.LinuxPodSandbox
-	(*Container)(nil),                           // 50: nri.pkg.api.v1alpha1.Container
-	(*Image)(nil),                               // 51: nri.pkg.api.v1alpha1.Image
-	(*Mount)(nil),                               // 52: nri.pkg.api.v1alpha1.Mount
-	(*Hooks)(nil),                               // 53: nri.pkg.api.v1alpha1.Hooks
-	(*Hook)(nil),                                // 54: nri.pkg.api.v1alpha1.Hook
-	(*LinuxContainer)(nil),                      // 55: nri.pkg.api.v1alpha1.LinuxContainer
-	(*LinuxNamespace)(nil),                      // 56: nri.pkg.api.v1alpha1.LinuxNamespace
-	(*LinuxDevice)(nil),                         // 57: nri.pkg.api.v1alpha1.LinuxDevice
-	(*LinuxDeviceCgroup)(nil),                   // 58: nri.pkg.api.v1alpha1.LinuxDeviceCgroup
-	(*CDIDevice)(nil),                           // 59: nri.pkg.api.v1alpha1.CDIDevice
-	(*User)(nil),                                // 60: nri.pkg.api.v1alpha1.User
-	(*LinuxResources)(nil),                      // 61: nri.pkg.api.v1alpha1.LinuxResources
-	(*LinuxMemory)(nil),                         // 62: nri.pkg.api.v1alpha1.LinuxMemory
-	(*LinuxCPU)(nil),                            // 63: nri.pkg.api.v1alpha1.LinuxCPU
-	(*HugepageLimit)(nil),                       // 64: nri.pkg.api.v1alpha1.HugepageLimit
-	(*SecurityProfile)(nil),                     // 65: nri.pkg.api.v1alpha1.SecurityProfile
-	(*POSIXRlimit)(nil),                         // 66: nri.pkg.api.v1alpha1.POSIXRlimit
-	(*LinuxPids)(nil),                           // 67: nri.pkg.api.v1alpha1.LinuxPids
-	(*LinuxIOPriority)(nil),                     // 68: nri.pkg.api.v1alpha1.LinuxIOPriority
-	(*LinuxNetDevice)(nil),                      // 69: nri.pkg.api.v1alpha1.LinuxNetDevice
-	(*LinuxScheduler)(nil),                      // 70: nri.pkg.api.v1alpha1.LinuxScheduler
-	(*ContainerAdjustment)(nil),                 // 71: nri.pkg.api.v1alpha1.ContainerAdjustment
-	(*LinuxContainerAdjustment)(nil),            // 72: nri.pkg.api.v1alpha1.LinuxContainerAdjustment
-	(*LinuxSeccomp)(nil),                        // 73: nri.pkg.api.v1alpha1.LinuxSeccomp
-	(*LinuxSyscall)(nil),                        // 74: nri.pkg.api.v1alpha1.LinuxSyscall
-	(*LinuxSeccompArg)(nil),                     // 75: nri.pkg.api.v1alpha1.LinuxSeccompArg
-	(*LinuxMemoryPolicy)(nil),                   // 76: nri.pkg.api.v1alpha1.LinuxMemoryPolicy
-	(*ContainerUpdate)(nil),                     // 77: nri.pkg.api.v1alpha1.ContainerUpdate
-	(*LinuxContainerUpdate)(nil),                // 78: nri.pkg.api.v1alpha1.LinuxContainerUpdate
-	(*ContainerEviction)(nil),                   // 79: nri.pkg.api.v1alpha1.ContainerEviction
-	(*LinuxRdt)(nil),                            // 80: nri.pkg.api.v1alpha1.LinuxRdt
-	(*KeyValue)(nil),                            // 81: nri.pkg.api.v1alpha1.KeyValue
-	(*OptionalString)(nil),                      // 82: nri.pkg.api.v1alpha1.OptionalString
-	(*OptionalRepeatedString)(nil),              // 83: nri.pkg.api.v1alpha1.OptionalRepeatedString
-	(*OptionalInt)(nil),                         // 84: nri.pkg.api.v1alpha1.OptionalInt
-	(*OptionalInt32)(nil),                       // 85: nri.pkg.api.v1alpha1.OptionalInt32
-	(*OptionalUInt32)(nil),                      // 86: nri.pkg.api.v1alpha1.OptionalUInt32
-	(*OptionalInt64)(nil),                       // 87: nri.pkg.api.v1alpha1.OptionalInt64
-	(*OptionalUInt64)(nil),                      // 88: nri.pkg.api.v1alpha1.OptionalUInt64
-	(*OptionalBool)(nil),                        // 89: nri.pkg.api.v1alpha1.OptionalBool
-	(*OptionalFileMode)(nil),                    // 90: nri.pkg.api.v1alpha1.OptionalFileMode
-	(*CompoundFieldOwners)(nil),                 // 91: nri.pkg.api.v1alpha1.CompoundFieldOwners
-	(*FieldOwners)(nil),                         // 92: nri.pkg.api.v1alpha1.FieldOwners
-	(*OwningPlugins)(nil),                       // 93: nri.pkg.api.v1alpha1.OwningPlugins
-	(*NetworkExtension)(nil),                    // 94: nri.pkg.api.v1alpha1.NetworkExtension
-	(*PodSandboxAdjustment)(nil),                // 95: nri.pkg.api.v1alpha1.PodSandboxAdjustment
-	(*PodSandboxNetwork)(nil),                   // 96: nri.pkg.api.v1alpha1.PodSandboxNetwork
-	(*NetworkInterface)(nil),                    // 97: nri.pkg.api.v1alpha1.NetworkInterface
-	(*NetworkRoute)(nil),                        // 98: nri.pkg.api.v1alpha1.NetworkRoute
-	(*NetworkDNS)(nil),                          // 99: nri.pkg.api.v1alpha1.NetworkDNS
-	(*PodSandboxStatusRequest)(nil),             // 100: nri.pkg.api.v1alpha1.PodSandboxStatusRequest
-	(*PodSandboxStatusResponse)(nil),            // 101: nri.pkg.api.v1alpha1.PodSandboxStatusResponse
-	(*UpdatePodSandboxNetworkRequest)(nil),      // 102: nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkRequest
-	(*UpdatePodSandboxNetworkResponse)(nil),     // 103: nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkResponse
-	(*PodNetworkRecord)(nil),                    // 104: nri.pkg.api.v1alpha1.PodNetworkRecord
-	nil,                                         // 105: nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
-	nil,                                         // 106: nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
-	nil,                                         // 107: nri.pkg.api.v1alpha1.Container.LabelsEntry
-	nil,                                         // 108: nri.pkg.api.v1alpha1.Container.AnnotationsEntry
-	nil,                                         // 109: nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
-	nil,                                         // 110: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
-	nil,                                         // 111: nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
-	nil,                                         // 112: nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
-	nil,                                         // 113: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
-	nil,                                         // 114: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
-	nil,                                         // 115: nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
-	nil,                                         // 116: nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
-	nil,                                         // 117: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
-	nil,                                         // 118: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
-	nil,                                         // 119: nri.pkg.api.v1alpha1.PodSandboxNetwork.InfoEntry
-	nil,                                         // 120: nri.pkg.api.v1alpha1.PodNetworkRecord.OwnersEntry
-	nil,                                         // 121: nri.pkg.api.v1alpha1.PodNetworkRecord.StaleEntry
-	nil,                                         // 122: nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntry
+	(Protocol)(0),                               // 8: nri.pkg.api.v1alpha1.Protocol
+	(SecurityProfile_ProfileType)(0),            // 9: nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
+	(*RegisterPluginRequest)(nil),               // 10: nri.pkg.api.v1alpha1.RegisterPluginRequest
+	(*UpdateContainersRequest)(nil),             // 11: nri.pkg.api.v1alpha1.UpdateContainersRequest
+	(*UpdateContainersResponse)(nil),            // 12: nri.pkg.api.v1alpha1.UpdateContainersResponse
+	(*ConfigureRequest)(nil),                    // 13: nri.pkg.api.v1alpha1.ConfigureRequest
+	(*ConfigureResponse)(nil),                   // 14: nri.pkg.api.v1alpha1.ConfigureResponse
+	(*FailurePolicy)(nil),                       // 15: nri.pkg.api.v1alpha1.FailurePolicy
+	(*SynchronizeRequest)(nil),                  // 16: nri.pkg.api.v1alpha1.SynchronizeRequest
+	(*SynchronizeResponse)(nil),                 // 17: nri.pkg.api.v1alpha1.SynchronizeResponse
+	(*RunPodSandboxRequest)(nil),                // 18: nri.pkg.api.v1alpha1.RunPodSandboxRequest
+	(*RunPodSandboxResponse)(nil),               // 19: nri.pkg.api.v1alpha1.RunPodSandboxResponse
+	(*UpdatePodSandboxRequest)(nil),             // 20: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
+	(*UpdatePodSandboxResponse)(nil),            // 21: nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
+	(*PostUpdatePodSandboxRequest)(nil),         // 22: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
+	(*PostUpdatePodSandboxResponse)(nil),        // 23: nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
+	(*StopPodSandboxRequest)(nil),               // 24: nri.pkg.api.v1alpha1.StopPodSandboxRequest
+	(*StopPodSandboxResponse)(nil),              // 25: nri.pkg.api.v1alpha1.StopPodSandboxResponse
+	(*RemovePodSandboxRequest)(nil),             // 26: nri.pkg.api.v1alpha1.RemovePodSandboxRequest
+	(*RemovePodSandboxResponse)(nil),            // 27: nri.pkg.api.v1alpha1.RemovePodSandboxResponse
+	(*CreateContainerRequest)(nil),              // 28: nri.pkg.api.v1alpha1.CreateContainerRequest
+	(*CreateContainerResponse)(nil),             // 29: nri.pkg.api.v1alpha1.CreateContainerResponse
+	(*PostCreateContainerRequest)(nil),          // 30: nri.pkg.api.v1alpha1.PostCreateContainerRequest
+	(*PostCreateContainerResponse)(nil),         // 31: nri.pkg.api.v1alpha1.PostCreateContainerResponse
+	(*StartContainerRequest)(nil),               // 32: nri.pkg.api.v1alpha1.StartContainerRequest
+	(*StartContainerResponse)(nil),              // 33: nri.pkg.api.v1alpha1.StartContainerResponse
+	(*PostStartContainerRequest)(nil),           // 34: nri.pkg.api.v1alpha1.PostStartContainerRequest
+	(*PostStartContainerResponse)(nil),          // 35: nri.pkg.api.v1alpha1.PostStartContainerResponse
+	(*UpdateContainerRequest)(nil),              // 36: nri.pkg.api.v1alpha1.UpdateContainerRequest
+	(*UpdateContainerResponse)(nil),             // 37: nri.pkg.api.v1alpha1.UpdateContainerResponse
+	(*PostUpdateContainerRequest)(nil),          // 38: nri.pkg.api.v1alpha1.PostUpdateContainerRequest
+	(*PostUpdateContainerResponse)(nil),         // 39: nri.pkg.api.v1alpha1.PostUpdateContainerResponse
+	(*StopContainerRequest)(nil),                // 40: nri.pkg.api.v1alpha1.StopContainerRequest
+	(*StopContainerResponse)(nil),               // 41: nri.pkg.api.v1alpha1.StopContainerResponse
+	(*RemoveContainerRequest)(nil),              // 42: nri.pkg.api.v1alpha1.RemoveContainerRequest
+	(*RemoveContainerResponse)(nil),             // 43: nri.pkg.api.v1alpha1.RemoveContainerResponse
+	(*StateChangeEvent)(nil),                    // 44: nri.pkg.api.v1alpha1.StateChangeEvent
+	(*ValidateContainerAdjustmentRequest)(nil),  // 45: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
+	(*PluginInstance)(nil),                      // 46: nri.pkg.api.v1alpha1.PluginInstance
+	(*ValidateContainerAdjustmentResponse)(nil), // 47: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
+	(*Empty)(nil),                               // 48: nri.pkg.api.v1alpha1.Empty
+	(*PodSandbox)(nil),                          // 49: nri.pkg.api.v1alpha1.PodSandbox
+	(*LinuxPodSandbox)(nil),                     // 50: nri.pkg.api.v1alpha1.LinuxPodSandbox
+	(*Container)(nil),                           // 51: nri.pkg.api.v1alpha1.Container
+	(*Image)(nil),                               // 52: nri.pkg.api.v1alpha1.Image
+	(*Mount)(nil),                               // 53: nri.pkg.api.v1alpha1.Mount
+	(*Hooks)(nil),                               // 54: nri.pkg.api.v1alpha1.Hooks
+	(*Hook)(nil),                                // 55: nri.pkg.api.v1alpha1.Hook
+	(*LinuxContainer)(nil),                      // 56: nri.pkg.api.v1alpha1.LinuxContainer
+	(*LinuxNamespace)(nil),                      // 57: nri.pkg.api.v1alpha1.LinuxNamespace
+	(*LinuxDevice)(nil),                         // 58: nri.pkg.api.v1alpha1.LinuxDevice
+	(*LinuxDeviceCgroup)(nil),                   // 59: nri.pkg.api.v1alpha1.LinuxDeviceCgroup
+	(*CDIDevice)(nil),                           // 60: nri.pkg.api.v1alpha1.CDIDevice
+	(*User)(nil),                                // 61: nri.pkg.api.v1alpha1.User
+	(*LinuxResources)(nil),                      // 62: nri.pkg.api.v1alpha1.LinuxResources
+	(*LinuxMemory)(nil),                         // 63: nri.pkg.api.v1alpha1.LinuxMemory
+	(*LinuxCPU)(nil),                            // 64: nri.pkg.api.v1alpha1.LinuxCPU
+	(*HugepageLimit)(nil),                       // 65: nri.pkg.api.v1alpha1.HugepageLimit
+	(*SecurityProfile)(nil),                     // 66: nri.pkg.api.v1alpha1.SecurityProfile
+	(*POSIXRlimit)(nil),                         // 67: nri.pkg.api.v1alpha1.POSIXRlimit
+	(*LinuxPids)(nil),                           // 68: nri.pkg.api.v1alpha1.LinuxPids
+	(*LinuxIOPriority)(nil),                     // 69: nri.pkg.api.v1alpha1.LinuxIOPriority
+	(*LinuxNetDevice)(nil),                      // 70: nri.pkg.api.v1alpha1.LinuxNetDevice
+	(*LinuxScheduler)(nil),                      // 71: nri.pkg.api.v1alpha1.LinuxScheduler
+	(*ContainerAdjustment)(nil),                 // 72: nri.pkg.api.v1alpha1.ContainerAdjustment
+	(*LinuxContainerAdjustment)(nil),            // 73: nri.pkg.api.v1alpha1.LinuxContainerAdjustment
+	(*LinuxSeccomp)(nil),                        // 74: nri.pkg.api.v1alpha1.LinuxSeccomp
+	(*LinuxSyscall)(nil),                        // 75: nri.pkg.api.v1alpha1.LinuxSyscall
+	(*LinuxSeccompArg)(nil),                     // 76: nri.pkg.api.v1alpha1.LinuxSeccompArg
+	(*LinuxMemoryPolicy)(nil),                   // 77: nri.pkg.api.v1alpha1.LinuxMemoryPolicy
+	(*ContainerUpdate)(nil),                     // 78: nri.pkg.api.v1alpha1.ContainerUpdate
+	(*LinuxContainerUpdate)(nil),                // 79: nri.pkg.api.v1alpha1.LinuxContainerUpdate
+	(*ContainerEviction)(nil),                   // 80: nri.pkg.api.v1alpha1.ContainerEviction
+	(*LinuxRdt)(nil),                            // 81: nri.pkg.api.v1alpha1.LinuxRdt
+	(*KeyValue)(nil),                            // 82: nri.pkg.api.v1alpha1.KeyValue
+	(*OptionalString)(nil),                      // 83: nri.pkg.api.v1alpha1.OptionalString
+	(*OptionalRepeatedString)(nil),              // 84: nri.pkg.api.v1alpha1.OptionalRepeatedString
+	(*OptionalInt)(nil),                         // 85: nri.pkg.api.v1alpha1.OptionalInt
+	(*OptionalInt32)(nil),                       // 86: nri.pkg.api.v1alpha1.OptionalInt32
+	(*OptionalUInt32)(nil),                      // 87: nri.pkg.api.v1alpha1.OptionalUInt32
+	(*OptionalInt64)(nil),                       // 88: nri.pkg.api.v1alpha1.OptionalInt64
+	(*OptionalUInt64)(nil),                      // 89: nri.pkg.api.v1alpha1.OptionalUInt64
+	(*OptionalBool)(nil),                        // 90: nri.pkg.api.v1alpha1.OptionalBool
+	(*OptionalFileMode)(nil),                    // 91: nri.pkg.api.v1alpha1.OptionalFileMode
+	(*CompoundFieldOwners)(nil),                 // 92: nri.pkg.api.v1alpha1.CompoundFieldOwners
+	(*FieldOwners)(nil),                         // 93: nri.pkg.api.v1alpha1.FieldOwners
+	(*OwningPlugins)(nil),                       // 94: nri.pkg.api.v1alpha1.OwningPlugins
+	(*NetworkExtension)(nil),                    // 95: nri.pkg.api.v1alpha1.NetworkExtension
+	(*PortMapping)(nil),                         // 96: nri.pkg.api.v1alpha1.PortMapping
+	(*PodDNSConfig)(nil),                        // 97: nri.pkg.api.v1alpha1.PodDNSConfig
+	(*PodSandboxAdjustment)(nil),                // 98: nri.pkg.api.v1alpha1.PodSandboxAdjustment
+	(*PodSandboxNetwork)(nil),                   // 99: nri.pkg.api.v1alpha1.PodSandboxNetwork
+	(*NetworkInterface)(nil),                    // 100: nri.pkg.api.v1alpha1.NetworkInterface
+	(*NetworkRoute)(nil),                        // 101: nri.pkg.api.v1alpha1.NetworkRoute
+	(*NetworkDNS)(nil),                          // 102: nri.pkg.api.v1alpha1.NetworkDNS
+	(*PodSandboxStatusRequest)(nil),             // 103: nri.pkg.api.v1alpha1.PodSandboxStatusRequest
+	(*PodSandboxStatusResponse)(nil),            // 104: nri.pkg.api.v1alpha1.PodSandboxStatusResponse
+	(*UpdatePodSandboxNetworkRequest)(nil),      // 105: nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkRequest
+	(*UpdatePodSandboxNetworkResponse)(nil),     // 106: nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkResponse
+	(*PodNetworkRecord)(nil),                    // 107: nri.pkg.api.v1alpha1.PodNetworkRecord
+	nil,                                         // 108: nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
+	nil,                                         // 109: nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
+	nil,                                         // 110: nri.pkg.api.v1alpha1.Container.LabelsEntry
+	nil,                                         // 111: nri.pkg.api.v1alpha1.Container.AnnotationsEntry
+	nil,                                         // 112: nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
+	nil,                                         // 113: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
+	nil,                                         // 114: nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
+	nil,                                         // 115: nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
+	nil,                                         // 116: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
+	nil,                                         // 117: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
+	nil,                                         // 118: nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
+	nil,                                         // 119: nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
+	nil,                                         // 120: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
+	nil,                                         // 121: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
+	nil,                                         // 122: nri.pkg.api.v1alpha1.PodSandboxNetwork.InfoEntry
+	nil,                                         // 123: nri.pkg.api.v1alpha1.PodNetworkRecord.OwnersEntry
+	nil,                                         // 124: nri.pkg.api.v1alpha1.PodNetworkRecord.StaleEntry
+	nil,                                         // 125: nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntry
 }
 var file_pkg_api_api_proto_depIdxs = []int32{
-	77,  // 0: nri.pkg.api.v1alpha1.UpdateContainersRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	79,  // 1: nri.pkg.api.v1alpha1.UpdateContainersRequest.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	77,  // 2: nri.pkg.api.v1alpha1.UpdateContainersResponse.failed:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	94,  // 3: nri.pkg.api.v1alpha1.ConfigureRequest.network_extension:type_name -> nri.pkg.api.v1alpha1.NetworkExtension
-	14,  // 4: nri.pkg.api.v1alpha1.ConfigureResponse.failure_policy:type_name -> nri.pkg.api.v1alpha1.FailurePolicy
-	48,  // 5: nri.pkg.api.v1alpha1.SynchronizeRequest.pods:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 6: nri.pkg.api.v1alpha1.SynchronizeRequest.containers:type_name -> nri.pkg.api.v1alpha1.Container
-	77,  // 7: nri.pkg.api.v1alpha1.SynchronizeResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	48,  // 8: nri.pkg.api.v1alpha1.RunPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	95,  // 9: nri.pkg.api.v1alpha1.RunPodSandboxResponse.adjust:type_name -> nri.pkg.api.v1alpha1.PodSandboxAdjustment
-	48,  // 10: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	61,  // 11: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.overhead_linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	61,  // 12: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	48,  // 13: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	48,  // 14: nri.pkg.api.v1alpha1.StopPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	48,  // 15: nri.pkg.api.v1alpha1.RemovePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	48,  // 16: nri.pkg.api.v1alpha1.CreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 17: nri.pkg.api.v1alpha1.CreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	71,  // 18: nri.pkg.api.v1alpha1.CreateContainerResponse.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
-	77,  // 19: nri.pkg.api.v1alpha1.CreateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	79,  // 20: nri.pkg.api.v1alpha1.CreateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	48,  // 21: nri.pkg.api.v1alpha1.PostCreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 22: nri.pkg.api.v1alpha1.PostCreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	48,  // 23: nri.pkg.api.v1alpha1.StartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 24: nri.pkg.api.v1alpha1.StartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	48,  // 25: nri.pkg.api.v1alpha1.PostStartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 26: nri.pkg.api.v1alpha1.PostStartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	48,  // 27: nri.pkg.api.v1alpha1.UpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 28: nri.pkg.api.v1alpha1.UpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	61,  // 29: nri.pkg.api.v1alpha1.UpdateContainerRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	77,  // 30: nri.pkg.api.v1alpha1.UpdateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	79,  // 31: nri.pkg.api.v1alpha1.UpdateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	48,  // 32: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 33: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	48,  // 34: nri.pkg.api.v1alpha1.StopContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 35: nri.pkg.api.v1alpha1.StopContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	77,  // 36: nri.pkg.api.v1alpha1.StopContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	48,  // 37: nri.pkg.api.v1alpha1.RemoveContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 38: nri.pkg.api.v1alpha1.RemoveContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	0,   // 39: nri.pkg.api.v1alpha1.StateChangeEvent.event:type_name -> nri.pkg.api.v1alpha1.Event
-	48,  // 40: nri.pkg.api.v1alpha1.StateChangeEvent.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 41: nri.pkg.api.v1alpha1.StateChangeEvent.container:type_name -> nri.pkg.api.v1alpha1.Container
-	48,  // 42: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	50,  // 43: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	71,  // 44: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
-	77,  // 45: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	93,  // 46: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins
-	45,  // 47: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.plugins:type_name -> nri.pkg.api.v1alpha1.PluginInstance
-	105, // 48: nri.pkg.api.v1alpha1.PodSandbox.labels:type_name -> nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
-	106, // 49: nri.pkg.api.v1alpha1.PodSandbox.annotations:type_name -> nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
-	49,  // 50: nri.pkg.api.v1alpha1.PodSandbox.linux:type_name -> nri.pkg.api.v1alpha1.LinuxPodSandbox
-	61,  // 51: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_overhead:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	61,  // 52: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	56,  // 53: nri.pkg.api.v1alpha1.LinuxPodSandbox.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	61,  // 54: nri.pkg.api.v1alpha1.LinuxPodSandbox.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	1,   // 55: nri.pkg.api.v1alpha1.Container.state:type_name -> nri.pkg.api.v1alpha1.ContainerState
-	107, // 56: nri.pkg.api.v1alpha1.Container.labels:type_name -> nri.pkg.api.v1alpha1.Container.LabelsEntry
-	108, // 57: nri.pkg.api.v1alpha1.Container.annotations:type_name -> nri.pkg.api.v1alpha1.Container.AnnotationsEntry
-	52,  // 58: nri.pkg.api.v1alpha1.Container.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
-	53,  // 59: nri.pkg.api.v1alpha1.Container.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
-	55,  // 60: nri.pkg.api.v1alpha1.Container.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainer
-	66,  // 61: nri.pkg.api.v1alpha1.Container.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
-	59,  // 62: nri.pkg.api.v1alpha1.Container.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
-	60,  // 63: nri.pkg.api.v1alpha1.Container.user:type_name -> nri.pkg.api.v1alpha1.User
-	51,  // 64: nri.pkg.api.v1alpha1.Container.image:type_name -> nri.pkg.api.v1alpha1.Image
-	54,  // 65: nri.pkg.api.v1alpha1.Hooks.prestart:type_name -> nri.pkg.api.v1alpha1.Hook
-	54,  // 66: nri.pkg.api.v1alpha1.Hooks.create_runtime:type_name -> nri.pkg.api.v1alpha1.Hook
-	54,  // 67: nri.pkg.api.v1alpha1.Hooks.create_container:type_name -> nri.pkg.api.v1alpha1.Hook
-	54,  // 68: nri.pkg.api.v1alpha1.Hooks.start_container:type_name -> nri.pkg.api.v1alpha1.Hook
-	54,  // 69: nri.pkg.api.v1alpha1.Hooks.poststart:type_name -> nri.pkg.api.v1alpha1.Hook
-	54,  // 70: nri.pkg.api.v1alpha1.Hooks.poststop:type_name -> nri.pkg.api.v1alpha1.Hook
-	84,  // 71: nri.pkg.api.v1alpha1.Hook.timeout:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	56,  // 72: nri.pkg.api.v1alpha1.LinuxContainer.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	57,  // 73: nri.pkg.api.v1alpha1.LinuxContainer.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
-	61,  // 74: nri.pkg.api.v1alpha1.LinuxContainer.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	84,  // 75: nri.pkg.api.v1alpha1.LinuxContainer.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	68,  // 76: nri.pkg.api.v1alpha1.LinuxContainer.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
-	65,  // 77: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_profile:type_name -> nri.pkg.api.v1alpha1.SecurityProfile
-	73,  // 78: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
-	109, // 79: nri.pkg.api.v1alpha1.LinuxContainer.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
-	110, // 80: nri.pkg.api.v1alpha1.LinuxContainer.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
-	70,  // 81: nri.pkg.api.v1alpha1.LinuxContainer.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
-	80,  // 82: nri.pkg.api.v1alpha1.LinuxContainer.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
-	90,  // 83: nri.pkg.api.v1alpha1.LinuxDevice.file_mode:type_name -> nri.pkg.api.v1alpha1.OptionalFileMode
-	86,  // 84: nri.pkg.api.v1alpha1.LinuxDevice.uid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	86,  // 85: nri.pkg.api.v1alpha1.LinuxDevice.gid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	87,  // 86: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.major:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	87,  // 87: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.minor:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	62,  // 88: nri.pkg.api.v1alpha1.LinuxResources.memory:type_name -> nri.pkg.api.v1alpha1.LinuxMemory
-	63,  // 89: nri.pkg.api.v1alpha1.LinuxResources.cpu:type_name -> nri.pkg.api.v1alpha1.LinuxCPU
-	64,  // 90: nri.pkg.api.v1alpha1.LinuxResources.hugepage_limits:type_name -> nri.pkg.api.v1alpha1.HugepageLimit
-	82,  // 91: nri.pkg.api.v1alpha1.LinuxResources.blockio_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	82,  // 92: nri.pkg.api.v1alpha1.LinuxResources.rdt_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	111, // 93: nri.pkg.api.v1alpha1.LinuxResources.unified:type_name -> nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
-	58,  // 94: nri.pkg.api.v1alpha1.LinuxResources.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDeviceCgroup
-	67,  // 95: nri.pkg.api.v1alpha1.LinuxResources.pids:type_name -> nri.pkg.api.v1alpha1.LinuxPids
-	87,  // 96: nri.pkg.api.v1alpha1.LinuxMemory.limit:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	87,  // 97: nri.pkg.api.v1alpha1.LinuxMemory.reservation:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	87,  // 98: nri.pkg.api.v1alpha1.LinuxMemory.swap:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	87,  // 99: nri.pkg.api.v1alpha1.LinuxMemory.kernel:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	87,  // 100: nri.pkg.api.v1alpha1.LinuxMemory.kernel_tcp:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	88,  // 101: nri.pkg.api.v1alpha1.LinuxMemory.swappiness:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	89,  // 102: nri.pkg.api.v1alpha1.LinuxMemory.disable_oom_killer:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	89,  // 103: nri.pkg.api.v1alpha1.LinuxMemory.use_hierarchy:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	88,  // 104: nri.pkg.api.v1alpha1.LinuxCPU.shares:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	87,  // 105: nri.pkg.api.v1alpha1.LinuxCPU.quota:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	88,  // 106: nri.pkg.api.v1alpha1.LinuxCPU.period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	87,  // 107: nri.pkg.api.v1alpha1.LinuxCPU.realtime_runtime:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	88,  // 108: nri.pkg.api.v1alpha1.LinuxCPU.realtime_period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	8,   // 109: nri.pkg.api.v1alpha1.SecurityProfile.profile_type:type_name -> nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
-	2,   // 110: nri.pkg.api.v1alpha1.LinuxIOPriority.class:type_name -> nri.pkg.api.v1alpha1.IOPrioClass
-	3,   // 111: nri.pkg.api.v1alpha1.LinuxScheduler.policy:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerPolicy
-	4,   // 112: nri.pkg.api.v1alpha1.LinuxScheduler.flags:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerFlag
-	112, // 113: nri.pkg.api.v1alpha1.ContainerAdjustment.annotations:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
-	52,  // 114: nri.pkg.api.v1alpha1.ContainerAdjustment.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
-	81,  // 115: nri.pkg.api.v1alpha1.ContainerAdjustment.env:type_name -> nri.pkg.api.v1alpha1.KeyValue
-	53,  // 116: nri.pkg.api.v1alpha1.ContainerAdjustment.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
-	72,  // 117: nri.pkg.api.v1alpha1.ContainerAdjustment.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment
-	66,  // 118: nri.pkg.api.v1alpha1.ContainerAdjustment.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
-	59,  // 119: nri.pkg.api.v1alpha1.ContainerAdjustment.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
-	57,  // 120: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
-	61,  // 121: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	84,  // 122: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	68,  // 123: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
-	73,  // 124: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
-	56,  // 125: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	113, // 126: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
-	114, // 127: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
-	70,  // 128: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
-	80,  // 129: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
-	76,  // 130: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.memory_policy:type_name -> nri.pkg.api.v1alpha1.LinuxMemoryPolicy
-	86,  // 131: nri.pkg.api.v1alpha1.LinuxSeccomp.default_errno:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	74,  // 132: nri.pkg.api.v1alpha1.LinuxSeccomp.syscalls:type_name -> nri.pkg.api.v1alpha1.LinuxSyscall
-	86,  // 133: nri.pkg.api.v1alpha1.LinuxSyscall.errno_ret:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	75,  // 134: nri.pkg.api.v1alpha1.LinuxSyscall.args:type_name -> nri.pkg.api.v1alpha1.LinuxSeccompArg
-	5,   // 135: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.mode:type_name -> nri.pkg.api.v1alpha1.MpolMode
-	6,   // 136: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.flags:type_name -> nri.pkg.api.v1alpha1.MpolFlag
-	78,  // 137: nri.pkg.api.v1alpha1.ContainerUpdate.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerUpdate
-	61,  // 138: nri.pkg.api.v1alpha1.LinuxContainerUpdate.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	82,  // 139: nri.pkg.api.v1alpha1.LinuxRdt.clos_id:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	83,  // 140: nri.pkg.api.v1alpha1.LinuxRdt.schemata:type_name -> nri.pkg.api.v1alpha1.OptionalRepeatedString
-	89,  // 141: nri.pkg.api.v1alpha1.LinuxRdt.enable_monitoring:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	115, // 142: nri.pkg.api.v1alpha1.CompoundFieldOwners.owners:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
-	116, // 143: nri.pkg.api.v1alpha1.FieldOwners.simple:type_name -> nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
-	117, // 144: nri.pkg.api.v1alpha1.FieldOwners.compound:type_name -> nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
-	118, // 145: nri.pkg.api.v1alpha1.OwningPlugins.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
-	96,  // 146: nri.pkg.api.v1alpha1.PodSandboxAdjustment.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
-	97,  // 147: nri.pkg.api.v1alpha1.PodSandboxNetwork.interfaces:type_name -> nri.pkg.api.v1alpha1.NetworkInterface
-	98,  // 148: nri.pkg.api.v1alpha1.PodSandboxNetwork.routes:type_name -> nri.pkg.api.v1alpha1.NetworkRoute
-	99,  // 149: nri.pkg.api.v1alpha1.PodSandboxNetwork.dns:type_name -> nri.pkg.api.v1alpha1.NetworkDNS
-	119, // 150: nri.pkg.api.v1alpha1.PodSandboxNetwork.info:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork.InfoEntry
-	48,  // 151: nri.pkg.api.v1alpha1.PodSandboxStatusRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	96,  // 152: nri.pkg.api.v1alpha1.PodSandboxStatusResponse.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
-	96,  // 153: nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkRequest.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
-	96,  // 154: nri.pkg.api.v1alpha1.PodNetworkRecord.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
-	120, // 155: nri.pkg.api.v1alpha1.PodNetworkRecord.owners:type_name -> nri.pkg.api.v1alpha1.PodNetworkRecord.OwnersEntry
-	121, // 156: nri.pkg.api.v1alpha1.PodNetworkRecord.stale:type_name -> nri.pkg.api.v1alpha1.PodNetworkRecord.StaleEntry
-	122, // 157: nri.pkg.api.v1alpha1.PodNetworkRecord.plugins:type_name -> nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntry
-	69,  // 158: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
-	69,  // 159: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
-	91,  // 160: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry.value:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners
-	92,  // 161: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry.value:type_name -> nri.pkg.api.v1alpha1.FieldOwners
-	96,  // 162: nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntry.value:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
-	9,   // 163: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:input_type -> nri.pkg.api.v1alpha1.RegisterPluginRequest
-	10,  // 164: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:input_type -> nri.pkg.api.v1alpha1.UpdateContainersRequest
-	102, // 165: nri.pkg.api.v1alpha1.Runtime.UpdatePodSandboxNetwork:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkRequest
-	12,  // 166: nri.pkg.api.v1alpha1.Plugin.Configure:input_type -> nri.pkg.api.v1alpha1.ConfigureRequest
-	15,  // 167: nri.pkg.api.v1alpha1.Plugin.Synchronize:input_type -> nri.pkg.api.v1alpha1.SynchronizeRequest
-	47,  // 168: nri.pkg.api.v1alpha1.Plugin.Shutdown:input_type -> nri.pkg.api.v1alpha1.Empty
-	17,  // 169: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:input_type -> nri.pkg.api.v1alpha1.RunPodSandboxRequest
-	19,  // 170: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
-	21,  // 171: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
-	23,  // 172: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:input_type -> nri.pkg.api.v1alpha1.StopPodSandboxRequest
-	25,  // 173: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:input_type -> nri.pkg.api.v1alpha1.RemovePodSandboxRequest
-	27,  // 174: nri.pkg.api.v1alpha1.Plugin.CreateContainer:input_type -> nri.pkg.api.v1alpha1.CreateContainerRequest
-	29,  // 175: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:input_type -> nri.pkg.api.v1alpha1.PostCreateContainerRequest
-	31,  // 176: nri.pkg.api.v1alpha1.Plugin.StartContainer:input_type -> nri.pkg.api.v1alpha1.StartContainerRequest
-	33,  // 177: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:input_type -> nri.pkg.api.v1alpha1.PostStartContainerRequest
-	35,  // 178: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:input_type -> nri.pkg.api.v1alpha1.UpdateContainerRequest
-	37,  // 179: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:input_type -> nri.pkg.api.v1alpha1.PostUpdateContainerRequest
-	39,  // 180: nri.pkg.api.v1alpha1.Plugin.StopContainer:input_type -> nri.pkg.api.v1alpha1.StopContainerRequest
-	41,  // 181: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:input_type -> nri.pkg.api.v1alpha1.RemoveContainerRequest
-	43,  // 182: nri.pkg.api.v1alpha1.Plugin.StateChange:input_type -> nri.pkg.api.v1alpha1.StateChangeEvent
-	44,  // 183: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:input_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
-	100, // 184: nri.pkg.api.v1alpha1.Plugin.PodSandboxStatus:input_type -> nri.pkg.api.v1alpha1.PodSandboxStatusRequest
-	47,  // 185: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:output_type -> nri.pkg.api.v1alpha1.Empty
-	11,  // 186: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:output_type -> nri.pkg.api.v1alpha1.UpdateContainersResponse
-	103, // 187: nri.pkg.api.v1alpha1.Runtime.UpdatePodSandboxNetwork:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkResponse
-	13,  // 188: nri.pkg.api.v1alpha1.Plugin.Configure:output_type -> nri.pkg.api.v1alpha1.ConfigureResponse
-	16,  // 189: nri.pkg.api.v1alpha1.Plugin.Synchronize:output_type -> nri.pkg.api.v1alpha1.SynchronizeResponse
-	47,  // 190: nri.pkg.api.v1alpha1.Plugin.Shutdown:output_type -> nri.pkg.api.v1alpha1.Empty
-	18,  // 191: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:output_type -> nri.pkg.api.v1alpha1.RunPodSandboxResponse
-	20,  // 192: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
-	22,  // 193: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
-	24,  // 194: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:output_type -> nri.pkg.api.v1alpha1.StopPodSandboxResponse
-	26,  // 195: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:output_type -> nri.pkg.api.v1alpha1.RemovePodSandboxResponse
-	28,  // 196: nri.pkg.api.v1alpha1.Plugin.CreateContainer:output_type -> nri.pkg.api.v1alpha1.CreateContainerResponse
-	30,  // 197: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:output_type -> nri.pkg.api.v1alpha1.PostCreateContainerResponse
-	32,  // 198: nri.pkg.api.v1alpha1.Plugin.StartContainer:output_type -> nri.pkg.api.v1alpha1.StartContainerResponse
-	34,  // 199: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:output_type -> nri.pkg.api.v1alpha1.PostStartContainerResponse
-	36,  // 200: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:output_type -> nri.pkg.api.v1alpha1.UpdateContainerResponse
-	38,  // 201: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:output_type -> nri.pkg.api.v1alpha1.PostUpdateContainerResponse
-	40,  // 202: nri.pkg.api.v1alpha1.Plugin.StopContainer:output_type -> nri.pkg.api.v1alpha1.StopContainerResponse
-	42,  // 203: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:output_type -> nri.pkg.api.v1alpha1.RemoveContainerResponse
-	47,  // 204: nri.pkg.api.v1alpha1.Plugin.StateChange:output_type -> nri.pkg.api.v1alpha1.Empty
-	46,  // 205: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:output_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
-	101, // 206: nri.pkg.api.v1alpha1.Plugin.PodSandboxStatus:output_type -> nri.pkg.api.v1alpha1.PodSandboxStatusResponse
-	185, // [185:207] is the sub-list for method output_type
-	163, // [163:185] is the sub-list for method input_type
-	163, // [163:163] is the sub-list for extension type_name
-	163, // [163:163] is the sub-list for extension extendee
-	0,   // [0:163] is the sub-list for field type_name
+	78,  // 0: nri.pkg.api.v1alpha1.UpdateContainersRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	80,  // 1: nri.pkg.api.v1alpha1.UpdateContainersRequest.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	78,  // 2: nri.pkg.api.v1alpha1.UpdateContainersResponse.failed:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	95,  // 3: nri.pkg.api.v1alpha1.ConfigureRequest.network_extension:type_name -> nri.pkg.api.v1alpha1.NetworkExtension
+	15,  // 4: nri.pkg.api.v1alpha1.ConfigureResponse.failure_policy:type_name -> nri.pkg.api.v1alpha1.FailurePolicy
+	95,  // 5: nri.pkg.api.v1alpha1.ConfigureResponse.network_extension:type_name -> nri.pkg.api.v1alpha1.NetworkExtension
+	49,  // 6: nri.pkg.api.v1alpha1.SynchronizeRequest.pods:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 7: nri.pkg.api.v1alpha1.SynchronizeRequest.containers:type_name -> nri.pkg.api.v1alpha1.Container
+	78,  // 8: nri.pkg.api.v1alpha1.SynchronizeResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	49,  // 9: nri.pkg.api.v1alpha1.RunPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	98,  // 10: nri.pkg.api.v1alpha1.RunPodSandboxResponse.adjust:type_name -> nri.pkg.api.v1alpha1.PodSandboxAdjustment
+	49,  // 11: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	62,  // 12: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.overhead_linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	62,  // 13: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	49,  // 14: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	49,  // 15: nri.pkg.api.v1alpha1.StopPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	49,  // 16: nri.pkg.api.v1alpha1.RemovePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	49,  // 17: nri.pkg.api.v1alpha1.CreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 18: nri.pkg.api.v1alpha1.CreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	72,  // 19: nri.pkg.api.v1alpha1.CreateContainerResponse.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
+	78,  // 20: nri.pkg.api.v1alpha1.CreateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	80,  // 21: nri.pkg.api.v1alpha1.CreateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	49,  // 22: nri.pkg.api.v1alpha1.PostCreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 23: nri.pkg.api.v1alpha1.PostCreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	49,  // 24: nri.pkg.api.v1alpha1.StartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 25: nri.pkg.api.v1alpha1.StartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	49,  // 26: nri.pkg.api.v1alpha1.PostStartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 27: nri.pkg.api.v1alpha1.PostStartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	49,  // 28: nri.pkg.api.v1alpha1.UpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 29: nri.pkg.api.v1alpha1.UpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	62,  // 30: nri.pkg.api.v1alpha1.UpdateContainerRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	78,  // 31: nri.pkg.api.v1alpha1.UpdateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	80,  // 32: nri.pkg.api.v1alpha1.UpdateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	49,  // 33: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 34: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	49,  // 35: nri.pkg.api.v1alpha1.StopContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 36: nri.pkg.api.v1alpha1.StopContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	78,  // 37: nri.pkg.api.v1alpha1.StopContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	49,  // 38: nri.pkg.api.v1alpha1.RemoveContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 39: nri.pkg.api.v1alpha1.RemoveContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	0,   // 40: nri.pkg.api.v1alpha1.StateChangeEvent.event:type_name -> nri.pkg.api.v1alpha1.Event
+	49,  // 41: nri.pkg.api.v1alpha1.StateChangeEvent.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 42: nri.pkg.api.v1alpha1.StateChangeEvent.container:type_name -> nri.pkg.api.v1alpha1.Container
+	49,  // 43: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	51,  // 44: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	72,  // 45: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
+	78,  // 46: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	94,  // 47: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins
+	46,  // 48: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.plugins:type_name -> nri.pkg.api.v1alpha1.PluginInstance
+	108, // 49: nri.pkg.api.v1alpha1.PodSandbox.labels:type_name -> nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
+	109, // 50: nri.pkg.api.v1alpha1.PodSandbox.annotations:type_name -> nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
+	50,  // 51: nri.pkg.api.v1alpha1.PodSandbox.linux:type_name -> nri.pkg.api.v1alpha1.LinuxPodSandbox
+	96,  // 52: nri.pkg.api.v1alpha1.PodSandbox.port_mappings:type_name -> nri.pkg.api.v1alpha1.PortMapping
+	97,  // 53: nri.pkg.api.v1alpha1.PodSandbox.dns_config:type_name -> nri.pkg.api.v1alpha1.PodDNSConfig
+	62,  // 54: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_overhead:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	62,  // 55: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	57,  // 56: nri.pkg.api.v1alpha1.LinuxPodSandbox.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	62,  // 57: nri.pkg.api.v1alpha1.LinuxPodSandbox.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	1,   // 58: nri.pkg.api.v1alpha1.Container.state:type_name -> nri.pkg.api.v1alpha1.ContainerState
+	110, // 59: nri.pkg.api.v1alpha1.Container.labels:type_name -> nri.pkg.api.v1alpha1.Container.LabelsEntry
+	111, // 60: nri.pkg.api.v1alpha1.Container.annotations:type_name -> nri.pkg.api.v1alpha1.Container.AnnotationsEntry
+	53,  // 61: nri.pkg.api.v1alpha1.Container.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
+	54,  // 62: nri.pkg.api.v1alpha1.Container.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
+	56,  // 63: nri.pkg.api.v1alpha1.Container.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainer
+	67,  // 64: nri.pkg.api.v1alpha1.Container.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
+	60,  // 65: nri.pkg.api.v1alpha1.Container.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
+	61,  // 66: nri.pkg.api.v1alpha1.Container.user:type_name -> nri.pkg.api.v1alpha1.User
+	52,  // 67: nri.pkg.api.v1alpha1.Container.image:type_name -> nri.pkg.api.v1alpha1.Image
+	55,  // 68: nri.pkg.api.v1alpha1.Hooks.prestart:type_name -> nri.pkg.api.v1alpha1.Hook
+	55,  // 69: nri.pkg.api.v1alpha1.Hooks.create_runtime:type_name -> nri.pkg.api.v1alpha1.Hook
+	55,  // 70: nri.pkg.api.v1alpha1.Hooks.create_container:type_name -> nri.pkg.api.v1alpha1.Hook
+	55,  // 71: nri.pkg.api.v1alpha1.Hooks.start_container:type_name -> nri.pkg.api.v1alpha1.Hook
+	55,  // 72: nri.pkg.api.v1alpha1.Hooks.poststart:type_name -> nri.pkg.api.v1alpha1.Hook
+	55,  // 73: nri.pkg.api.v1alpha1.Hooks.poststop:type_name -> nri.pkg.api.v1alpha1.Hook
+	85,  // 74: nri.pkg.api.v1alpha1.Hook.timeout:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	57,  // 75: nri.pkg.api.v1alpha1.LinuxContainer.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	58,  // 76: nri.pkg.api.v1alpha1.LinuxContainer.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
+	62,  // 77: nri.pkg.api.v1alpha1.LinuxContainer.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	85,  // 78: nri.pkg.api.v1alpha1.LinuxContainer.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	69,  // 79: nri.pkg.api.v1alpha1.LinuxContainer.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
+	66,  // 80: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_profile:type_name -> nri.pkg.api.v1alpha1.SecurityProfile
+	74,  // 81: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
+	112, // 82: nri.pkg.api.v1alpha1.LinuxContainer.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
+	113, // 83: nri.pkg.api.v1alpha1.LinuxContainer.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
+	71,  // 84: nri.pkg.api.v1alpha1.LinuxContainer.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
+	81,  // 85: nri.pkg.api.v1alpha1.LinuxContainer.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
+	91,  // 86: nri.pkg.api.v1alpha1.LinuxDevice.file_mode:type_name -> nri.pkg.api.v1alpha1.OptionalFileMode
+	87,  // 87: nri.pkg.api.v1alpha1.LinuxDevice.uid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	87,  // 88: nri.pkg.api.v1alpha1.LinuxDevice.gid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	88,  // 89: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.major:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	88,  // 90: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.minor:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	63,  // 91: nri.pkg.api.v1alpha1.LinuxResources.memory:type_name -> nri.pkg.api.v1alpha1.LinuxMemory
+	64,  // 92: nri.pkg.api.v1alpha1.LinuxResources.cpu:type_name -> nri.pkg.api.v1alpha1.LinuxCPU
+	65,  // 93: nri.pkg.api.v1alpha1.LinuxResources.hugepage_limits:type_name -> nri.pkg.api.v1alpha1.HugepageLimit
+	83,  // 94: nri.pkg.api.v1alpha1.LinuxResources.blockio_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	83,  // 95: nri.pkg.api.v1alpha1.LinuxResources.rdt_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	114, // 96: nri.pkg.api.v1alpha1.LinuxResources.unified:type_name -> nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
+	59,  // 97: nri.pkg.api.v1alpha1.LinuxResources.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDeviceCgroup
+	68,  // 98: nri.pkg.api.v1alpha1.LinuxResources.pids:type_name -> nri.pkg.api.v1alpha1.LinuxPids
+	88,  // 99: nri.pkg.api.v1alpha1.LinuxMemory.limit:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	88,  // 100: nri.pkg.api.v1alpha1.LinuxMemory.reservation:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	88,  // 101: nri.pkg.api.v1alpha1.LinuxMemory.swap:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	88,  // 102: nri.pkg.api.v1alpha1.LinuxMemory.kernel:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	88,  // 103: nri.pkg.api.v1alpha1.LinuxMemory.kernel_tcp:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	89,  // 104: nri.pkg.api.v1alpha1.LinuxMemory.swappiness:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	90,  // 105: nri.pkg.api.v1alpha1.LinuxMemory.disable_oom_killer:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	90,  // 106: nri.pkg.api.v1alpha1.LinuxMemory.use_hierarchy:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	89,  // 107: nri.pkg.api.v1alpha1.LinuxCPU.shares:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	88,  // 108: nri.pkg.api.v1alpha1.LinuxCPU.quota:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	89,  // 109: nri.pkg.api.v1alpha1.LinuxCPU.period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	88,  // 110: nri.pkg.api.v1alpha1.LinuxCPU.realtime_runtime:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	89,  // 111: nri.pkg.api.v1alpha1.LinuxCPU.realtime_period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	9,   // 112: nri.pkg.api.v1alpha1.SecurityProfile.profile_type:type_name -> nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
+	2,   // 113: nri.pkg.api.v1alpha1.LinuxIOPriority.class:type_name -> nri.pkg.api.v1alpha1.IOPrioClass
+	3,   // 114: nri.pkg.api.v1alpha1.LinuxScheduler.policy:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerPolicy
+	4,   // 115: nri.pkg.api.v1alpha1.LinuxScheduler.flags:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerFlag
+	115, // 116: nri.pkg.api.v1alpha1.ContainerAdjustment.annotations:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
+	53,  // 117: nri.pkg.api.v1alpha1.ContainerAdjustment.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
+	82,  // 118: nri.pkg.api.v1alpha1.ContainerAdjustment.env:type_name -> nri.pkg.api.v1alpha1.KeyValue
+	54,  // 119: nri.pkg.api.v1alpha1.ContainerAdjustment.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
+	73,  // 120: nri.pkg.api.v1alpha1.ContainerAdjustment.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment
+	67,  // 121: nri.pkg.api.v1alpha1.ContainerAdjustment.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
+	60,  // 122: nri.pkg.api.v1alpha1.ContainerAdjustment.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
+	58,  // 123: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
+	62,  // 124: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	85,  // 125: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	69,  // 126: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
+	74,  // 127: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
+	57,  // 128: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	116, // 129: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
+	117, // 130: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
+	71,  // 131: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
+	81,  // 132: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
+	77,  // 133: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.memory_policy:type_name -> nri.pkg.api.v1alpha1.LinuxMemoryPolicy
+	87,  // 134: nri.pkg.api.v1alpha1.LinuxSeccomp.default_errno:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	75,  // 135: nri.pkg.api.v1alpha1.LinuxSeccomp.syscalls:type_name -> nri.pkg.api.v1alpha1.LinuxSyscall
+	87,  // 136: nri.pkg.api.v1alpha1.LinuxSyscall.errno_ret:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	76,  // 137: nri.pkg.api.v1alpha1.LinuxSyscall.args:type_name -> nri.pkg.api.v1alpha1.LinuxSeccompArg
+	5,   // 138: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.mode:type_name -> nri.pkg.api.v1alpha1.MpolMode
+	6,   // 139: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.flags:type_name -> nri.pkg.api.v1alpha1.MpolFlag
+	79,  // 140: nri.pkg.api.v1alpha1.ContainerUpdate.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerUpdate
+	62,  // 141: nri.pkg.api.v1alpha1.LinuxContainerUpdate.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	83,  // 142: nri.pkg.api.v1alpha1.LinuxRdt.clos_id:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	84,  // 143: nri.pkg.api.v1alpha1.LinuxRdt.schemata:type_name -> nri.pkg.api.v1alpha1.OptionalRepeatedString
+	90,  // 144: nri.pkg.api.v1alpha1.LinuxRdt.enable_monitoring:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	118, // 145: nri.pkg.api.v1alpha1.CompoundFieldOwners.owners:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
+	119, // 146: nri.pkg.api.v1alpha1.FieldOwners.simple:type_name -> nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
+	120, // 147: nri.pkg.api.v1alpha1.FieldOwners.compound:type_name -> nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
+	121, // 148: nri.pkg.api.v1alpha1.OwningPlugins.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
+	8,   // 149: nri.pkg.api.v1alpha1.PortMapping.protocol:type_name -> nri.pkg.api.v1alpha1.Protocol
+	99,  // 150: nri.pkg.api.v1alpha1.PodSandboxAdjustment.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
+	100, // 151: nri.pkg.api.v1alpha1.PodSandboxNetwork.interfaces:type_name -> nri.pkg.api.v1alpha1.NetworkInterface
+	101, // 152: nri.pkg.api.v1alpha1.PodSandboxNetwork.routes:type_name -> nri.pkg.api.v1alpha1.NetworkRoute
+	102, // 153: nri.pkg.api.v1alpha1.PodSandboxNetwork.dns:type_name -> nri.pkg.api.v1alpha1.NetworkDNS
+	122, // 154: nri.pkg.api.v1alpha1.PodSandboxNetwork.info:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork.InfoEntry
+	49,  // 155: nri.pkg.api.v1alpha1.PodSandboxStatusRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	99,  // 156: nri.pkg.api.v1alpha1.PodSandboxStatusResponse.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
+	99,  // 157: nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkRequest.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
+	99,  // 158: nri.pkg.api.v1alpha1.PodNetworkRecord.network:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
+	123, // 159: nri.pkg.api.v1alpha1.PodNetworkRecord.owners:type_name -> nri.pkg.api.v1alpha1.PodNetworkRecord.OwnersEntry
+	124, // 160: nri.pkg.api.v1alpha1.PodNetworkRecord.stale:type_name -> nri.pkg.api.v1alpha1.PodNetworkRecord.StaleEntry
+	125, // 161: nri.pkg.api.v1alpha1.PodNetworkRecord.plugins:type_name -> nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntry
+	70,  // 162: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
+	70,  // 163: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
+	92,  // 164: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry.value:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners
+	93,  // 165: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry.value:type_name -> nri.pkg.api.v1alpha1.FieldOwners
+	99,  // 166: nri.pkg.api.v1alpha1.PodNetworkRecord.PluginsEntry.value:type_name -> nri.pkg.api.v1alpha1.PodSandboxNetwork
+	10,  // 167: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:input_type -> nri.pkg.api.v1alpha1.RegisterPluginRequest
+	11,  // 168: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:input_type -> nri.pkg.api.v1alpha1.UpdateContainersRequest
+	105, // 169: nri.pkg.api.v1alpha1.Runtime.UpdatePodSandboxNetwork:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkRequest
+	13,  // 170: nri.pkg.api.v1alpha1.Plugin.Configure:input_type -> nri.pkg.api.v1alpha1.ConfigureRequest
+	16,  // 171: nri.pkg.api.v1alpha1.Plugin.Synchronize:input_type -> nri.pkg.api.v1alpha1.SynchronizeRequest
+	48,  // 172: nri.pkg.api.v1alpha1.Plugin.Shutdown:input_type -> nri.pkg.api.v1alpha1.Empty
+	18,  // 173: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:input_type -> nri.pkg.api.v1alpha1.RunPodSandboxRequest
+	20,  // 174: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
+	22,  // 175: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
+	24,  // 176: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:input_type -> nri.pkg.api.v1alpha1.StopPodSandboxRequest
+	26,  // 177: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:input_type -> nri.pkg.api.v1alpha1.RemovePodSandboxRequest
+	28,  // 178: nri.pkg.api.v1alpha1.Plugin.CreateContainer:input_type -> nri.pkg.api.v1alpha1.CreateContainerRequest
+	30,  // 179: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:input_type -> nri.pkg.api.v1alpha1.PostCreateContainerRequest
+	32,  // 180: nri.pkg.api.v1alpha1.Plugin.StartContainer:input_type -> nri.pkg.api.v1alpha1.StartContainerRequest
+	34,  // 181: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:input_type -> nri.pkg.api.v1alpha1.PostStartContainerRequest
+	36,  // 182: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:input_type -> nri.pkg.api.v1alpha1.UpdateContainerRequest
+	38,  // 183: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:input_type -> nri.pkg.api.v1alpha1.PostUpdateContainerRequest
+	40,  // 184: nri.pkg.api.v1alpha1.Plugin.StopContainer:input_type -> nri.pkg.api.v1alpha1.StopContainerRequest
+	42,  // 185: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:input_type -> nri.pkg.api.v1alpha1.RemoveContainerRequest
+	44,  // 186: nri.pkg.api.v1alpha1.Plugin.StateChange:input_type -> nri.pkg.api.v1alpha1.StateChangeEvent
+	45,  // 187: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:input_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
+	103, // 188: nri.pkg.api.v1alpha1.Plugin.PodSandboxStatus:input_type -> nri.pkg.api.v1alpha1.PodSandboxStatusRequest
+	48,  // 189: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:output_type -> nri.pkg.api.v1alpha1.Empty
+	12,  // 190: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:output_type -> nri.pkg.api.v1alpha1.UpdateContainersResponse
+	106, // 191: nri.pkg.api.v1alpha1.Runtime.UpdatePodSandboxNetwork:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxNetworkResponse
+	14,  // 192: nri.pkg.api.v1alpha1.Plugin.Configure:output_type -> nri.pkg.api.v1alpha1.ConfigureResponse
+	17,  // 193: nri.pkg.api.v1alpha1.Plugin.Synchronize:output_type -> nri.pkg.api.v1alpha1.SynchronizeResponse
+	48,  // 194: nri.pkg.api.v1alpha1.Plugin.Shutdown:output_type -> nri.pkg.api.v1alpha1.Empty
+	19,  // 195: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:output_type -> nri.pkg.api.v1alpha1.RunPodSandboxResponse
+	21,  // 196: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
+	23,  // 197: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
+	25,  // 198: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:output_type -> nri.pkg.api.v1alpha1.StopPodSandboxResponse
+	27,  // 199: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:output_type -> nri.pkg.api.v1alpha1.RemovePodSandboxResponse
+	29,  // 200: nri.pkg.api.v1alpha1.Plugin.CreateContainer:output_type -> nri.pkg.api.v1alpha1.CreateContainerResponse
+	31,  // 201: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:output_type -> nri.pkg.api.v1alpha1.PostCreateContainerResponse
+	33,  // 202: nri.pkg.api.v1alpha1.Plugin.StartContainer:output_type -> nri.pkg.api.v1alpha1.StartContainerResponse
+	35,  // 203: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:output_type -> nri.pkg.api.v1alpha1.PostStartContainerResponse
+	37,  // 204: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:output_type -> nri.pkg.api.v1alpha1.UpdateContainerResponse
+	39,  // 205: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:output_type -> nri.pkg.api.v1alpha1.PostUpdateContainerResponse
+	41,  // 206: nri.pkg.api.v1alpha1.Plugin.StopContainer:output_type -> nri.pkg.api.v1alpha1.StopContainerResponse
+	43,  // 207: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:output_type -> nri.pkg.api.v1alpha1.RemoveContainerResponse
+	48,  // 208: nri.pkg.api.v1alpha1.Plugin.StateChange:output_type -> nri.pkg.api.v1alpha1.Empty
+	47,  // 209: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:output_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
+	104, // 210: nri.pkg.api.v1alpha1.Plugin.PodSandboxStatus:output_type -> nri.pkg.api.v1alpha1.PodSandboxStatusResponse
+	189, // [189:211] is the sub-list for method output_type
+	167, // [167:189] is the sub-list for method input_type
+	167, // [167:167] is the sub-list for extension type_name
+	167, // [167:167] is the sub-list for extension extendee
+	0,   // [0:167] is the sub-list for field type_name
 }
 
 func init() { file_pkg_api_api_proto_init() }
@@ -7606,8 +7853,8 @@ func file_pkg_api_api_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pkg_api_api_proto_rawDesc), len(file_pkg_api_api_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   114,
+			NumEnums:      10,
+			NumMessages:   116,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

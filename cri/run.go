@@ -58,9 +58,12 @@ func (s *Server) runPodSandbox(ctx context.Context, req *criapi.RunPodSandboxReq
 		Namespaces: namespaceModes{
 			Network: opts.GetNetwork(), Pid: opts.GetPid(), Ipc: opts.GetIpc(), TargetID: opts.GetTargetId(),
 		},
-		State:       stateReady,
-		CreatedAt:   time.Now().UnixNano(),
-		HostNetwork: opts.GetNetwork() == criapi.NamespaceMode_NODE,
+		State:        stateReady,
+		CreatedAt:    time.Now().UnixNano(),
+		HostNetwork:  opts.GetNetwork() == criapi.NamespaceMode_NODE,
+		CgroupParent: cfg.GetLinux().GetCgroupParent(),
+		PortMappings: toPortMappings(cfg.GetPortMappings()),
+		DNS:          toDNSConfig(cfg.GetDnsConfig()),
 	}
 	if !sb.HostNetwork {
 		sb.NetNSName = netnsName(id)

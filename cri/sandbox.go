@@ -49,6 +49,51 @@ type sandbox struct {
 	HostNetwork bool   `json:"hostNetwork"`
 	// NRIStopped records that NRI StopPodSandbox was sent.
 	NRIStopped bool `json:"nriStopped"`
+	// CgroupParent, PortMappings and DNS are from the sandbox's
+	// configuration, for NRI plugins: linux.cgroup_parent, and the pod
+	// network extension's port_mappings and dns_config.
+	CgroupParent string        `json:"cgroupParent,omitempty"`
+	PortMappings []portMapping `json:"portMappings,omitempty"`
+	DNS          *dnsConfig    `json:"dnsConfig,omitempty"`
+}
+
+// portMapping is a CRI PortMapping as the store keeps it.
+type portMapping struct {
+	// Protocol is the CRI Protocol's number (0 TCP, 1 UDP, 2 SCTP).
+	Protocol      int32  `json:"protocol"`
+	ContainerPort int32  `json:"containerPort"`
+	HostPort      int32  `json:"hostPort"`
+	HostIP        string `json:"hostIP,omitempty"`
+}
+
+// dnsConfig is a CRI DNSConfig as the store keeps it.
+type dnsConfig struct {
+	Servers  []string `json:"servers,omitempty"`
+	Searches []string `json:"searches,omitempty"`
+	Options  []string `json:"options,omitempty"`
+}
+
+// toPortMappings keeps the port mappings of a sandbox's configuration.
+func toPortMappings(pms []*criapi.PortMapping) []portMapping {
+	var out []portMapping
+	for _, pm := range pms {
+		out = append(out, portMapping{
+			Protocol:      int32(pm.GetProtocol()),
+			ContainerPort: pm.GetContainerPort(),
+			HostPort:      pm.GetHostPort(),
+			HostIP:        pm.GetHostIp(),
+		})
+	}
+	return out
+}
+
+// toDNSConfig keeps the DNS configuration of a sandbox's configuration;
+// nil if it has none.
+func toDNSConfig(d *criapi.DNSConfig) *dnsConfig {
+	if d == nil {
+		return nil
+	}
+	return &dnsConfig{Servers: slices.Clone(d.GetServers()), Searches: slices.Clone(d.GetSearches()), Options: slices.Clone(d.GetOptions())}
 }
 
 // reservedName is the unique name of a sandbox configuration, as
@@ -72,7 +117,10 @@ func (sb *sandbox) criState() criapi.PodSandboxState {
 	return criapi.PodSandboxState_SANDBOX_NOTREADY
 }
 
-// nriPod is the sandbox as NRI plugins see it, with the given addresses.
+// nriPod is the sandbox as NRI plugins see it, with the given addresses:
+// with its cgroup parent, and its port mappings and DNS configuration
+// (which the runtime library sends only to plugins with the pod network
+// extension).
 func (sb *sandbox) nriPod(ips []string) *api.PodSandbox {
 	pod := &api.PodSandbox{
 		Id:             sb.ID,
@@ -86,6 +134,24 @@ func (sb *sandbox) nriPod(ips []string) *api.PodSandbox {
 	}
 	if !sb.HostNetwork {
 		pod.Linux = &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: api.NetworkNamespace, Path: sb.NetNSPath}}}
+	}
+	if sb.CgroupParent != "" {
+		if pod.Linux == nil {
+			pod.Linux = &api.LinuxPodSandbox{}
+		}
+		pod.Linux.CgroupParent = sb.CgroupParent
+	}
+	// The CRI values of Protocol are api.Protocol's.
+	for _, pm := range sb.PortMappings {
+		pod.PortMappings = append(pod.PortMappings, &api.PortMapping{
+			Protocol:      api.Protocol(pm.Protocol),
+			ContainerPort: pm.ContainerPort,
+			HostPort:      pm.HostPort,
+			HostIp:        pm.HostIP,
+		})
+	}
+	if d := sb.DNS; d != nil {
+		pod.DnsConfig = &api.PodDNSConfig{Servers: slices.Clone(d.Servers), Searches: slices.Clone(d.Searches), Options: slices.Clone(d.Options)}
 	}
 	return pod
 }

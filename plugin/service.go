@@ -77,7 +77,11 @@ func (svc *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*
 		close(sess.configured)
 	}
 	s.log.Info("configured", "runtime", req.GetRuntimeName(), "runtimeVersion", req.GetRuntimeVersion(), "events", events.String())
-	return &api.ConfigureResponse{Events: int32(events), FailurePolicy: s.cfg.failurePolicy}, nil
+	rsp := &api.ConfigureResponse{Events: int32(events), FailurePolicy: s.cfg.failurePolicy}
+	if netExt != 0 {
+		rsp.NetworkExtension = &api.NetworkExtension{Version: api.NetworkExtensionVersion}
+	}
+	return rsp, nil
 }
 
 func msOr(ms int64, def time.Duration) time.Duration {

@@ -42,8 +42,12 @@ type plugin struct {
 	client *ttrpc.Client
 	server *ttrpc.Server
 
-	inflight   chan struct{} // one token per request the plugin has in flight
-	lateCalls  atomic.Int32  // calls past their deadline, still running (call.go)
+	inflight  chan struct{} // one token per request the plugin has in flight
+	lateCalls atomic.Int32  // calls past their deadline, still running (call.go)
+	// netExt is the version of the pod network extension the plugin
+	// answered Configure with; 0 for a plugin without it, which is sent
+	// pods without the extension's fields (view.go).
+	netExt     atomic.Uint32
 	registered chan struct{} // closed by a valid RegisterPlugin
 	done       chan struct{} // closed when the connection is closed
 	closeOnce  sync.Once
@@ -331,6 +335,7 @@ func (p *plugin) configure(ctx context.Context) error {
 	p.events = events
 	p.policy = rsp.GetFailurePolicy()
 	p.mu.Unlock()
+	p.netExt.Store(rsp.GetNetworkExtension().GetVersion())
 	return nil
 }
 
@@ -463,13 +468,13 @@ func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateCo
 }
 
 // rpc calls a method of the plugin's Plugin service, encoding and decoding
-// with the fast codec.
+// with the fast codec. req is sent as the plugin may see it (view).
 func rpc[Rsp any, PRsp interface {
 	*Rsp
 	api.VTMessage
 }](ctx context.Context, p *plugin, method string, req api.VTMessage) (PRsp, error) {
 	rsp := PRsp(new(Rsp))
-	if err := api.Call(ctx, p.client, api.PluginServiceName, method, req, rsp); err != nil {
+	if err := api.Call(ctx, p.client, api.PluginServiceName, method, p.view(req), rsp); err != nil {
 		return nil, err
 	}
 	return rsp, nil

@@ -147,7 +147,7 @@ type encodedChunk struct {
 // request timeout.
 func (p *plugin) synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	r := p.r
-	chunks, trimmed, err := planSync(pods, ctrs, r.cfg.syncChunkSize)
+	chunks, trimmed, err := planSync(p.viewPods(pods), ctrs, r.cfg.syncChunkSize)
 	if err != nil {
 		return nil, err
 	}

@@ -1,14 +1,35 @@
 // Command nri-cni is the CNI network plugin for NRI (package
 // plugins/cni): it attaches pods to a CNI network and reports their
-// networks to the runtime.
+// networks to the runtime. It runs CNI as containerd v2.4.2 does: the
+// lexically first *.conflist, *.conf or *.json file in confDir (or the
+// one defining the named network), the loopback network cni-loopback
+// before the pod's (or lo set up directly with useInternalLoopback),
+// containerd's CNI_ARGS and capability arguments (portMappings,
+// bandwidth, dns, cgroupPath, the pod's annotations); and in addition
+// STATUS before each ADD (cniVersion 1.1.0) and garbage collection when
+// it joins (every cniVersion). See the package documentation of
+// plugins/cni.
 //
 // Launched by the runtime from its plugin directory (as NN-cni), it gets
 // its configuration in Configure from NN-cni.conf, and exits when the
 // runtime shuts it down (status 0) or the connection is lost (status 1);
-// starting it again is up to the runtime. Started by hand, it reads
-// -config and dials -socket:
+// starting it again is up to the runtime. A Configure whose network does
+// not load (no conflist in confDir yet, say) fails, so it does not join:
+// the runtime logs why and launches it again, with backoff, until it
+// does. Started by hand, it reads -config (without it, the defaults:
+// /etc/cni/net.d, /opt/cni/bin, /var/lib/cni) and dials -socket:
 //
 //	nri-cni [-config FILE] [-socket PATH] [-name cni] [-idx 10] [-verbose]
+//
+// Started by hand, it loads its CNI network before it connects. While the
+// network does not load (confDir missing or without a conflist, no file
+// defining the named network, a file that does not parse, a plugin not
+// installed yet), it logs "waiting for a CNI network configuration" with
+// the directory and the reason, again whenever the reason changes, and
+// tries again every second; SIGINT or SIGTERM end it with status 0. So it
+// registers only with a network to offer, and a runtime that requires it
+// reports the network not ready meanwhile. A -config file that cannot be
+// read, does not parse or is invalid ends it at once with status 1.
 //
 // It then outlives the runtime: when the runtime stops (even after sending
 // Shutdown) or restarts, or its socket is not there yet, it logs why and
@@ -26,9 +47,9 @@
 //
 //	nri-cni: plugin "10-cni" refuses to join runtime "containerd" version "v2.4.2": it needs nrinet's pod network extension, which the runtime does not advertise in Configure, so the pod networks the plugin sets up would be dropped; run it with a runtime built on nrinet (nrinetd), and on this runtime keep using CNI
 //
-// There is no option to run it on such a runtime anyway. Started with
-// -config, it has loaded the network (asking each CNI plugin's VERSION)
-// before it connects. Any other error exits with status 1.
+// There is no option to run it on such a runtime anyway. Started by hand,
+// it has loaded the network (asking each CNI plugin's VERSION) before it
+// connects. Any other error exits with status 1.
 package main
 
 import (
@@ -73,6 +94,8 @@ func run() error {
 		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-cni [-config FILE] [-socket PATH] [-name NAME] [-idx NN] [-verbose]
 
 Attaches pods to a CNI network and returns their networks to the runtime.
+Started by hand, it waits until its CNI network loads (a conflist in confDir,
+its plugins in binDirs) before it connects.
 It needs a runtime with nrinet's pod network extension (nrinetd): it refuses
 to join a runtime without it (stock containerd, CRI-O), which would drop its
 networks, and exits with status 3.
@@ -95,17 +118,13 @@ networks, and exits with status 3.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	opts := []cniplugin.Option{cniplugin.WithLogger(logger)}
-	if *configFile != "" {
-		cfg, err := cniplugin.ConfigFromFile(*configFile)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, cniplugin.WithConfig(*cfg))
-	}
-	p, err := cniplugin.New(ctx, opts...)
+	launched := os.Getenv(api.PluginSocketEnv) != ""
+	p, err := newHandler(ctx, *configFile, launched, logger)
 	if err != nil {
 		return err
+	}
+	if p == nil {
+		return nil // SIGINT or SIGTERM while waiting for the network
 	}
 
 	set := map[string]bool{}
@@ -126,7 +145,7 @@ networks, and exits with status 3.
 	}
 	// Only when it dials: on the socket the runtime passed (NRI_PLUGIN_SOCKET)
 	// the library does not reconnect anyway.
-	if os.Getenv(api.PluginSocketEnv) == "" {
+	if !launched {
 		popts = append(popts, plugin.WithReconnect(0, 0))
 	}
 	s, err := plugin.New(p, popts...)
@@ -136,4 +155,45 @@ networks, and exits with status 3.
 	// nil after SIGINT/SIGTERM and after the runtime shut a launched
 	// plugin down; the reason when a launched plugin lost its runtime.
 	return s.Run(ctx)
+}
+
+// newHandler returns the CNI plugin handler. Launched by the runtime, the
+// plugin gets its configuration in Configure (or from configFile, if
+// given), and Configure fails without a network: the runtime launches it
+// again. Started by hand, it loads its network (configFile's, or the
+// defaults) before it connects, waiting for it (WaitForNetwork) as long
+// as it does not load; it returns nil, nil if ctx ends meanwhile.
+func newHandler(ctx context.Context, configFile string, launched bool, logger *slog.Logger) (*cniplugin.Plugin, error) {
+	opts := []cniplugin.Option{cniplugin.WithLogger(logger)}
+	var cfg cniplugin.Config
+	switch {
+	case configFile != "":
+		c, err := cniplugin.ConfigFromFile(configFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg = *c
+	case launched:
+		return cniplugin.New(ctx, opts...)
+	default:
+		cfg = cniplugin.DefaultConfig()
+	}
+	opts = append(opts, cniplugin.WithConfig(cfg))
+	if launched {
+		return cniplugin.New(ctx, opts...)
+	}
+	for {
+		if _, err := cniplugin.WaitForNetwork(ctx, cfg, cniplugin.WithWaitLogger(logger)); err != nil {
+			if ctx.Err() != nil {
+				return nil, nil
+			}
+			return nil, err
+		}
+		p, err := cniplugin.New(ctx, opts...)
+		if err == nil || !cniplugin.IsNetworkLoadError(err) {
+			return p, err
+		}
+		// The configuration changed between the two loads: wait again.
+		logger.Info("the CNI network configuration changed while loading; waiting again", "dir", cfg.ConfDir, "error", err)
+	}
 }

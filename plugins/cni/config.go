@@ -23,7 +23,8 @@ const (
 //	  "confDir":  "/etc/cni/net.d",
 //	  "binDirs":  ["/opt/cni/bin"],
 //	  "cacheDir": "/var/lib/cni",
-//	  "network":  ""
+//	  "network":  "",
+//	  "useInternalLoopback": false
 //	}
 //
 // Every field is optional; a missing or empty field takes its default.
@@ -42,6 +43,11 @@ type Config struct {
 	// Network is the name of the CNI network to use. Empty means the
 	// network of the lexically first configuration file in ConfDir.
 	Network string `json:"network,omitempty"`
+	// UseInternalLoopback sets the pod's loopback interface up directly
+	// instead of running the loopback network (LoopbackNetwork, the CNI
+	// plugin "loopback") before the pod's network: containerd's
+	// use_internal_loopback. Default false, as in containerd.
+	UseInternalLoopback bool `json:"useInternalLoopback,omitempty"`
 }
 
 // DefaultConfig returns the configuration with every default filled in.

@@ -76,3 +76,14 @@ func (e *OpError) CNIError() (*types.Error, bool) {
 	ok := errors.As(e.Err, &ce)
 	return ce, ok
 }
+
+// IsNetworkLoadError reports whether err is about the CNI network
+// configuration rather than the plugin's own: no configuration file, no
+// file for the named network, a file that does not load, or a plugin
+// executable that is missing. Such errors go away when the network's
+// installer has written its configuration and plugins; WaitForNetwork
+// waits for that.
+func IsNetworkLoadError(err error) bool {
+	return errors.Is(err, ErrNoNetworkConfig) || errors.Is(err, ErrNetworkNotFound) ||
+		errors.Is(err, ErrInvalidNetworkConfig) || errors.Is(err, ErrPluginNotFound)
+}

@@ -13,34 +13,41 @@ import (
 // minGCVersion is the first CNI spec version with the GC command.
 const minGCVersion = "1.1.0"
 
-// Synchronize garbage-collects the network (GC) with the attachments of
-// the pods that exist, when the network's cniVersion has GC: libcni runs
-// DEL for every cached attachment of a pod that is gone, then GC for each
-// plugin, so that IPAM frees leaked addresses. Failures are logged, not
-// returned: they must not keep the plugin from joining. The collection is
-// bounded by the runtime's request deadline; what it leaves is collected
-// at the next join.
+// Synchronize garbage-collects the loopback network and the pod's network
+// with libcni's GCNetworkList, with the attachments of the pods that
+// exist (those with a network namespace, on LoopbackIfName and IfName) as
+// the valid ones. At every cniVersion libcni runs DEL, with the cached
+// arguments, for each attachment in its cache of a pod that is gone; from
+// cniVersion 1.1.0 it then sends GC to every plugin of the list, so that
+// IPAM frees what it leaked without a cache entry. (containerd itself
+// never runs GC.) Failures are logged, not returned: they must not keep
+// the plugin from joining. The collection is bounded by the runtime's
+// request deadline; what it leaves is collected at the next join.
 func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*api.Container) ([]*api.ContainerUpdate, error) {
 	st, err := p.current()
 	if err != nil {
 		return nil, err
 	}
-	list := st.net.List
-	if ok, _ := version.GreaterThanOrEqualTo(list.CNIVersion, minGCVersion); !ok {
-		p.log.Info("CNI network has no garbage collection (cniVersion < "+minGCVersion+"): stale attachments stay",
-			"network", list.Name, "cniVersion", list.CNIVersion)
-		return nil, nil
+	lists := []*libcni.NetworkConfigList{st.net.List}
+	ifNames := []string{IfName}
+	if lo := st.net.Loopback; lo != nil {
+		lists = append([]*libcni.NetworkConfigList{lo}, lists...)
+		ifNames = append([]string{LoopbackIfName}, ifNames...)
 	}
-	valid := make([]types.GCAttachment, 0, len(pods))
-	for _, pod := range pods {
-		if pod.NetNSPath() != "" {
-			valid = append(valid, types.GCAttachment{ContainerID: pod.GetId(), IfName: IfName})
+	for i, list := range lists {
+		valid := make([]types.GCAttachment, 0, len(pods))
+		for _, pod := range pods {
+			if pod.NetNSPath() != "" {
+				valid = append(valid, types.GCAttachment{ContainerID: pod.GetId(), IfName: ifNames[i]})
+			}
 		}
+		if err := st.cni.GCNetworkList(ctx, list, &libcni.GCArgs{ValidAttachments: valid}); err != nil {
+			p.log.Warn("CNI garbage collection failed", "network", list.Name, "error", err)
+			continue
+		}
+		gc, _ := version.GreaterThanOrEqualTo(list.CNIVersion, minGCVersion)
+		p.log.Info("CNI garbage collection done", "network", list.Name, "cniVersion", list.CNIVersion,
+			"pods", len(valid), "pluginGC", gc)
 	}
-	if err := st.cni.GCNetworkList(ctx, list, &libcni.GCArgs{ValidAttachments: valid}); err != nil {
-		p.log.Warn("CNI garbage collection failed", "network", list.Name, "error", err)
-		return nil, nil
-	}
-	p.log.Info("CNI garbage collection done", "network", list.Name, "pods", len(valid))
 	return nil, nil
 }

@@ -56,6 +56,11 @@ type testNet struct {
 	confDir, dataDir         string
 	cacheDir, binDir         string
 	forceAddress             bool // the bridge replaces its gateway address when the subnet changes
+	// noPortmap leaves portmap out of the list; extra plugins are
+	// chained after it; extraBinDirs are searched after binDir.
+	noPortmap    bool
+	extra        []map[string]any
+	extraBinDirs []string
 }
 
 // newTestNet writes a conflist for a bridge network (isGateway, no
@@ -93,8 +98,11 @@ func (tn *testNet) writeConflist(t testing.TB, file string, subnets ...string) {
 		"type": "bridge", "bridge": tn.bridge, "isGateway": true, "ipMasq": false, "forceAddress": tn.forceAddress,
 		"ipam": map[string]any{"type": "host-local", "dataDir": tn.dataDir, "ranges": ranges, "routes": routes},
 	}}
-	if _, err := exec.LookPath("iptables"); err == nil {
+	if _, err := exec.LookPath("iptables"); err == nil && !tn.noPortmap {
 		plugins = append(plugins, map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}})
+	}
+	for _, p := range tn.extra {
+		plugins = append(plugins, p)
 	}
 	writeJSON(t, filepath.Join(tn.confDir, file), map[string]any{
 		"cniVersion": tn.cniVersion, "name": tn.name, "plugins": plugins,
@@ -113,7 +121,7 @@ func writeJSON(t testing.TB, path string, v any) {
 }
 
 func (tn *testNet) config() cniplugin.Config {
-	return cniplugin.Config{ConfDir: tn.confDir, BinDirs: []string{tn.binDir}, CacheDir: tn.cacheDir}
+	return cniplugin.Config{ConfDir: tn.confDir, BinDirs: append([]string{tn.binDir}, tn.extraBinDirs...), CacheDir: tn.cacheDir}
 }
 
 // addressFiles lists host-local's reservations: files named after an IP.
@@ -226,9 +234,10 @@ func startRuntime(t testing.TB, tn *testNet) (*runtime.Runtime, *logBuffer) {
 }
 
 // launchRuntime starts a runtime that launches the nri-cni executable as
-// the pre-installed plugin 10-cni with cfg in 10-cni.conf. Start returns
-// once the plugin has joined or failed.
-func launchRuntime(t testing.TB, cfg cniplugin.Config) (*runtime.Runtime, *logBuffer) {
+// the pre-installed plugin 10-cni with cfg in 10-cni.conf, with opts
+// added to its options. Start returns once the plugin has joined or
+// failed.
+func launchRuntime(t testing.TB, cfg cniplugin.Config, opts ...runtime.Option) (*runtime.Runtime, *logBuffer) {
 	t.Helper()
 	if nriCNIBinary == "" {
 		t.Fatal("nri-cni was not built")
@@ -239,13 +248,15 @@ func launchRuntime(t testing.TB, cfg cniplugin.Config) (*runtime.Runtime, *logBu
 	}
 	writeJSON(t, filepath.Join(confDir, "10-cni.conf"), cfg)
 	logger, logs := newLogger(t)
-	rt, err := runtime.New("nrcni-test-runtime", "v0.0.1",
+	base := []runtime.Option{
 		runtime.WithPluginPath(pluginDir),
 		runtime.WithPluginConfigPath(confDir),
 		runtime.WithoutExternalPlugins(),
-		runtime.WithRequestTimeout(30*time.Second),
-		runtime.WithStatusTimeout(30*time.Second),
-		runtime.WithLogger(logger))
+		runtime.WithRequestTimeout(30 * time.Second),
+		runtime.WithStatusTimeout(30 * time.Second),
+		runtime.WithLogger(logger),
+	}
+	rt, err := runtime.New("nrcni-test-runtime", "v0.0.1", append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,14 +281,17 @@ func joined(rt *runtime.Runtime) bool {
 	return false
 }
 
+// fakePluginScript is a fake CNI plugin: it answers VERSION with every
+// version from 0.3.1 to 1.1.0 (and any other command the same way).
+const fakePluginScript = "#!/bin/sh\necho '{\"cniVersion\":\"1.1.0\",\"supportedVersions\":[\"0.3.1\",\"0.4.0\",\"1.0.0\",\"1.1.0\"]}'\n"
+
 // fakePluginDir returns a directory with fake CNI plugins that answer
 // only VERSION, for tests that load configurations without running them.
 func fakePluginDir(t testing.TB, types ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	script := "#!/bin/sh\necho '{\"cniVersion\":\"1.1.0\",\"supportedVersions\":[\"0.3.1\",\"0.4.0\",\"1.0.0\",\"1.1.0\"]}'\n"
 	for _, typ := range types {
-		if err := os.WriteFile(filepath.Join(dir, typ), []byte(script), 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, typ), []byte(fakePluginScript), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -29,6 +29,9 @@ type Network struct {
 	List *libcni.NetworkConfigList
 	// File is the configuration file it was read from.
 	File string
+	// Loopback is the loopback network run before List (LoopbackNetwork);
+	// nil with Config.UseInternalLoopback.
+	Loopback *libcni.NetworkConfigList
 
 	dir dirState // the configuration directory when it was loaded
 }
@@ -38,7 +41,8 @@ type Network struct {
 // cfg.ConfDir, or the first one defining the network named cfg.Network.
 // A file that cannot be parsed is an error naming the file. Every plugin
 // type of the list must have an executable in cfg.BinDirs that supports
-// the list's cniVersion (asked with the CNI VERSION command).
+// the list's cniVersion (asked with the CNI VERSION command), and so must
+// the loopback plugin unless cfg.UseInternalLoopback is set.
 func LoadNetwork(ctx context.Context, cfg Config) (*Network, error) {
 	return loadNetwork(ctx, cfg.withDefaults(), defaultExec(nil))
 }
@@ -63,7 +67,14 @@ func loadNetwork(ctx context.Context, cfg Config, exec invoke.Exec) (*Network, e
 		if err := checkPlugins(ctx, list, path, cfg.BinDirs, exec); err != nil {
 			return nil, err
 		}
-		return &Network{List: list, File: path, dir: st}, nil
+		n := &Network{List: list, File: path, dir: st}
+		if !cfg.UseInternalLoopback {
+			n.Loopback = loopbackList()
+			if err := checkPlugins(ctx, n.Loopback, "the loopback network, useInternalLoopback false", cfg.BinDirs, exec); err != nil {
+				return nil, err
+			}
+		}
+		return n, nil
 	}
 	return nil, fmt.Errorf("%w: no file in %s defines network %q", ErrNetworkNotFound, cfg.ConfDir, cfg.Network)
 }

@@ -20,7 +20,7 @@ func (p *Plugin) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, verb
 	if err != nil {
 		return nil, err
 	}
-	a := p.attachment(st, pod, netns)
+	a := p.attachment(st, st.net.List, pod, netns, IfName)
 	if !a.cached {
 		return nil, nil
 	}

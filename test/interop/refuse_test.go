@@ -176,8 +176,9 @@ func setupPodnet(t *testing.T, dir, nsName string) ([]string, func(*testing.T)) 
 }
 
 // setupCNI configures nri-cni with a network whose only plugin is a
-// script that logs every CNI command it runs: loading the network asks it
-// VERSION, and any work for a pod would log ADD, DEL, CHECK, GC or STATUS.
+// script that logs every CNI command it runs, installed as the loopback
+// plugin too: loading the network asks it VERSION, and any work for a pod
+// would log ADD, DEL, CHECK, GC or STATUS.
 func setupCNI(t *testing.T, dir, nsName string) ([]string, func(*testing.T)) {
 	binDir, confDir, log := filepath.Join(dir, "bin"), filepath.Join(dir, "net.d"), filepath.Join(dir, "cni.log")
 	for _, d := range []string{binDir, confDir} {
@@ -193,8 +194,12 @@ VERSION) echo '{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0
 ADD) echo '{"cniVersion":"1.0.0","interfaces":[{"name":"eth0","sandbox":"'"$CNI_NETNS"'"}],"ips":[{"address":"198.18.199.2/24","interface":0}]}' ;;
 esac
 `, log)
-	if err := os.WriteFile(filepath.Join(binDir, "nrinet-rec"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
+	// Also as the loopback plugin, for the loopback network nri-cni runs
+	// before the pod's: without it nri-cni waits for it to be installed.
+	for _, typ := range []string{"nrinet-rec", "loopback"} {
+		if err := os.WriteFile(filepath.Join(binDir, typ), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	conflist := `{"cniVersion":"1.0.0","name":"refuse-net","plugins":[{"type":"nrinet-rec"}]}`
 	if err := os.WriteFile(filepath.Join(confDir, "10-refuse.conflist"), []byte(conflist), 0o644); err != nil {
