@@ -22,6 +22,27 @@ type PodNetworkRecord = nrinet.PodNetworkRecord
 // PodSandboxNetwork is a pod's network, or one plugin's part of it.
 type PodSandboxNetwork = nrinet.PodSandboxNetwork
 
+// PortMapping is a port of the pod published on the host, as in the pod's
+// CRI configuration; PodSandbox.PortMappings carries them to the plugins
+// that negotiated the pod network extension (nri-cni passes them to CNI as
+// the portMappings capability).
+type PortMapping = nrinet.PortMapping
+
+// Protocol is a PortMapping's protocol.
+type Protocol = nrinet.Protocol
+
+// The protocols of a PortMapping.
+const (
+	ProtocolTCP  = nrinet.Protocol_PROTOCOL_TCP
+	ProtocolUDP  = nrinet.Protocol_PROTOCOL_UDP
+	ProtocolSCTP = nrinet.Protocol_PROTOCOL_SCTP
+)
+
+// PodDNSConfig is the DNS configuration of the pod's CRI configuration;
+// PodSandbox.DnsConfig carries it to the plugins that negotiated the pod
+// network extension (nri-cni passes it to CNI as the dns capability).
+type PodDNSConfig = nrinet.PodDNSConfig
+
 // PodNetworkStore is where the runtime keeps its pods' network records,
 // with the sandboxes; see EnablePodNetworks.
 type PodNetworkStore interface {
