@@ -62,55 +62,76 @@ type podLink struct {
 	gateways  []netip.Prefix
 }
 
-// setupPod creates the veth pair with its pod end directly in the pod's
-// network namespace as eth0, then configures the pod side. It is
-// idempotent: an existing pair is reused and its configuration completed.
-func setupPod(l podLink) error {
-	ns, err := netns.GetFromPath(l.netnsPath)
-	if err != nil {
-		return fmt.Errorf("opening network namespace %s: %w", l.netnsPath, err)
-	}
-	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		return fmt.Errorf("netlink handle in %s: %w", l.netnsPath, err)
-	}
-	defer h.Close()
+// podNS is a pod's network namespace, open for setting it up: createPair
+// makes the veth pair with its pod end directly in the namespace as eth0,
+// configure sets up the pod side. Both are idempotent: a pair from before
+// is reused and its configuration completed.
+type podNS struct {
+	path string
+	ns   netns.NsHandle
+	h    *netlink.Handle // route netlink, in the namespace
+}
 
-	_, err = netlink.LinkByName(l.hostName)
-	var notFound netlink.LinkNotFoundError
-	if err == nil {
-		// Set up before (RunPodSandbox repeated): reuse the pair if its
-		// pod end is in this namespace, else start over.
-		if _, perr := h.LinkByName(podIfName); perr != nil {
-			if err := deleteHostVeth(l.hostName); err != nil {
-				return err
+// openPodNS opens the network namespace at path; Close releases it.
+func openPodNS(path string) (*podNS, error) {
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening network namespace %s: %w", path, err)
+	}
+	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
+	if err != nil {
+		ns.Close()
+		return nil, fmt.Errorf("netlink handle in %s: %w", path, err)
+	}
+	return &podNS{path: path, ns: ns, h: h}, nil
+}
+
+// Close releases the namespace and the netlink handle.
+func (p *podNS) Close() {
+	p.h.Close()
+	p.ns.Close()
+}
+
+// createPair creates the veth pair: the host end l.hostName on the
+// bridge, up; the pod end eth0 in the namespace. Only if a name is taken
+// does it look closer: our host veth from before (RunPodSandbox repeated)
+// is reused if its pod end is in this namespace, else made again; an eth0
+// that is not ours fails. It needs neither l.addrs nor l.gateways.
+func (p *podNS) createPair(l podLink) error {
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name, attrs.MTU = l.hostName, l.mtu
+	attrs.MasterIndex = l.bridge.Attrs().Index
+	attrs.Flags = net.FlagUp
+	veth := &netlink.Veth{
+		LinkAttrs:        attrs,
+		PeerName:         podIfName,
+		PeerHardwareAddr: l.mac,
+		PeerNamespace:    netlink.NsFd(int(p.ns)),
+		PeerMTU:          uint32(l.mtu),
+	}
+	err := netlink.LinkAdd(veth)
+	if errors.Is(err, unix.EEXIST) {
+		if _, herr := netlink.LinkByName(l.hostName); herr == nil {
+			if _, perr := p.h.LinkByName(podIfName); perr == nil {
+				err = nil
+			} else if err = deleteHostVeth(l.hostName); err == nil {
+				err = netlink.LinkAdd(veth)
 			}
-			err = notFound
 		}
 	}
-	switch {
-	case errors.As(err, &notFound):
-		attrs := netlink.NewLinkAttrs()
-		attrs.Name, attrs.MTU = l.hostName, l.mtu
-		attrs.MasterIndex = l.bridge.Attrs().Index
-		attrs.Flags = net.FlagUp
-		veth := &netlink.Veth{
-			LinkAttrs:        attrs,
-			PeerName:         podIfName,
-			PeerHardwareAddr: l.mac,
-			PeerNamespace:    netlink.NsFd(int(ns)),
-			PeerMTU:          uint32(l.mtu),
-		}
-		if err := netlink.LinkAdd(veth); err != nil {
-			return fmt.Errorf("creating veth %s/%s in %s: %w", l.hostName, podIfName, l.netnsPath, err)
-		}
-	case err != nil:
-		return fmt.Errorf("looking up %s: %w", l.hostName, err)
+	if err != nil {
+		return fmt.Errorf("creating veth %s/%s in %s: %w", l.hostName, podIfName, p.path, err)
 	}
+	return nil
+}
+
+// configure puts l.addrs on eth0, sets eth0 and lo up and adds the
+// default routes via l.gateways.
+func (p *podNS) configure(l podLink) error {
+	h := p.h
 	eth0, err := h.LinkByName(podIfName)
 	if err != nil {
-		return fmt.Errorf("%s in %s: %w", podIfName, l.netnsPath, err)
+		return fmt.Errorf("%s in %s: %w", podIfName, p.path, err)
 	}
 	for _, a := range l.addrs {
 		addr := &netlink.Addr{IPNet: prefixNet(a)}
@@ -118,25 +139,28 @@ func setupPod(l podLink) error {
 			addr.Flags = unix.IFA_F_NODAD // usable at once
 		}
 		if err := h.AddrReplace(eth0, addr); err != nil {
-			return fmt.Errorf("adding %s to %s in %s: %w", a, podIfName, l.netnsPath, err)
+			return fmt.Errorf("adding %s to %s in %s: %w", a, podIfName, p.path, err)
 		}
 	}
 	if err := h.LinkSetUp(eth0); err != nil {
-		return fmt.Errorf("%s in %s: %w", podIfName, l.netnsPath, err)
+		return fmt.Errorf("%s in %s: %w", podIfName, p.path, err)
 	}
-	if lo, err := h.LinkByName("lo"); err == nil {
-		if err := h.LinkSetUp(lo); err != nil {
-			return fmt.Errorf("lo in %s: %w", l.netnsPath, err)
-		}
+	// lo is interface 1 in every network namespace.
+	lo := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: loIndex, Name: "lo"}}
+	if err := h.LinkSetUp(lo); err != nil && !errors.Is(err, unix.ENODEV) {
+		return fmt.Errorf("lo in %s: %w", p.path, err)
 	}
 	for _, gw := range l.gateways {
 		r := &netlink.Route{LinkIndex: eth0.Attrs().Index, Gw: gw.Addr().AsSlice(), Family: family(gw.Addr())}
 		if err := h.RouteReplace(r); err != nil {
-			return fmt.Errorf("default route via %s in %s: %w", gw.Addr(), l.netnsPath, err)
+			return fmt.Errorf("default route via %s in %s: %w", gw.Addr(), p.path, err)
 		}
 	}
 	return nil
 }
+
+// loIndex is the loopback interface's index in every network namespace.
+const loIndex = 1
 
 func family(a netip.Addr) int {
 	if a.Is4() {
@@ -192,7 +216,7 @@ func checkPod(netnsPath string) error {
 		return err
 	}
 	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
+	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 	if err != nil {
 		return err
 	}
@@ -222,7 +246,7 @@ func flushPodAddrs(netnsPath string, addrs []netip.Prefix) error {
 		return nil
 	}
 	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
+	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 	if err != nil {
 		return err
 	}

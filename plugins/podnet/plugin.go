@@ -205,25 +205,46 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 		return nil, err
 	}
 	id := pod.GetId()
-	addrs, err := alloc.Allocate(ctx, id)
+	link := podLink{
+		netnsPath: path, hostName: hostVethName(id), mac: podMAC(id), mtu: cfg.MTU,
+		bridge: br, gateways: gws,
+	}
+	pns, err := openPodNS(path)
 	if err != nil {
 		return nil, fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
 	}
-	err = setupPod(podLink{
-		netnsPath: path, hostName: hostVethName(id), mac: podMAC(id), mtu: cfg.MTU,
-		bridge: br, addrs: addrs, gateways: gws,
-	})
-	if err != nil {
+	defer pns.Close()
+	// The allocation (a disk write) and the veth pair (kernel work) need
+	// nothing of each other: they run at once, and both are waited for.
+	type allocation struct {
+		addrs []netip.Prefix
+		err   error
+	}
+	allocated := make(chan allocation, 1)
+	go func() {
+		addrs, err := alloc.Allocate(ctx, id)
+		allocated <- allocation{addrs, err}
+	}()
+	err = pns.createPair(link)
+	a := <-allocated
+	link.addrs = a.addrs
+	if err == nil && a.err == nil {
+		err = pns.configure(link)
+	}
+	if err != nil || a.err != nil {
 		// Give the addresses back, and the half-built veth, even if the
 		// setup failed because the request's deadline passed.
-		if derr := deleteHostVeth(hostVethName(id)); derr != nil {
+		if derr := deleteHostVeth(link.hostName); derr != nil {
 			p.log.Warn("deleting the veth after a failed setup", "pod", id, "error", derr)
 		}
-		if rerr := alloc.Release(context.WithoutCancel(ctx), id); rerr != nil {
-			p.log.Warn("releasing addresses after a failed setup", "pod", id, "error", rerr)
+		if a.err == nil {
+			if rerr := alloc.Release(context.WithoutCancel(ctx), id); rerr != nil {
+				p.log.Warn("releasing addresses after a failed setup", "pod", id, "error", rerr)
+			}
 		}
-		return nil, fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
+		return nil, fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), errors.Join(a.err, err))
 	}
+	addrs := link.addrs
 	p.log.Debug("pod network set up", "pod", id, "addresses", addrs)
 	return p.network(cfg, id, addrs, gws), nil
 }

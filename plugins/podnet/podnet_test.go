@@ -408,3 +408,56 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// A pod whose setup fails keeps nothing: not its addresses, not a host
+// veth; the error names the pod and the cause.
+func TestPodnet_SetupFailureLeavesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// prepare readies the pod's namespace (or the plugin) so that the
+		// setup fails.
+		prepare func(t *testing.T, e *env, ns string)
+		want    []string // in the error
+	}{
+		{
+			// eth0 is taken, as by CNI on a runtime without the extension.
+			name: "eth0 exists",
+			prepare: func(t *testing.T, _ *env, ns string) {
+				testutil.Run(t, "ip", "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0peer")
+			},
+			want: []string{"creating veth", "eth0", "file exists"},
+		},
+		{
+			// Every address of the subnet is excluded.
+			name: "subnet exhausted",
+			prepare: func(t *testing.T, e *env, _ string) {
+				e.stop()
+				e.cfg.Exclude = []string{e.v4.String()}
+				e.cfg.StateDir = filepath.Join(e.dir, "state-exhausted")
+				e.start(nil)
+			},
+			want: []string{"no free address"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, false)
+			pod, ns := e.pod(0)
+			tc.prepare(t, e, ns)
+			_, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+			if err == nil {
+				t.Fatal("RunPodSandbox succeeded")
+			}
+			for _, w := range append(tc.want, pod.GetNamespace()+"/"+pod.GetName()) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %q", err, w)
+				}
+			}
+			testutil.WaitFor(t, "the host veth to go", 10*time.Second, func() bool { return len(e.bridgePorts()) == 0 })
+			testutil.DeleteNetNS(ns)
+			e.stop()
+			if o := e.owners(); len(o) != 0 {
+				t.Errorf("addresses allocated after the failed setup: %v", o)
+			}
+		})
+	}
+}
