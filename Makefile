@@ -98,11 +98,12 @@ e2e-containerd:
 # with nri-cni and with nri-podnet, and nrinetd with nri-podnet: one pod
 # per sample, BENCH_COUNT samples (docs/performance.md); raw results and
 # benchstat's summary in BENCH_OUT.
-BENCH_COUNT ?= 20
+BENCH_COUNT ?= 10
+BENCH_PODS ?= 10
 BENCH_OUT ?= $(CURDIR)/bench-containerd
 bench-containerd:
 	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
 	mkdir -p $(BENCH_OUT)
-	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -run '^$$' -bench RunPodSandbox -benchtime 1x -count $(BENCH_COUNT) -timeout 30m . > $(BENCH_OUT)/runp.txt
+	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -run '^$$' -bench RunPodSandbox -benchtime $(BENCH_PODS)x -count $(BENCH_COUNT) -timeout 30m . > $(BENCH_OUT)/runp.txt
 	cd test/containerd-e2e && $(GO) tool benchstat $(BENCH_OUT)/runp.txt | tee $(BENCH_OUT)/benchstat.txt

@@ -35,6 +35,8 @@ type benchTarget struct {
 	metricsURL           string
 	netMetric            string
 	netLabel, netLabelIs string
+	// bridge is the bridge the pods' host veths are attached to.
+	bridge string
 }
 
 // BenchmarkRunPodSandbox measures crictl runp until it returns the pod's
@@ -59,19 +61,23 @@ func BenchmarkRunPodSandbox(b *testing.B) {
 	}{
 		{"runtime=containerd/network=cni", func(b *testing.B) *benchTarget {
 			c := startContainerd(b, options{nri: "upstream", network: networkCNI, metrics: true})
-			return c.benchTarget()
+			return c.benchTarget(c.cni.bridge)
+		}},
+		{"runtime=containerd-nrinet/network=cni", func(b *testing.B) *benchTarget {
+			c := startContainerd(b, options{nri: "compat", network: networkCNI, metrics: true})
+			return c.benchTarget(c.cni.bridge)
 		}},
 		{"runtime=containerd-nrinet/network=nri-cni", func(b *testing.B) *benchTarget {
 			c := startContainerd(b, options{nri: "compat", network: networkNRI, requiredNetworkPlugins: []string{"cni"}, metrics: true})
-			cniPlugin.start(c)
+			_, bridge, _ := cniPlugin.start(c)
 			c.waitNetworkReady(true)
-			return c.benchTarget()
+			return c.benchTarget(bridge)
 		}},
 		{"runtime=containerd-nrinet/network=nri-podnet", func(b *testing.B) *benchTarget {
 			c := startContainerd(b, options{nri: "compat", network: networkNRI, requiredNetworkPlugins: []string{"podnet"}, metrics: true})
-			podnetPlugin.start(c)
+			_, bridge, _ := podnetPlugin.start(c)
 			c.waitNetworkReady(true)
-			return c.benchTarget()
+			return c.benchTarget(bridge)
 		}},
 		{"runtime=nrinetd/network=nri-podnet", startNrinetd},
 	} {
@@ -109,7 +115,10 @@ func (bt *benchTarget) runp(name string) string {
 	return strings.TrimSpace(out)
 }
 
-// remove stops and removes a pod and checks that it was READY.
+// remove stops and removes a pod, checks that it was READY, and waits
+// until its host veth is gone: nri-podnet deletes it in the background,
+// CNI's bridge plugin before DEL returns, and the kernel's veth teardown
+// would otherwise run into the next pod's setup.
 func (bt *benchTarget) remove(id string) {
 	bt.tb.Helper()
 	out, errOut, err := bt.crictl("inspectp", "-o", "go-template", "--template", "{{.status.state}}", id)
@@ -120,6 +129,11 @@ func (bt *benchTarget) remove(id string) {
 		if out, errOut, err := bt.crictl(verb, id); err != nil {
 			bt.tb.Fatalf("crictl %s %s: %v\n%s%s", verb, id, err, out, errOut)
 		}
+	}
+	if err := waitFor("the pod's host veth to go", func() (bool, error) {
+		return len(bridgePorts(bt.tb, bt.bridge)) == 0, nil
+	}); err != nil {
+		bt.tb.Fatalf("bridge %s: %v (ports %v)", bt.bridge, err, bridgePorts(bt.tb, bt.bridge))
 	}
 }
 
@@ -169,13 +183,13 @@ func freeAddr(t testing.TB) string {
 
 // benchTarget returns the instance as a benchmark target; it must run
 // with metrics.
-func (c *containerd) benchTarget() *benchTarget {
+func (c *containerd) benchTarget(bridge string) *benchTarget {
 	c.t.Helper()
 	if c.metricsAddr == "" {
 		c.t.Fatal("containerd started without metrics")
 	}
 	return &benchTarget{
-		tb: c.t, crictl: c.crictl,
+		tb: c.t, crictl: c.crictl, bridge: bridge,
 		podConfig: func(name string) string {
 			return c.writeJSON("pod-"+name+".json", map[string]any{
 				"metadata":      map[string]any{"name": name, "namespace": "nrinet-bench", "uid": name + "-" + c.token, "attempt": 0},
@@ -278,7 +292,7 @@ func startNrinetd(b *testing.B) *benchTarget {
 		}
 	}
 	return &benchTarget{
-		tb: b, crictl: crictl,
+		tb: b, crictl: crictl, bridge: bridge,
 		podConfig: func(name string) string {
 			path := filepath.Join(dir, "pod-"+name+".json")
 			if err := os.WriteFile(path, fmt.Appendf(nil, `{"metadata": {"name": %q, "namespace": "nrinet-bench", "uid": %q, "attempt": 0}, "log_directory": %q}`,
