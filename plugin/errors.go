@@ -41,7 +41,7 @@ func (e *NoNetworkExtensionError) Error() string {
 	return fmt.Sprintf("plugin %q refuses to join runtime %q version %q: "+
 		"it needs nrinet's pod network extension, which the runtime does not advertise in Configure, "+
 		"so the pod networks the plugin sets up would be dropped; "+
-		"run it with a runtime built on nrinet (nrinetd), and on this runtime keep using CNI",
+		"run it with a runtime built on nrinet (nrinetd, or containerd on nrinet with network_mode = \"nri\"), and on this runtime keep using CNI",
 		e.Plugin, e.Runtime, e.RuntimeVersion)
 }
 

@@ -121,7 +121,7 @@ func TestWithRequiredNetworkExtension(t *testing.T) {
 				const text = `plugin "10-test" refuses to join runtime "plugin-test-runtime" version "v0": ` +
 					`it needs nrinet's pod network extension, which the runtime does not advertise in Configure, ` +
 					`so the pod networks the plugin sets up would be dropped; ` +
-					`run it with a runtime built on nrinet (nrinetd), and on this runtime keep using CNI`
+					`run it with a runtime built on nrinet (nrinetd, or containerd on nrinet with network_mode = "nri"), and on this runtime keep using CNI`
 				if err.Error() != text {
 					t.Errorf("Start's error says\n%s\nwant\n%s", err, text)
 				}

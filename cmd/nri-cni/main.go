@@ -45,7 +45,7 @@
 // runtime never takes it in and it runs no CNI command for any pod, does
 // not reconnect, prints one error and exits with status 3:
 //
-//	nri-cni: plugin "10-cni" refuses to join runtime "containerd" version "v2.4.2": it needs nrinet's pod network extension, which the runtime does not advertise in Configure, so the pod networks the plugin sets up would be dropped; run it with a runtime built on nrinet (nrinetd), and on this runtime keep using CNI
+//	nri-cni: plugin "10-cni" refuses to join runtime "containerd" version "v2.4.2": it needs nrinet's pod network extension, which the runtime does not advertise in Configure, so the pod networks the plugin sets up would be dropped; run it with a runtime built on nrinet (nrinetd, or containerd on nrinet with network_mode = "nri"), and on this runtime keep using CNI
 //
 // There is no option to run it on such a runtime anyway. Started by hand,
 // it has loaded the network (asking each CNI plugin's VERSION) before it

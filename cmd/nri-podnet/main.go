@@ -23,7 +23,7 @@
 // Configure with an error, so the runtime never takes it in and it touches
 // no pod, does not reconnect, prints one error and exits with status 3:
 //
-//	nri-podnet: plugin "10-podnet" refuses to join runtime "containerd" version "v2.4.2": it needs nrinet's pod network extension, which the runtime does not advertise in Configure, so the pod networks the plugin sets up would be dropped; run it with a runtime built on nrinet (nrinetd), and on this runtime keep using CNI
+//	nri-podnet: plugin "10-podnet" refuses to join runtime "containerd" version "v2.4.2": it needs nrinet's pod network extension, which the runtime does not advertise in Configure, so the pod networks the plugin sets up would be dropped; run it with a runtime built on nrinet (nrinetd, or containerd on nrinet with network_mode = "nri"), and on this runtime keep using CNI
 //
 // There is no option to run it on such a runtime anyway. Started with
 // -config, it has set up its bridge and state directory before it
