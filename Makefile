@@ -46,18 +46,11 @@ chaos:
 chaos-ci:
 	$(MAKE) chaos CHAOS_DURATION=60s CHAOS_TIMEOUT=15m
 
-# Every fuzz target of the repository, FUZZTIME each, one after the other:
-# go test -fuzz takes one package and a pattern matching one target. Each
-# runs from its package's directory, so targets of test/interop (its own
-# module) are found too. Crashers land in <package>/testdata/fuzz/<Target>/.
+# Every fuzz target of the repository, FUZZTIME each (hack/fuzz.sh).
+# Crashers land in <package>/testdata/fuzz/<Target>/.
 FUZZTIME ?= 10s
 fuzz:
-	@set -e; for file in $$(grep -rl --include='*_test.go' --exclude-dir=testdata '^func Fuzz' . | sort); do \
-		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
-			echo "== $$(dirname $$file) $$target ($(FUZZTIME))"; \
-			(cd $$(dirname $$file) && $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) .); \
-		done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 demo:
 	$(GO) run ./cmd/nrinet-demo
