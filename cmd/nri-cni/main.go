@@ -65,6 +65,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
+	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/plugin"
 	cniplugin "github.com/nrinet/nrinet/plugins/cni"
 )
@@ -90,6 +91,7 @@ func run() error {
 	name := flag.String("name", "cni", "plugin `name`, unless the runtime or the executable's NN-name file name gives one")
 	idx := flag.String("idx", "10", "plugin `index`, unless the runtime or the executable's NN-name file name gives one")
 	verbose := flag.Bool("verbose", false, "log debug messages")
+	showVersion := flag.Bool("version", false, `print "nri-cni VERSION" and exit`)
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-cni [-config FILE] [-socket PATH] [-name NAME] [-idx NN] [-verbose]
 
@@ -106,6 +108,10 @@ networks, and exits with status 3.
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if *showVersion {
+		fmt.Println("nri-cni", version.String())
+		return nil
 	}
 
 	level := slog.LevelInfo

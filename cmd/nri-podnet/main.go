@@ -42,6 +42,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
+	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/podnet"
 )
@@ -68,6 +69,7 @@ func run() error {
 		name    = flag.String("name", "", "plugin name (default podnet, or from NRI_PLUGIN_NAME)")
 		idx     = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
 		verbose = flag.Bool("verbose", false, "debug logging")
+		ops     = addOpsFlags(flag.CommandLine)
 	)
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-podnet -config FILE [-socket PATH] [-name NAME] [-idx NN] [-verbose]
@@ -80,6 +82,10 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if ops.version {
+		fmt.Println("nri-podnet", version.String())
+		return nil
+	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug

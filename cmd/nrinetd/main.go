@@ -39,11 +39,9 @@ import (
 
 	"github.com/nrinet/nrinet/cri"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
+	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/runtime"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0"
 
 func main() {
 	o, err := parseFlags(os.Args[1:], os.Stderr)
@@ -55,7 +53,7 @@ func main() {
 		os.Exit(2)
 	}
 	if o.showVersion {
-		fmt.Println("nrinetd", version)
+		fmt.Println("nrinetd", version.String())
 		return
 	}
 	level, _ := o.config.level()
@@ -75,7 +73,8 @@ func main() {
 // is ready and when it stops.
 func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	cfg := o.config
-	log.Info("starting nrinetd", "version", version, "config", o.configPath, "criSocket", cfg.CRISocket,
+	ver := version.String()
+	log.Info("starting nrinetd", "version", ver, "config", o.configPath, "criSocket", cfg.CRISocket,
 		"nriSocket", cfg.NRISocket, "pluginDir", cfg.PluginDir, "stateDir", cfg.StateDir,
 		"requiredNetworkPlugins", cfg.RequiredNetworkPlugins)
 	was, err := cri.SecureDir(cfg.StateDir)
@@ -97,7 +96,7 @@ func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	if err != nil {
 		return err
 	}
-	rt, err := runtime.New(cri.RuntimeName, version, append(cfg.runtimeOptions(),
+	rt, err := runtime.New(cri.RuntimeName, ver, append(cfg.runtimeOptions(),
 		runtime.WithObserver(pluginMetrics),
 		runtime.WithPodNetworkStore(store),
 		runtime.WithSyncFunc(store.SyncPods),
@@ -107,7 +106,7 @@ func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	}
 	srv, err := cri.New(rt, store,
 		cri.WithLogger(log.With("component", "cri")),
-		cri.WithRuntimeVersion(version),
+		cri.WithRuntimeVersion(ver),
 		cri.WithStateDir(cfg.StateDir),
 		cri.WithMetrics(reg),
 		cri.WithStatusInfo("config", cfg))
