@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -139,6 +141,53 @@ func (s *Server) Run(ctx context.Context) error {
 		return nil // requests in flight were closed: not an error of the server
 	}
 	return err
+}
+
+// Start runs [Server.Run] on a goroutine of its own, until stop is
+// called; stop ends it, waits for it and returns what Run returned. stop
+// may be called more than once. Use it instead of Run, not with it.
+func (s *Server) Start() (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
+}
+
+// Checks is a list of readiness checks that grows while a process starts
+// up: each part adds its check once it exists, and the server can serve
+// before all of them do. The zero value is an empty list; it is safe for
+// concurrent use.
+type Checks struct {
+	mu   sync.Mutex
+	list []Check
+}
+
+// Add appends checks to the list.
+func (c *Checks) Add(checks ...Check) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.list = append(c.list, checks...)
+}
+
+// Ready is the [Check] of the whole list: it passes when every check added
+// passes (and when none was added), and otherwise gives the reasons of
+// those that fail, in order, joined with "; ".
+func (c *Checks) Ready() (bool, string) {
+	c.mu.Lock()
+	list := slices.Clone(c.list)
+	c.mu.Unlock()
+	if reasons := NotReady(list...); len(reasons) > 0 {
+		return false, strings.Join(reasons, "; ")
+	}
+	return true, ""
 }
 
 // Close closes the listener of a server whose Run was never called.

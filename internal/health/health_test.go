@@ -147,3 +147,49 @@ func TestListen_BusyAddress(t *testing.T) {
 		t.Errorf("Listen on the busy %s = %v, want an error naming it", addr, err)
 	}
 }
+
+func TestChecks(t *testing.T) {
+	var c Checks
+	if ok, why := c.Ready(); !ok || why != "" {
+		t.Errorf("empty Checks: Ready() = %v, %q; want true, \"\"", ok, why)
+	}
+	c.Add(ready, notReady("a"))
+	c.Add(notReady("b\nc"))
+	if ok, why := c.Ready(); ok || why != "a; b c" {
+		t.Errorf("Ready() = %v, %q; want false, %q", ok, why, "a; b c")
+	}
+	rec := httptest.NewRecorder()
+	Handler(prometheus.NewRegistry(), c.Ready).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	if rec.Code != 503 || rec.Body.String() != "a; b c\n" {
+		t.Errorf("/readyz over Checks = %d %q", rec.Code, rec.Body.String())
+	}
+}
+
+// TestServer_Start: stop ends the server started in the background and
+// waits for it; the port is free again.
+func TestServer_Start(t *testing.T) {
+	s, err := Listen("127.0.0.1:0", Handler(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := s.Start()
+	addr := s.Addr().String()
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	client.CloseIdleConnections()
+	if err := stop(); err != nil {
+		t.Errorf("stop() = %v", err)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("second stop() = %v", err)
+	}
+	again, err := Listen(addr, Handler(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatalf("the address is still taken after stop: %v", err)
+	}
+	again.Close()
+}
