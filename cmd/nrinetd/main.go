@@ -7,12 +7,21 @@
 //	        [-nri-socket /var/run/nri/nri.sock] [-plugin-dir /opt/nri/plugins]
 //	        [-plugin-config-dir /etc/nri/conf.d] [-state-dir /var/lib/nrinetd]
 //	        [-required-network-plugins podnet] [-status-timeout 250ms]
-//	        [-status-cache-ttl 1s] [-metrics-address 127.0.0.1:9464] [-log-level info]
+//	        [-status-cache-ttl 1s] [-metrics-address 127.0.0.1:9464] [-log-level info] [-version]
 //
 // The configuration file is TOML (see contrib/nrinetd.toml); flags given
-// on the command line override it. SIGTERM or SIGINT shut down gracefully:
-// CRI requests in flight finish, then the plugins are shut down.
-// Sandboxes and their network namespaces survive a restart.
+// on the command line override it. It also accepts containerd's names for
+// the NRI settings, so that a containerd user's values carry over:
+// socket_path (nri_socket), plugin_path (plugin_dir), plugin_config_path
+// (plugin_config_dir), plugin_registration_timeout (registration_timeout),
+// plugin_request_timeout (request_timeout) and disable_connections = true
+// (nri_socket = ""); one setting given under both names with different
+// values is an error naming both keys. -version prints "nrinetd VERSION"
+// and exits.
+//
+// SIGTERM or SIGINT shut down gracefully: CRI requests in flight finish,
+// then the plugins are shut down. Sandboxes and their network namespaces
+// survive a restart.
 //
 // With NOTIFY_SOCKET set (systemd's Type=notify), nrinetd sends READY=1
 // once its CRI socket accepts connections and STOPPING=1 when it begins
