@@ -114,3 +114,28 @@ func TestAllocator_Usage_closed(t *testing.T) {
 		t.Errorf("Usage after Close = %v, want ErrClosed", err)
 	}
 }
+
+// BenchmarkUsage is the cost of one metrics scrape's read of the
+// allocator with many pods.
+func BenchmarkUsage(b *testing.B) {
+	for _, owners := range []int{100, 10000} {
+		b.Run(fmt.Sprint(owners, "-owners"), func(b *testing.B) {
+			a, err := ipam.Open(b.TempDir()+"/ipam.db", cfg("198.18.0.0/16", "fd00:198:18::/64"), &ipam.Options{NoSync: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			for i := range owners {
+				if _, err := a.Allocate(context.Background(), fmt.Sprint("pod-", i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := a.Usage(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
