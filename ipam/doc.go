@@ -27,8 +27,9 @@
 // subnet, so a dual-stack owner gets both addresses or neither.
 // [Allocator.Release] is idempotent too. [Allocator.ReleaseExcept] frees the
 // addresses of owners that no longer exist, for reconciliation when the
-// plugin starts, and [Allocator.Lookup], [Allocator.Owners] and
-// [Allocator.Allocations] read the store.
+// plugin starts, and [Allocator.Lookup], [Allocator.Owners],
+// [Allocator.Allocations] and [Allocator.Usage] (addresses in use and free
+// per subnet, for metrics) read the store.
 //
 // Within a subnet the allocator uses next fit. Each subnet bucket keeps a
 // cursor, the address handed out last, and a search walks up from the

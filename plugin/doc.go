@@ -67,7 +67,9 @@
 // [WithOnClose] is told why each connection ended. The callback may call
 // Stop, which does not wait for it; Wait and Run do. [Stub.Done] is closed
 // once the connection ended, without waiting for anything, so the callback
-// may wait on it.
+// may wait on it. [Stub.Ready] says whether the plugin is connected to the
+// runtime and configured by it right now, and if not why, for a readiness
+// probe.
 //
 // Handlers may be called concurrently (the runtime may run lifecycle
 // requests for different pods at once), so plugins guard their own state.

@@ -280,6 +280,39 @@ func (s *Stub) Runtime() (RuntimeInfo, bool) {
 	return sess.runtimeInfo()
 }
 
+// Ready reports whether the plugin is, right now, connected to the runtime
+// and configured by it (registered, and its Configure answered without
+// error), and if not, why, naming the plugin:
+//
+//	plugin "10-podnet": not connected to the runtime yet
+//	plugin "10-podnet": connected, waiting for the runtime's Configure
+//	plugin "10-podnet": not connected to the runtime: connection to runtime lost: ...
+//
+// It turns false as soon as the connection ends, and true again once a new
+// connection (see WithReconnect) has been configured. It does not wait
+// for Synchronize, which the runtime sends right after Configure. It is
+// cheap and safe for concurrent use, meant for a readiness probe (its
+// shape is that of internal/health's Check).
+func (s *Stub) Ready() (bool, string) {
+	sess := s.session()
+	if sess == nil {
+		return false, fmt.Sprintf("plugin %q: not connected to the runtime yet", s.Name())
+	}
+	// close sets err before it closes done: once done is seen closed,
+	// err is there.
+	done := sess.isDone()
+	sess.mu.Lock()
+	configured, err := sess.isConfig, sess.err
+	sess.mu.Unlock()
+	switch {
+	case done:
+		return false, fmt.Sprintf("plugin %q: not connected to the runtime: %v", s.Name(), err)
+	case !configured:
+		return false, fmt.Sprintf("plugin %q: connected, waiting for the runtime's Configure", s.Name())
+	}
+	return true, ""
+}
+
 // configuringKey is the context key under which a ConfigureHandler finds
 // the runtime's Configure request as a RuntimeInfo.
 type configuringKey struct{}

@@ -19,7 +19,7 @@
 // does. Started by hand, it reads -config (without it, the defaults:
 // /etc/cni/net.d, /opt/cni/bin, /var/lib/cni) and dials -socket:
 //
-//	nri-cni [-config FILE] [-socket PATH] [-name cni] [-idx 10] [-verbose]
+//	nri-cni [-config FILE] [-socket PATH] [-name cni] [-idx 10] [-verbose] [-health-address ADDR]
 //
 // Started by hand, it loads its CNI network before it connects. While the
 // network does not load (confDir missing or without a conflist, no file
@@ -36,6 +36,14 @@
 // connects again (with backoff, waiting at most 5 s between attempts), and
 // is configured (the network reloaded) and synchronized again when it
 // rejoins, until it gets SIGINT or SIGTERM, which end it with status 0.
+//
+// With -health-address ADDR (e.g. :9466) it serves, from its start (while
+// it waits for its network too): /healthz, 200 "ok" while the process
+// serves; /readyz, 200 "ok" while it is connected to the runtime and
+// configured by it, else 503 with the reason on one line; /metrics, its
+// Prometheus metrics (nri_cni_*: see plugins/cni.Metrics) and the Go
+// runtime's and the process's. -version prints "nri-cni VERSION" and
+// exits.
 //
 // It needs a runtime with nrinet's pod network extension (nrinetd).
 // Launched or started by hand, it refuses a runtime whose Configure does
@@ -65,6 +73,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
+	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/plugin"
 	cniplugin "github.com/nrinet/nrinet/plugins/cni"
 )
@@ -90,8 +99,9 @@ func run() error {
 	name := flag.String("name", "cni", "plugin `name`, unless the runtime or the executable's NN-name file name gives one")
 	idx := flag.String("idx", "10", "plugin `index`, unless the runtime or the executable's NN-name file name gives one")
 	verbose := flag.Bool("verbose", false, "log debug messages")
+	ops := addOpsFlags(flag.CommandLine)
 	flag.Usage = func() {
-		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-cni [-config FILE] [-socket PATH] [-name NAME] [-idx NN] [-verbose]
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-cni [-config FILE] [-socket PATH] [-name NAME] [-idx NN] [-verbose] [-health-address ADDR] [-version]
 
 Attaches pods to a CNI network and returns their networks to the runtime.
 Started by hand, it waits until its CNI network loads (a conflist in confDir,
@@ -107,6 +117,10 @@ networks, and exits with status 3.
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
+	if ops.version {
+		fmt.Println("nri-cni", version.String())
+		return nil
+	}
 
 	level := slog.LevelInfo
 	if *verbose {
@@ -117,9 +131,14 @@ networks, and exits with status 3.
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopOps, err := ops.start(logger)
+	if err != nil {
+		return err
+	}
+	defer stopOps()
 
 	launched := os.Getenv(api.PluginSocketEnv) != ""
-	p, err := newHandler(ctx, *configFile, launched, logger)
+	p, err := newHandler(ctx, *configFile, launched, logger, ops.cniOptions()...)
 	if err != nil {
 		return err
 	}
@@ -152,6 +171,7 @@ networks, and exits with status 3.
 	if err != nil {
 		return err
 	}
+	ops.joining(s)
 	// nil after SIGINT/SIGTERM and after the runtime shut a launched
 	// plugin down; the reason when a launched plugin lost its runtime.
 	return s.Run(ctx)
@@ -163,8 +183,8 @@ networks, and exits with status 3.
 // again. Started by hand, it loads its network (configFile's, or the
 // defaults) before it connects, waiting for it (WaitForNetwork) as long
 // as it does not load; it returns nil, nil if ctx ends meanwhile.
-func newHandler(ctx context.Context, configFile string, launched bool, logger *slog.Logger) (*cniplugin.Plugin, error) {
-	opts := []cniplugin.Option{cniplugin.WithLogger(logger)}
+func newHandler(ctx context.Context, configFile string, launched bool, logger *slog.Logger, extra ...cniplugin.Option) (*cniplugin.Plugin, error) {
+	opts := append([]cniplugin.Option{cniplugin.WithLogger(logger)}, extra...)
 	var cfg cniplugin.Config
 	switch {
 	case configFile != "":

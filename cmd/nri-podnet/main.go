@@ -15,6 +15,13 @@
 // waiting at most 5 s between attempts), and is synchronized again when it
 // rejoins, until it gets SIGINT or SIGTERM.
 //
+// With -health-address ADDR (e.g. :9465) it serves, from its start:
+// /healthz, 200 "ok" while the process serves; /readyz, 200 "ok" while it
+// is connected to the runtime and configured by it, else 503 with the
+// reason on one line; /metrics, its Prometheus metrics (nri_podnet_*: see
+// plugins/podnet.Metrics) and the Go runtime's and the process's. -version
+// prints "nri-podnet VERSION" and exits.
+//
 // It needs a runtime with nrinet's pod network extension (nrinetd).
 // Launched or started by hand, it refuses a runtime whose Configure does
 // not advertise it (stock containerd, CRI-O, any runtime on containerd/nri
@@ -42,6 +49,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
+	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/podnet"
 )
@@ -68,9 +76,10 @@ func run() error {
 		name    = flag.String("name", "", "plugin name (default podnet, or from NRI_PLUGIN_NAME)")
 		idx     = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
 		verbose = flag.Bool("verbose", false, "debug logging")
+		ops     = addOpsFlags(flag.CommandLine)
 	)
 	flag.Usage = func() {
-		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-podnet -config FILE [-socket PATH] [-name NAME] [-idx NN] [-verbose]
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-podnet -config FILE [-socket PATH] [-name NAME] [-idx NN] [-verbose] [-health-address ADDR] [-version]
 
 nrinet's native pod network plugin. It needs a runtime with nrinet's pod
 network extension (nrinetd): it refuses to join a runtime without it (stock
@@ -80,12 +89,21 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if ops.version {
+		fmt.Println("nri-podnet", version.String())
+		return nil
+	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ttrpclog.Route(log)
+	stopOps, err := ops.start(log)
+	if err != nil {
+		return err
+	}
+	defer stopOps()
 
 	launched := os.Getenv(api.PluginSocketEnv) != ""
 	if *config == "" && !launched {
@@ -100,7 +118,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		}
 		cfg = &c
 	}
-	p, err := podnet.New(cfg, log)
+	p, err := podnet.New(cfg, log, ops.podnetOptions()...)
 	if err != nil {
 		return err
 	}
@@ -127,6 +145,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	if err != nil {
 		return err
 	}
+	ops.joining(stub)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return stub.Run(ctx)

@@ -30,6 +30,7 @@ import (
 
 	"github.com/nrinet/nrinet/internal/gobin"
 	"github.com/nrinet/nrinet/internal/sdnotify"
+	"github.com/nrinet/nrinet/internal/version"
 )
 
 // crictlVersion is the cri-tools release the demo installs.
@@ -44,7 +45,12 @@ const (
 
 func main() {
 	keep := flag.Bool("keep", false, "leave nrinetd and the pods running (prints how to clean up)")
+	showVersion := flag.Bool("version", false, `print "nrinet-demo VERSION" and exit`)
 	flag.Parse()
+	if *showVersion {
+		fmt.Println("nrinet-demo", version.String())
+		return
+	}
 	if err := checkTools(os.Stdout, thisHost(), tools); err != nil {
 		fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
 		os.Exit(1)

@@ -23,12 +23,14 @@ type Config struct {
 	// CRISocket is the unix socket nrinetd serves CRI on.
 	CRISocket string `toml:"cri_socket" json:"criSocket"`
 	// NRISocket is the unix socket external NRI plugins connect to; ""
-	// disables external plugins.
+	// disables external plugins. containerd's names: socket_path, and
+	// disable_connections = true for "".
 	NRISocket string `toml:"nri_socket" json:"nriSocket"`
 	// PluginDir holds pre-installed plugins (NN-name executables); ""
-	// disables launching.
+	// disables launching. containerd's name: plugin_path.
 	PluginDir string `toml:"plugin_dir" json:"pluginDir"`
 	// PluginConfigDir holds NN-name.conf or name.conf for them.
+	// containerd's name: plugin_config_path.
 	PluginConfigDir string `toml:"plugin_config_dir" json:"pluginConfigDir"`
 	// StateDir holds the sandbox store (sandboxes.db). nrinetd creates it
 	// with mode 0700, or makes an existing one 0700 if group or others
@@ -42,9 +44,11 @@ type Config struct {
 	// StatusCacheTTL is how long a non-verbose status may be reused; 0
 	// never.
 	StatusCacheTTL Duration `toml:"status_cache_ttl" json:"statusCacheTTL"`
-	// RequestTimeout is a plugin's time for each request.
+	// RequestTimeout is a plugin's time for each request. containerd's
+	// name: plugin_request_timeout.
 	RequestTimeout Duration `toml:"request_timeout" json:"requestTimeout"`
 	// RegistrationTimeout is a connected plugin's time to register.
+	// containerd's name: plugin_registration_timeout.
 	RegistrationTimeout Duration `toml:"registration_timeout" json:"registrationTimeout"`
 	// FamilyPreference picks the primary pod address: "ipv4", "ipv6" or
 	// "plugin-order".
@@ -100,22 +104,103 @@ func DefaultConfig() Config {
 	}
 }
 
+// containerdKeys are the names containerd gives, in its NRI section
+// ([plugins."io.containerd.nri.v1.nri"]), to settings nrinetd has under
+// names of its own, so that a containerd user's settings carry over.
+// A nil field was not given.
+type containerdKeys struct {
+	SocketPath                *string   `toml:"socket_path"`                 // nri_socket
+	PluginPath                *string   `toml:"plugin_path"`                 // plugin_dir
+	PluginConfigPath          *string   `toml:"plugin_config_path"`          // plugin_config_dir
+	PluginRegistrationTimeout *Duration `toml:"plugin_registration_timeout"` // registration_timeout
+	PluginRequestTimeout      *Duration `toml:"plugin_request_timeout"`      // request_timeout
+	DisableConnections        *bool     `toml:"disable_connections"`         // true: nri_socket = ""
+}
+
 // FromBytes parses a TOML configuration over the defaults and validates
-// it. Unknown keys are errors.
+// it. Unknown keys are errors. containerd's NRI key names are accepted
+// for the settings nrinetd names otherwise (socket_path for nri_socket,
+// plugin_path, plugin_config_path, plugin_registration_timeout,
+// plugin_request_timeout, and disable_connections = true for
+// nri_socket = ""); a setting given under both names with different
+// values is an error naming both keys.
 func FromBytes(b []byte) (Config, error) {
 	c := DefaultConfig()
 	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&c)
 	if err != nil {
 		return c, fmt.Errorf("parsing configuration: %w", err)
 	}
-	if keys := md.Undecoded(); len(keys) > 0 {
-		names := make([]string, len(keys))
-		for i, k := range keys {
-			names[i] = fmt.Sprintf("%q", k.String())
+	var ck containerdKeys
+	cmd, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&ck)
+	if err != nil {
+		return c, fmt.Errorf("parsing configuration: %w", err)
+	}
+	// Unknown: neither of nrinetd's keys nor of containerd's.
+	notContainerd := map[string]bool{}
+	for _, k := range cmd.Undecoded() {
+		notContainerd[k.String()] = true
+	}
+	var unknown []string
+	for _, k := range md.Undecoded() {
+		if notContainerd[k.String()] {
+			unknown = append(unknown, fmt.Sprintf("%q", k.String()))
 		}
-		return c, fmt.Errorf("unknown configuration keys %s", strings.Join(names, ", "))
+	}
+	if len(unknown) > 0 {
+		return c, fmt.Errorf("unknown configuration keys %s", strings.Join(unknown, ", "))
+	}
+	if err := ck.apply(&c, md); err != nil {
+		return c, err
 	}
 	return c, c.Validate()
+}
+
+// apply sets the settings given under containerd's names in c; md says
+// which of nrinetd's own keys the file gave. Every conflict is reported.
+func (ck containerdKeys) apply(c *Config, md toml.MetaData) error {
+	var errs []error
+	set := func(ours, theirs string, dst *string, v *string) {
+		switch {
+		case v == nil:
+		case md.IsDefined(ours) && *dst != *v:
+			errs = append(errs, fmt.Errorf("%s %q and %s %q (containerd's name for it) set different values; give one", ours, *dst, theirs, *v))
+		default:
+			*dst = *v
+		}
+	}
+	setDuration := func(ours, theirs string, dst *Duration, v *Duration) {
+		switch {
+		case v == nil:
+		case md.IsDefined(ours) && *dst != *v:
+			errs = append(errs, fmt.Errorf("%s %v and %s %v (containerd's name for it) set different values; give one",
+				ours, time.Duration(*dst), theirs, time.Duration(*v)))
+		default:
+			*dst = *v
+		}
+	}
+	set("nri_socket", "socket_path", &c.NRISocket, ck.SocketPath)
+	set("plugin_dir", "plugin_path", &c.PluginDir, ck.PluginPath)
+	set("plugin_config_dir", "plugin_config_path", &c.PluginConfigDir, ck.PluginConfigPath)
+	setDuration("registration_timeout", "plugin_registration_timeout", &c.RegistrationTimeout, ck.PluginRegistrationTimeout)
+	setDuration("request_timeout", "plugin_request_timeout", &c.RequestTimeout, ck.PluginRequestTimeout)
+	if d := ck.DisableConnections; d != nil {
+		// nri_socket = "" is nrinetd's way to say it; socket_path has
+		// been applied to NRISocket above.
+		socketKey := "nri_socket"
+		if ck.SocketPath != nil {
+			socketKey = "socket_path"
+		}
+		socketGiven := md.IsDefined("nri_socket") || ck.SocketPath != nil
+		switch {
+		case *d && socketGiven && c.NRISocket != "":
+			errs = append(errs, fmt.Errorf("disable_connections = true and %s %q contradict each other; give one", socketKey, c.NRISocket))
+		case !*d && socketGiven && c.NRISocket == "":
+			errs = append(errs, fmt.Errorf("disable_connections = false and %s \"\" (which disables connections) contradict each other; give one", socketKey))
+		case *d:
+			c.NRISocket = ""
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // FromFile reads and parses a configuration file.

@@ -108,3 +108,87 @@ func FuzzFromBytes(f *testing.F) {
 		}
 	})
 }
+
+// TestFromBytes_ContainerdKeys: containerd's NRI key names are accepted
+// for nrinetd's own; both names for one setting must agree.
+func TestFromBytes_ContainerdKeys(t *testing.T) {
+	d := DefaultConfig()
+	type want struct {
+		socket, pluginDir, configDir string
+		registration, request        time.Duration
+	}
+	defaults := want{d.NRISocket, d.PluginDir, d.PluginConfigDir, time.Duration(d.RegistrationTimeout), time.Duration(d.RequestTimeout)}
+	for _, tc := range []struct {
+		name, toml string
+		want       want
+		err        []string // substrings of the error
+	}{
+		{name: "neither", toml: "", want: defaults},
+		{name: "containerd's names", toml: `
+socket_path = "/run/containerd/nri.sock"
+plugin_path = "/usr/lib/nri/plugins"
+plugin_config_path = "/etc/containerd/nri/conf.d"
+plugin_registration_timeout = "7s"
+plugin_request_timeout = "3s"
+`, want: want{"/run/containerd/nri.sock", "/usr/lib/nri/plugins", "/etc/containerd/nri/conf.d", 7 * time.Second, 3 * time.Second}},
+		{name: "nrinetd's names", toml: `
+nri_socket = "/run/a.sock"
+plugin_dir = "/a/plugins"
+plugin_config_dir = "/a/conf.d"
+registration_timeout = "7s"
+request_timeout = "3s"
+`, want: want{"/run/a.sock", "/a/plugins", "/a/conf.d", 7 * time.Second, 3 * time.Second}},
+		{name: "both, the same values", toml: `
+nri_socket = "/run/a.sock"
+socket_path = "/run/a.sock"
+plugin_dir = "/a/plugins"
+plugin_path = "/a/plugins"
+request_timeout = "3s"
+plugin_request_timeout = "3000ms"
+`, want: want{"/run/a.sock", "/a/plugins", d.PluginConfigDir, time.Duration(d.RegistrationTimeout), 3 * time.Second}},
+		{name: "disable_connections", toml: "disable_connections = true\n", want: want{"", d.PluginDir, d.PluginConfigDir, defaults.registration, defaults.request}},
+		{name: "disable_connections with an empty socket", toml: "disable_connections = true\nnri_socket = \"\"\n", want: want{"", d.PluginDir, d.PluginConfigDir, defaults.registration, defaults.request}},
+		{name: "disable_connections = false", toml: "disable_connections = false\nsocket_path = \"/run/b.sock\"\n", want: want{"/run/b.sock", d.PluginDir, d.PluginConfigDir, defaults.registration, defaults.request}},
+		{name: "socket differs", toml: "nri_socket = \"/run/a.sock\"\nsocket_path = \"/run/b.sock\"\n",
+			err: []string{`nri_socket "/run/a.sock" and socket_path "/run/b.sock"`}},
+		{name: "plugin dir differs", toml: "plugin_dir = \"/a\"\nplugin_path = \"/b\"\n", err: []string{`plugin_dir "/a" and plugin_path "/b"`}},
+		{name: "config dir differs", toml: "plugin_config_dir = \"/a\"\nplugin_config_path = \"/b\"\n", err: []string{`plugin_config_dir "/a" and plugin_config_path "/b"`}},
+		{name: "registration timeout differs", toml: "registration_timeout = \"5s\"\nplugin_registration_timeout = \"6s\"\n",
+			err: []string{"registration_timeout 5s and plugin_registration_timeout 6s"}},
+		{name: "request timeout differs", toml: "request_timeout = \"2s\"\nplugin_request_timeout = \"1s\"\n",
+			err: []string{"request_timeout 2s and plugin_request_timeout 1s"}},
+		{name: "every conflict reported", toml: "plugin_dir = \"/a\"\nplugin_path = \"/b\"\nrequest_timeout = \"2s\"\nplugin_request_timeout = \"1s\"\n",
+			err: []string{`plugin_dir "/a" and plugin_path "/b"`, "request_timeout 2s and plugin_request_timeout 1s"}},
+		{name: "disabled, yet a socket", toml: "disable_connections = true\nsocket_path = \"/run/b.sock\"\n",
+			err: []string{`disable_connections = true and socket_path "/run/b.sock"`}},
+		{name: "disabled, yet nri_socket", toml: "disable_connections = true\nnri_socket = \"/run/a.sock\"\n",
+			err: []string{`disable_connections = true and nri_socket "/run/a.sock"`}},
+		{name: "enabled, yet no socket", toml: "disable_connections = false\nnri_socket = \"\"\n",
+			err: []string{`disable_connections = false and nri_socket ""`}},
+		{name: "bad containerd timeout", toml: "plugin_request_timeout = \"-1s\"\n", err: []string{"request_timeout -1s is not positive"}},
+		{name: "wrong type", toml: "disable_connections = \"yes\"\n", err: []string{"disable_connections"}},
+		{name: "other containerd keys stay unknown", toml: "disable = false\n", err: []string{`unknown configuration keys "disable"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := FromBytes([]byte(tc.toml))
+			if len(tc.err) > 0 {
+				if err == nil {
+					t.Fatalf("FromBytes = %+v, nil; want an error saying %q", c, tc.err)
+				}
+				for _, e := range tc.err {
+					if !strings.Contains(err.Error(), e) {
+						t.Errorf("error %q does not say %q", err, e)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{c.NRISocket, c.PluginDir, c.PluginConfigDir, time.Duration(c.RegistrationTimeout), time.Duration(c.RequestTimeout)}
+			if got != tc.want {
+				t.Errorf("FromBytes = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

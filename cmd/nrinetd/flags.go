@@ -33,7 +33,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	)
 	d := DefaultConfig()
 	fset.StringVar(&o.configPath, "config", "", "configuration file (TOML; default "+DefaultConfigPath+" if it exists)")
-	fset.BoolVar(&o.showVersion, "version", false, "print the version and exit")
+	fset.BoolVar(&o.showVersion, "version", false, "print \"nrinetd VERSION\" and exit")
 	fset.StringVar(&f.CRISocket, "cri-socket", "", "CRI socket (default "+d.CRISocket+")")
 	fset.StringVar(&f.NRISocket, "nri-socket", "", `NRI socket for external plugins, "" to disable (default `+d.NRISocket+")")
 	fset.StringVar(&f.PluginDir, "plugin-dir", "", `directory of pre-installed NRI plugins, "" to disable (default `+d.PluginDir+")")

@@ -7,12 +7,21 @@
 //	        [-nri-socket /var/run/nri/nri.sock] [-plugin-dir /opt/nri/plugins]
 //	        [-plugin-config-dir /etc/nri/conf.d] [-state-dir /var/lib/nrinetd]
 //	        [-required-network-plugins podnet] [-status-timeout 250ms]
-//	        [-status-cache-ttl 1s] [-metrics-address 127.0.0.1:9464] [-log-level info]
+//	        [-status-cache-ttl 1s] [-metrics-address 127.0.0.1:9464] [-log-level info] [-version]
 //
 // The configuration file is TOML (see contrib/nrinetd.toml); flags given
-// on the command line override it. SIGTERM or SIGINT shut down gracefully:
-// CRI requests in flight finish, then the plugins are shut down.
-// Sandboxes and their network namespaces survive a restart.
+// on the command line override it. It also accepts containerd's names for
+// the NRI settings, so that a containerd user's values carry over:
+// socket_path (nri_socket), plugin_path (plugin_dir), plugin_config_path
+// (plugin_config_dir), plugin_registration_timeout (registration_timeout),
+// plugin_request_timeout (request_timeout) and disable_connections = true
+// (nri_socket = ""); one setting given under both names with different
+// values is an error naming both keys. -version prints "nrinetd VERSION"
+// and exits.
+//
+// SIGTERM or SIGINT shut down gracefully: CRI requests in flight finish,
+// then the plugins are shut down. Sandboxes and their network namespaces
+// survive a restart.
 //
 // With NOTIFY_SOCKET set (systemd's Type=notify), nrinetd sends READY=1
 // once its CRI socket accepts connections and STOPPING=1 when it begins
@@ -39,11 +48,9 @@ import (
 
 	"github.com/nrinet/nrinet/cri"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
+	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/runtime"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0"
 
 func main() {
 	o, err := parseFlags(os.Args[1:], os.Stderr)
@@ -55,7 +62,7 @@ func main() {
 		os.Exit(2)
 	}
 	if o.showVersion {
-		fmt.Println("nrinetd", version)
+		fmt.Println("nrinetd", version.String())
 		return
 	}
 	level, _ := o.config.level()
@@ -75,7 +82,8 @@ func main() {
 // is ready and when it stops.
 func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	cfg := o.config
-	log.Info("starting nrinetd", "version", version, "config", o.configPath, "criSocket", cfg.CRISocket,
+	ver := version.String()
+	log.Info("starting nrinetd", "version", ver, "config", o.configPath, "criSocket", cfg.CRISocket,
 		"nriSocket", cfg.NRISocket, "pluginDir", cfg.PluginDir, "stateDir", cfg.StateDir,
 		"requiredNetworkPlugins", cfg.RequiredNetworkPlugins)
 	was, err := cri.SecureDir(cfg.StateDir)
@@ -97,7 +105,7 @@ func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	if err != nil {
 		return err
 	}
-	rt, err := runtime.New(cri.RuntimeName, version, append(cfg.runtimeOptions(),
+	rt, err := runtime.New(cri.RuntimeName, ver, append(cfg.runtimeOptions(),
 		runtime.WithObserver(pluginMetrics),
 		runtime.WithPodNetworkStore(store),
 		runtime.WithSyncFunc(store.SyncPods),
@@ -107,7 +115,7 @@ func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	}
 	srv, err := cri.New(rt, store,
 		cri.WithLogger(log.With("component", "cri")),
-		cri.WithRuntimeVersion(version),
+		cri.WithRuntimeVersion(ver),
 		cri.WithStateDir(cfg.StateDir),
 		cri.WithMetrics(reg),
 		cri.WithStatusInfo("config", cfg))

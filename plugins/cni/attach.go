@@ -38,11 +38,12 @@ const cleanupTimeout = 30 * time.Second
 //
 // If an ADD fails, DEL undoes what was added, and the error is an
 // *OpError.
-func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (*api.PodSandboxNetwork, error) {
+func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (_ *api.PodSandboxNetwork, err error) {
 	netns := pod.NetNSPath()
 	if netns == "" {
 		return nil, nil
 	}
+	defer p.metrics.observe(OpSetup, time.Now(), &err)
 	if _, err := os.Stat(netns); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("pod %s: network namespace %s does not exist", podRef(pod), netns)
@@ -139,11 +140,12 @@ func (p *Plugin) undo(ctx context.Context, st *state, added []step, cause error)
 // set up). A pod unknown to the cache gets a DEL with the current
 // configuration, which plugins treat as nothing to do. Both DELs run;
 // their errors are joined.
-func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
+func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err error) {
 	netns := pod.NetNSPath()
 	if netns == "" {
 		return nil
 	}
+	defer p.metrics.observe(OpTeardown, time.Now(), &err)
 	st, err := p.current()
 	if err != nil {
 		return err

@@ -139,6 +139,13 @@
 //
 //	CNI network "net1" ADD failed: plugin type="bridge" failed (add): code 999: no IP addresses available in range set: 198.18.101.1-198.18.101.2
 //
+// # Metrics
+//
+// Given [WithMetrics], the plugin records Prometheus metrics on a
+// Registerer of the caller's ([NewMetrics]): setup and teardown latency
+// and failures by operation; [Metrics] lists them. cmd/nri-cni serves
+// them on -health-address.
+//
 // # Caveats
 //
 // The status deadline of the runtime (250 ms by default) bounds a verbose

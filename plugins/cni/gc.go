@@ -2,6 +2,7 @@ package cniplugin
 
 import (
 	"context"
+	"time"
 
 	"github.com/containernetworking/cni/libcni"
 	"github.com/containernetworking/cni/pkg/types"
@@ -23,7 +24,8 @@ const minGCVersion = "1.1.0"
 // never runs GC.) Failures are logged, not returned: they must not keep
 // the plugin from joining. The collection is bounded by the runtime's
 // request deadline; what it leaves is collected at the next join.
-func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*api.Container) ([]*api.ContainerUpdate, error) {
+func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*api.Container) (_ []*api.ContainerUpdate, err error) {
+	defer p.metrics.observe(OpSync, time.Now(), &err)
 	st, err := p.current()
 	if err != nil {
 		return nil, err
@@ -43,6 +45,7 @@ func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*a
 		}
 		if err := st.cni.GCNetworkList(ctx, list, &libcni.GCArgs{ValidAttachments: valid}); err != nil {
 			p.log.Warn("CNI garbage collection failed", "network", list.Name, "error", err)
+			p.metrics.failed(OpSync)
 			continue
 		}
 		gc, _ := version.GreaterThanOrEqualTo(list.CNIVersion, minGCVersion)

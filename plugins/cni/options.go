@@ -12,9 +12,10 @@ import (
 type Option func(*options) error
 
 type options struct {
-	log  *slog.Logger
-	cfg  *Config
-	exec invoke.Exec
+	log     *slog.Logger
+	cfg     *Config
+	exec    invoke.Exec
+	metrics *Metrics
 }
 
 // WithLogger sets the logger (default: discard). What CNI plugins write to
@@ -56,6 +57,21 @@ func WithExec(e invoke.Exec) Option {
 			return errors.New("cniplugin: WithExec: nil Exec")
 		}
 		o.exec = e
+		return nil
+	}
+}
+
+// WithMetrics makes the plugin record its metrics in m (see [Metrics]);
+// without it the plugin records none.
+func WithMetrics(m *Metrics) Option {
+	return func(o *options) error {
+		if m == nil {
+			return errors.New("cniplugin: WithMetrics: nil Metrics")
+		}
+		if o.metrics != nil {
+			return errors.New("cniplugin: WithMetrics given twice")
+		}
+		o.metrics = m
 		return nil
 	}
 }

@@ -18,7 +18,8 @@ import (
 type Plugin struct {
 	log     *slog.Logger
 	exec    invoke.Exec
-	fileCfg *Config // from WithConfig
+	fileCfg *Config  // from WithConfig
+	metrics *Metrics // from WithMetrics; nil: none recorded
 
 	mu    sync.Mutex // guards state
 	state *state
@@ -56,7 +57,7 @@ func New(ctx context.Context, opts ...Option) (*Plugin, error) {
 	if o.exec == nil {
 		o.exec = defaultExec(o.log)
 	}
-	p := &Plugin{log: o.log, exec: o.exec, fileCfg: o.cfg}
+	p := &Plugin{log: o.log, exec: o.exec, fileCfg: o.cfg, metrics: o.metrics}
 	if o.cfg != nil {
 		if err := p.load(ctx, *o.cfg); err != nil {
 			return nil, err

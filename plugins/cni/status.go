@@ -3,6 +3,7 @@ package cniplugin
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/nrinet/nrinet/api"
 )
@@ -11,11 +12,12 @@ import (
 // result; nil if the pod is host-network or unknown to the cache. With
 // verbose it also runs CHECK and reports the outcome in info under
 // InfoCheck: "ok", "disabled" (the list sets disableCheck), or the error.
-func (p *Plugin) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, verbose bool) (*api.PodSandboxNetwork, error) {
+func (p *Plugin) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, verbose bool) (_ *api.PodSandboxNetwork, err error) {
 	netns := pod.NetNSPath()
 	if netns == "" {
 		return nil, nil
 	}
+	defer p.metrics.observe(OpStatus, time.Now(), &err)
 	st, err := p.current()
 	if err != nil {
 		return nil, err

@@ -51,6 +51,14 @@
 // mode 0700; an existing one that group or others may access is tightened
 // to 0700.
 //
+// # Metrics
+//
+// Given [WithMetrics], the plugin records Prometheus metrics on a
+// Registerer of the caller's ([NewMetrics]): addresses in use and free
+// per subnet (read from the allocator at each scrape), setup and teardown
+// latency, failures by operation, and reconciliations by kind; [Metrics]
+// lists them. cmd/nri-podnet serves them on -health-address.
+//
 // # Names
 //
 // The host end of a pod's veth is "nrp" followed by 12 hex digits of a

@@ -128,12 +128,13 @@ func (e *extEnv) stopRuntime() {
 	e.rt = nil
 }
 
-// startPlugin starts nri-podnet with the configuration file and the
-// runtime's socket. It is killed, by PID, when the test ends.
-func (e *extEnv) startPlugin() *pluginProc {
+// startPlugin starts nri-podnet with the configuration file, the
+// runtime's socket and extra arguments. It is killed, by PID, when the
+// test ends.
+func (e *extEnv) startPlugin(extra ...string) *pluginProc {
 	e.t.Helper()
 	p := &pluginProc{logs: &logBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, "-config", e.cfgFile, "-socket", e.sock, "-verbose")
+	p.cmd = exec.Command(binary, append([]string{"-config", e.cfgFile, "-socket", e.sock, "-verbose"}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		e.t.Fatal(err)

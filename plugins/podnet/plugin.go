@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/vishvananda/netlink"
 
@@ -38,7 +39,8 @@ type Plugin struct {
 	bridge   netlink.Link
 	gateways []netip.Prefix
 
-	wg sync.WaitGroup // background veth deletions
+	metrics *Metrics       // nil: none recorded
+	wg      sync.WaitGroup // background veth deletions
 }
 
 var (
@@ -53,13 +55,25 @@ var (
 // New returns a plugin. With a non-nil cfg it opens the allocator and sets
 // up the bridge at once; otherwise it waits for the configuration the
 // runtime sends in Configure.
-func New(cfg *Config, log *slog.Logger) (*Plugin, error) {
+func New(cfg *Config, log *slog.Logger, opts ...Option) (*Plugin, error) {
+	var o options
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Plugin{log: log}
+	p := &Plugin{log: log, metrics: o.metrics}
 	if cfg != nil {
 		if err := p.setup(*cfg); err != nil {
+			return nil, err
+		}
+	}
+	if o.metrics != nil {
+		if err := o.metrics.bind(p); err != nil {
+			p.Close()
 			return nil, err
 		}
 	}
@@ -151,7 +165,9 @@ func (p *Plugin) state() (Config, *ipam.Allocator, netlink.Link, []netip.Prefix,
 // on the bridge that belongs to no existing pod (left behind by a plugin
 // killed between releasing a pod's addresses and deleting its veth). Pods
 // that exist keep theirs. It runs on every (re)join.
-func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*api.Container) ([]*api.ContainerUpdate, error) {
+func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*api.Container) (_ []*api.ContainerUpdate, err error) {
+	defer p.metrics.observe(OpSync, time.Now(), &err)
+	defer p.metrics.Reconciled(ReconcileSync)
 	cfg, alloc, _, _, err := p.state()
 	if err != nil {
 		return nil, err
@@ -192,11 +208,12 @@ func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*a
 }
 
 // RunPodSandboxNetwork allocates the pod's addresses and wires eth0.
-func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (*api.PodSandboxNetwork, error) {
+func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (_ *api.PodSandboxNetwork, err error) {
 	path := pod.NetNSPath()
 	if path == "" {
 		return nil, nil // host network: not ours
 	}
+	defer p.metrics.observe(OpSetup, time.Now(), &err)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("podnet: pod %s/%s: network namespace %q: %w", pod.GetNamespace(), pod.GetName(), path, err)
 	}
@@ -274,7 +291,8 @@ func (p *Plugin) network(cfg Config, id string, addrs, gws []netip.Prefix) *api.
 
 // PodSandboxStatus reports the pod's network from the allocator; verbose
 // also checks that eth0 still exists and is up.
-func (p *Plugin) PodSandboxStatus(_ context.Context, pod *api.PodSandbox, verbose bool) (*api.PodSandboxNetwork, error) {
+func (p *Plugin) PodSandboxStatus(_ context.Context, pod *api.PodSandbox, verbose bool) (_ *api.PodSandboxNetwork, err error) {
+	defer p.metrics.observe(OpStatus, time.Now(), &err)
 	cfg, alloc, _, gws, err := p.state()
 	if err != nil {
 		return nil, err
@@ -301,7 +319,10 @@ func (p *Plugin) PodSandboxStatus(_ context.Context, pod *api.PodSandbox, verbos
 // deletes its veth. The deletion runs in the background: the kernel's veth teardown takes tens
 // of milliseconds and nothing waits for it (the runtime deletes the
 // namespace next, which would remove the pod end anyway).
-func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
+func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err error) {
+	if pod.NetNSPath() != "" {
+		defer p.metrics.observe(OpTeardown, time.Now(), &err)
+	}
 	_, alloc, _, _, err := p.state()
 	if err != nil {
 		return err

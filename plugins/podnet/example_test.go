@@ -1,0 +1,36 @@
+package podnet_test
+
+import (
+	"fmt"
+	"log"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nrinet/nrinet/plugins/podnet"
+)
+
+// The plugin's metrics go to a registry of the caller's, which serves
+// them (cmd/nri-podnet: -health-address).
+func ExampleNewMetrics() {
+	reg := prometheus.NewRegistry()
+	m, err := podnet.NewMetrics(reg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := podnet.New(nil, nil, podnet.WithMetrics(m)) // configured later, by the runtime
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer p.Close()
+	m.Reconciled(podnet.ReconcileRoutes) // as the Kubernetes side does
+
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		fmt.Println(mf.GetName(), len(mf.GetMetric()))
+	}
+	// Output:
+	// nri_podnet_errors_total 4
+	// nri_podnet_reconciles_total 3
+	// nri_podnet_setup_duration_seconds 1
+	// nri_podnet_teardown_duration_seconds 1
+}

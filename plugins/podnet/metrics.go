@@ -1,0 +1,181 @@
+package podnet
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nrinet/nrinet/ipam"
+)
+
+// Operations, the values of the op label of nri_podnet_errors_total.
+const (
+	OpSetup    = "setup"    // RunPodSandbox: a pod's network set up
+	OpTeardown = "teardown" // StopPodSandbox: a pod's network taken down
+	OpStatus   = "status"   // PodSandboxStatus
+	OpSync     = "sync"     // Synchronize: reconciling with the runtime's pods
+)
+
+// Kinds of reconciliation, the values of the kind label of
+// nri_podnet_reconciles_total.
+const (
+	ReconcileSync       = "sync"       // a Synchronize run
+	ReconcileRoutes     = "routes"     // routes to other nodes brought in line with the Node list
+	ReconcileMasquerade = "masquerade" // masquerade rules brought in line with the pod and cluster CIDRs
+)
+
+// Metrics are nri-podnet's Prometheus metrics, registered on the
+// Registerer given to [NewMetrics] (never on a global one):
+//
+//	nri_podnet_addresses_in_use{subnet}     gauge: addresses of the subnet pods hold
+//	nri_podnet_addresses_free{subnet}       gauge: addresses of the subnet still to hand out
+//	nri_podnet_setup_duration_seconds       histogram: RunPodSandbox of pods with a network namespace
+//	nri_podnet_teardown_duration_seconds    histogram: StopPodSandbox of such pods
+//	nri_podnet_errors_total{op}             counter: failed setup, teardown, status, sync
+//	nri_podnet_reconciles_total{kind}       counter: reconciliations (sync, routes, masquerade)
+//
+// The address gauges are read from the allocator ([ipam.Allocator.Usage])
+// at each scrape, for the subnets configured then; before the plugin is
+// configured there are none. Every op and kind has its series from the
+// start, at 0. Pass Metrics to [New] with [WithMetrics]; one Metrics
+// serves one Plugin. The methods of a nil *Metrics do nothing.
+type Metrics struct {
+	setup, teardown    prometheus.Histogram
+	errors, reconciles *prometheus.CounterVec
+	inUse, free        *prometheus.Desc
+
+	mu     sync.Mutex // guards plugin
+	plugin *Plugin    // whose allocator the address gauges read; nil before WithMetrics
+}
+
+// NewMetrics creates nri-podnet's metrics and registers them on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	if reg == nil {
+		return nil, errors.New("podnet: NewMetrics: nil Registerer")
+	}
+	const ns = "nri_podnet"
+	buckets := prometheus.ExponentialBuckets(0.0001, 2, 18) // 100 µs to 13 s
+	m := &Metrics{
+		setup: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: ns, Name: "setup_duration_seconds", Buckets: buckets,
+			Help: "Time to set up a pod's network (RunPodSandbox of a pod with a network namespace), failures included.",
+		}),
+		teardown: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: ns, Name: "teardown_duration_seconds", Buckets: buckets,
+			Help: "Time to take a pod's network down (StopPodSandbox of a pod with a network namespace), failures included.",
+		}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "errors_total",
+			Help: "Failed operations, by op: setup, teardown, status, sync.",
+		}, []string{"op"}),
+		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "reconciles_total",
+			Help: "Reconciliations, by kind: sync (Synchronize with the runtime's pods), routes (to other nodes), masquerade.",
+		}, []string{"kind"}),
+		inUse: prometheus.NewDesc(ns+"_addresses_in_use", "Addresses of the subnet that pods hold.", []string{"subnet"}, nil),
+		free:  prometheus.NewDesc(ns+"_addresses_free", "Addresses of the subnet still free to hand out (saturates at 2^64-1).", []string{"subnet"}, nil),
+	}
+	for _, op := range []string{OpSetup, OpTeardown, OpStatus, OpSync} {
+		m.errors.WithLabelValues(op)
+	}
+	for _, kind := range []string{ReconcileSync, ReconcileRoutes, ReconcileMasquerade} {
+		m.reconciles.WithLabelValues(kind)
+	}
+	for _, c := range []prometheus.Collector{m.setup, m.teardown, m.errors, m.reconciles, addressCollector{m}} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("podnet: registering metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Reconciled counts one reconciliation of kind (ReconcileSync,
+// ReconcileRoutes, ReconcileMasquerade), whatever its outcome.
+func (m *Metrics) Reconciled(kind string) {
+	if m != nil {
+		m.reconciles.WithLabelValues(kind).Inc()
+	}
+}
+
+// Failed counts one failed operation op (OpSetup, OpTeardown, OpStatus,
+// OpSync).
+func (m *Metrics) Failed(op string) {
+	if m != nil {
+		m.errors.WithLabelValues(op).Inc()
+	}
+}
+
+// observe records an operation that started at start and ended with *err:
+// the latency of setup and teardown, and the failure of any op. It is
+// meant to be deferred.
+func (m *Metrics) observe(op string, start time.Time, err *error) {
+	if m == nil {
+		return
+	}
+	switch op {
+	case OpSetup:
+		m.setup.Observe(time.Since(start).Seconds())
+	case OpTeardown:
+		m.teardown.Observe(time.Since(start).Seconds())
+	}
+	if *err != nil {
+		m.Failed(op)
+	}
+}
+
+// bind makes m read the address gauges from p.
+func (m *Metrics) bind(p *Plugin) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.plugin != nil && m.plugin != p {
+		return errors.New("podnet: WithMetrics: the metrics already serve another plugin")
+	}
+	m.plugin = p
+	return nil
+}
+
+// addressCollector collects the address gauges at scrape time.
+type addressCollector struct{ m *Metrics }
+
+func (c addressCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.m.inUse
+	ch <- c.m.free
+}
+
+func (c addressCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.mu.Lock()
+	p := c.m.plugin
+	c.m.mu.Unlock()
+	if p == nil {
+		return
+	}
+	usage, err := p.usage()
+	if err != nil {
+		p.log.Warn("reading address usage for metrics", "error", err)
+		return
+	}
+	for _, u := range usage {
+		subnet := u.Subnet.String()
+		ch <- prometheus.MustNewConstMetric(c.m.inUse, prometheus.GaugeValue, float64(u.InUse), subnet)
+		ch <- prometheus.MustNewConstMetric(c.m.free, prometheus.GaugeValue, float64(u.Free), subnet)
+	}
+}
+
+// usage reads the allocator's usage per subnet; none before the plugin is
+// configured or after it is closed.
+func (p *Plugin) usage() ([]ipam.Usage, error) {
+	p.mu.Lock()
+	alloc := p.ipam
+	p.mu.Unlock()
+	if alloc == nil {
+		return nil, nil
+	}
+	u, err := alloc.Usage()
+	if errors.Is(err, ipam.ErrClosed) {
+		return nil, nil // closed meanwhile
+	}
+	return u, err
+}
