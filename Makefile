@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd
+.PHONY: test lint unit interop compat image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd
 
 test: lint unit interop compat
 
@@ -20,6 +20,14 @@ interop:
 # compat/nri, the module github.com/containerd/nri on nrinet (docs/compat.md).
 compat:
 	cd compat/nri && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# The images of nri-podnet and nri-cni as OCI image archives, offline, no
+# Docker: _output/images/<name>.tar, named localhost/nrinet/<name>:VERSION
+# and :latest (hack/image, docs/deploy.md). VERSION defaults to
+# `git describe --always --dirty`.
+VERSION ?=
+image:
+	$(GO) run ./hack/image $(if $(VERSION),-version $(VERSION))
 
 # Regenerate api/*.pb.go from api/api.proto with the generators pinned in go.mod.
 generate:
