@@ -1,0 +1,14 @@
+// Package deploytest checks the Kubernetes manifests under deploy/: it
+// renders each overlay with kustomize's own library (krusty, as
+// `kubectl apply -k` does), decodes every object strictly into the
+// k8s.io/api types, and checks what docs/deploy.md promises: host network,
+// no privileged container and exactly the capabilities NET_ADMIN and
+// SYS_ADMIN, RBAC limited to reading Node objects, the images `make image`
+// writes, probes on the health port, arguments made of the plugins' flags,
+// and configuration files the plugins accept.
+//
+// It is a Go module of its own, like test/interop, so that kustomize and
+// its dependencies (about forty modules) stay out of the main module,
+// which none of its code needs. `make deploy-test` runs it; no cluster and
+// no network are needed.
+package deploytest
