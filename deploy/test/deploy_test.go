@@ -117,6 +117,10 @@ type plugin struct {
 	readsNodes     bool
 	configMap      string
 	healthPort     int32
+	// privileged: nri-cni runs the node's CNI plugins, which write
+	// sysctls (read-only in a container that is not privileged);
+	// nri-podnet has exactly NET_ADMIN and SYS_ADMIN.
+	privileged bool
 	// flags are the plugin's command-line flags (the issue 13 spec's
 	// names); kube is whether -kube is given.
 	flags func(*flag.FlagSet)
@@ -192,6 +196,7 @@ var plugins = []plugin{
 		serviceAccount: "nri-cni",
 		configMap:      "nri-cni-config",
 		healthPort:     9466,
+		privileged:     true,
 		flags:          commonFlags,
 		mounts: map[string]mount{
 			"/etc/nri-cni":   {configMap: "nri-cni-config", readOnly: true},
@@ -369,7 +374,7 @@ func checkDaemonSet(t *testing.T, o objects, p plugin, ds appsv1.DaemonSet) {
 	if len(c.Command) != 0 {
 		t.Errorf("container %s: command %q replaces the image's entrypoint", c.Name, c.Command)
 	}
-	checkSecurity(t, c)
+	checkSecurity(t, c, p.privileged)
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
 		t.Errorf("container %s: requests %v, want cpu and memory", c.Name, c.Resources.Requests)
 	}
@@ -419,12 +424,23 @@ func checkDaemonSet(t *testing.T, o objects, p plugin, ds appsv1.DaemonSet) {
 }
 
 // checkSecurity checks that the container is not privileged and has
-// exactly the capabilities NET_ADMIN and SYS_ADMIN.
-func checkSecurity(t *testing.T, c corev1.Container) {
+// exactly the capabilities NET_ADMIN and SYS_ADMIN, or, if privileged says
+// so, that it is privileged and names no capabilities (it has them all).
+// Its root file system is read-only either way.
+func checkSecurity(t *testing.T, c corev1.Container, privileged bool) {
 	t.Helper()
 	sc := c.SecurityContext
 	if sc == nil {
 		t.Fatalf("container %s: no securityContext", c.Name)
+	}
+	if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("container %s: the root file system is writable", c.Name)
+	}
+	if privileged {
+		if sc.Privileged == nil || !*sc.Privileged || sc.Capabilities != nil {
+			t.Errorf("container %s: privileged %v, capabilities %+v; want privileged, no capabilities named", c.Name, sc.Privileged != nil && *sc.Privileged, sc.Capabilities)
+		}
+		return
 	}
 	if sc.Privileged != nil && *sc.Privileged {
 		t.Errorf("container %s is privileged", c.Name)
@@ -438,9 +454,6 @@ func checkSecurity(t *testing.T, c corev1.Container) {
 	// SYS_ADMIN added.
 	if sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
 		t.Errorf("container %s: allowPrivilegeEscalation false with SYS_ADMIN", c.Name)
-	}
-	if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
-		t.Errorf("container %s: the root file system is writable", c.Name)
 	}
 	if sc.ProcMount != nil && *sc.ProcMount != corev1.DefaultProcMount {
 		t.Errorf("container %s: procMount %q", c.Name, *sc.ProcMount)

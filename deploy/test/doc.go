@@ -2,8 +2,9 @@
 // renders each overlay with kustomize's own library (krusty, as
 // `kubectl apply -k` does), decodes every object strictly into the
 // k8s.io/api types, and checks what docs/deploy.md promises: host network,
-// no privileged container and exactly the capabilities NET_ADMIN and
-// SYS_ADMIN, RBAC limited to reading Node objects, the images `make image`
+// nri-podnet not privileged with exactly the capabilities NET_ADMIN and
+// SYS_ADMIN (nri-cni privileged, for the CNI plugins it runs), RBAC
+// limited to reading Node objects, the images `make image`
 // writes, probes on the health port, arguments made of the plugins' flags,
 // and configuration files the plugins accept.
 //
