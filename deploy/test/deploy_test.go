@@ -111,6 +111,7 @@ type mount struct {
 type plugin struct {
 	overlay   string
 	component string // the DaemonSet, its container, its image (make image)
+	tag       string // the image's tag: imagebuild.LatestTag unless set
 	// serviceAccount is the pod's; readsNodes says whether it is bound to
 	// the ClusterRole reading nodes (and gets a token).
 	serviceAccount string
@@ -233,6 +234,33 @@ func TestOverlays(t *testing.T) {
 			}
 			checkDaemonSet(t, o, p, o.daemonSets[0])
 		})
+	}
+}
+
+// TestExampleOverlay renders the example of docs/deploy.md, a cluster's
+// overlay on top of deploy/overlays/nri-podnet, checks it as the overlay
+// itself, and checks that its settings took: the image's version, the
+// cluster CIDRs and the API server's address.
+func TestExampleOverlay(t *testing.T) {
+	p := plugins[0]
+	p.overlay, p.tag = "testdata/my-cluster", "v0.1.0"
+	o := render(t, p.overlay)
+	checkNamespace(t, o)
+	checkRBAC(t, o, p)
+	if len(o.daemonSets) != 1 {
+		t.Fatalf("%d DaemonSets, want 1", len(o.daemonSets))
+	}
+	ds := o.daemonSets[0]
+	checkDaemonSet(t, o, p, ds)
+	if got := o.configMap(t, p.configMap).Data["cluster-cidr"]; got != "10.42.0.0/16,fd00:10:42::/56" {
+		t.Errorf("cluster-cidr %q, want the example's", got)
+	}
+	env := map[string]string{}
+	for _, e := range ds.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if env["KUBERNETES_SERVICE_HOST"] != "192.0.2.10" || env["KUBERNETES_SERVICE_PORT"] != "6443" {
+		t.Errorf("env %v, want the example's API server address", env)
 	}
 }
 
@@ -368,7 +396,11 @@ func checkDaemonSet(t *testing.T, o objects, p plugin, ds appsv1.DaemonSet) {
 	if c.Name != p.component {
 		t.Errorf("container %s, want %s", c.Name, p.component)
 	}
-	if want := imagebuild.Ref(p.component, imagebuild.LatestTag); c.Image != want || c.ImagePullPolicy != corev1.PullIfNotPresent {
+	tag := p.tag
+	if tag == "" {
+		tag = imagebuild.LatestTag
+	}
+	if want := imagebuild.Ref(p.component, tag); c.Image != want || c.ImagePullPolicy != corev1.PullIfNotPresent {
 		t.Errorf("container %s: image %s pull policy %q, want %s (make image) and %q", c.Name, c.Image, c.ImagePullPolicy, want, corev1.PullIfNotPresent)
 	}
 	if len(c.Command) != 0 {
