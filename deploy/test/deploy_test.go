@@ -6,7 +6,10 @@ import (
 	"flag"
 	"io"
 	"net/netip"
+	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -17,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -40,25 +44,37 @@ type objects struct {
 }
 
 // render builds the kustomization in dir, as `kubectl apply -k` would,
-// and decodes every object strictly (an unknown field is an error) into
-// its k8s.io/api type. A kind the test does not know is an error too:
-// a new kind of object needs its checks.
+// and decodes its objects (decode).
 func render(t *testing.T, dir string) objects {
 	t.Helper()
 	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
-	var o objects
+	var docs [][]byte
 	for _, r := range m.Resources() {
 		b, err := r.AsYAML()
 		if err != nil {
 			t.Fatal(err)
 		}
-		id := r.CurId()
-		apiVersion := r.GetApiVersion()
+		docs = append(docs, b)
+	}
+	return decode(t, dir, docs)
+}
+
+// decode decodes every YAML document strictly (an unknown field is an
+// error) into its k8s.io/api type. A kind the test does not know is an
+// error too: a new kind of object needs its checks.
+func decode(t *testing.T, dir string, docs [][]byte) objects {
+	t.Helper()
+	var o objects
+	for _, b := range docs {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(b, &tm); err != nil {
+			t.Fatalf("%s: %v\n%s", dir, err, b)
+		}
 		var into any
-		switch apiVersion + " " + id.Kind {
+		switch tm.APIVersion + " " + tm.Kind {
 		case "v1 Namespace":
 			o.namespaces = append(o.namespaces, corev1.Namespace{})
 			into = &o.namespaces[len(o.namespaces)-1]
@@ -78,10 +94,10 @@ func render(t *testing.T, dir string) objects {
 			o.daemonSets = append(o.daemonSets, appsv1.DaemonSet{})
 			into = &o.daemonSets[len(o.daemonSets)-1]
 		default:
-			t.Fatalf("%s: %s %s: a kind this test does not check", dir, apiVersion, id)
+			t.Fatalf("%s: %s %s: a kind this test does not check\n%s", dir, tm.APIVersion, tm.Kind, b)
 		}
 		if err := yaml.UnmarshalStrict(b, into); err != nil {
-			t.Fatalf("%s: %s: %v\n%s", dir, id, err, b)
+			t.Fatalf("%s: %s: %v\n%s", dir, tm.Kind, err, b)
 		}
 	}
 	return o
@@ -669,5 +685,47 @@ func checkClusterCIDR(t *testing.T, v string) {
 	}
 	if !v4 || !v6 {
 		t.Errorf("-cluster-cidr %q: want both families (dual-stack)", v)
+	}
+}
+
+// TestKubectlKustomize renders every kustomization with the kustomize that
+// kubectl embeds, which may be older than this module's (kubectl v1.32
+// has kustomize v5.5.0), and checks that it gives the same objects. It
+// runs the kubectl of NRINET_KUBE_BIN (hack/kube.sh), else the one on
+// PATH, and is skipped without one.
+func TestKubectlKustomize(t *testing.T) {
+	kubectl := "kubectl"
+	if dir := os.Getenv("NRINET_KUBE_BIN"); dir != "" {
+		kubectl = filepath.Join(dir, "kubectl")
+	}
+	kubectl, err := exec.LookPath(kubectl)
+	if err != nil {
+		t.Skipf("no kubectl: %v", err)
+	}
+	version, _ := exec.Command(kubectl, "version", "--client").CombinedOutput()
+	t.Logf("%s: %s", kubectl, bytes.ReplaceAll(bytes.TrimSpace(version), []byte("\n"), []byte("; ")))
+	dirs := []string{"testdata/my-cluster"}
+	for _, p := range plugins {
+		dirs = append(dirs, p.overlay)
+	}
+	for _, dir := range dirs {
+		t.Run(path.Base(dir), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(kubectl, "kustomize", dir)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr.Bytes())
+			}
+			var docs [][]byte
+			for doc := range strings.SplitSeq(stdout.String(), "\n---\n") {
+				if strings.TrimSpace(doc) != "" {
+					docs = append(docs, []byte(doc))
+				}
+			}
+			got, want := decode(t, dir, docs), render(t, dir)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("kubectl kustomize %s differs from kustomize's library:\n%s", dir, stdout.Bytes())
+			}
+		})
 	}
 }
