@@ -11,5 +11,6 @@
 //
 // hack/image uses it to build the nri-podnet and nri-cni images that
 // `make image` writes; Ref and LatestTag name those images, so that the
-// manifests under deploy/ can be checked against them.
+// manifests under deploy/ can be checked against them. test/containerd-e2e
+// builds its pause and busybox images with it.
 package imagebuild
