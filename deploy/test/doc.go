@@ -6,7 +6,10 @@
 // SYS_ADMIN (nri-cni privileged, for the CNI plugins it runs), RBAC
 // limited to reading Node objects, the images `make image`
 // writes, probes on the health port, arguments made of the plugins' flags,
-// and configuration files the plugins accept.
+// and configuration files that name the mounted directories. (That the
+// plugins accept those files, decoded strictly as they decode them, is
+// checked by the main module's package deploy: this module imports no
+// plugin, so that it does not have to follow their dependencies.)
 //
 // It is a Go module of its own, like test/interop, so that kustomize and
 // its dependencies (about forty modules) stay out of the main module,
