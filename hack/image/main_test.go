@@ -112,6 +112,15 @@ func TestImages(t *testing.T) {
 			if err != nil || !strings.Contains(string(usage), "Usage: "+c) {
 				t.Errorf("%s -h: %v\n%s", c, err, usage)
 			}
+			// -version prints the version stamped in (internal/version);
+			// a binary from before -version existed says so.
+			out, err := exec.Command(bin, "-version").CombinedOutput()
+			switch want := c + " " + version; {
+			case err != nil && strings.Contains(string(out), "flag provided but not defined: -version"):
+				t.Logf("%s has no -version", c)
+			case err != nil || strings.TrimSpace(string(out)) != want:
+				t.Errorf("%s -version: %v, %q; want %q", c, err, out, want)
+			}
 		})
 	}
 	t.Run("reproducible", func(t *testing.T) {
