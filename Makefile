@@ -1,15 +1,16 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd
+.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd
 
-test: lint unit interop compat
+test: lint unit interop compat deploy-test
 
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd test/interop && $(GO) vet ./... && $(GO) vet -tags upstream ./...
 	cd test/containerd-e2e && $(GO) vet ./...
+	cd deploy/test && $(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 ./...
@@ -20,6 +21,19 @@ interop:
 # compat/nri, the module github.com/containerd/nri on nrinet (docs/compat.md).
 compat:
 	cd compat/nri && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# The manifests under deploy/, rendered with kustomize and checked
+# (deploy/test, a module of its own; no cluster needed).
+deploy-test:
+	cd deploy/test && $(GO) test -race -count=1 ./...
+
+# The images of nri-podnet and nri-cni as OCI image archives, offline, no
+# Docker: _output/images/<name>.tar, named localhost/nrinet/<name>:VERSION
+# and :latest (hack/image, docs/deploy.md). VERSION defaults to
+# `git describe --always --dirty`.
+VERSION ?=
+image:
+	$(GO) run ./hack/image $(if $(VERSION),-version $(VERSION))
 
 # Regenerate api/*.pb.go from api/api.proto with the generators pinned in go.mod.
 generate:

@@ -1,0 +1,18 @@
+// Package deploytest checks the Kubernetes manifests under deploy/: it
+// renders each overlay with kustomize's own library (krusty, as
+// `kubectl apply -k` does), decodes every object strictly into the
+// k8s.io/api types, and checks what docs/deploy.md promises: host network,
+// nri-podnet not privileged with exactly the capabilities NET_ADMIN and
+// SYS_ADMIN (nri-cni privileged, for the CNI plugins it runs), RBAC
+// limited to reading Node objects, the images `make image`
+// writes, probes on the health port, arguments made of the plugins' flags,
+// and configuration files that name the mounted directories. (That the
+// plugins accept those files, decoded strictly as they decode them, is
+// checked by the main module's package deploy: this module imports no
+// plugin, so that it does not have to follow their dependencies.)
+//
+// It is a Go module of its own, like test/interop, so that kustomize and
+// its dependencies (about forty modules) stay out of the main module,
+// which none of its code needs. `make deploy-test` runs it; no cluster and
+// no network are needed.
+package deploytest

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/nrinet/nrinet/internal/imagebuild"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    []string
+		wantErr string
+	}{
+		{"all by default", nil, components, ""},
+		{"one", []string{"-version", "v1", "nri-cni"}, []string{"nri-cni"}, ""},
+		{"unknown", []string{"nrinetd"}, nil, `unknown component "nrinetd"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parse(tc.args, io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("parse(%q) = %v, want an error with %q", tc.args, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(o.components, tc.want) {
+				t.Errorf("parse(%q) components %q, want %q", tc.args, o.components, tc.want)
+			}
+		})
+	}
+}
+
+// buildImages runs the command into a new directory and returns it.
+func buildImages(t *testing.T, version string) string {
+	t.Helper()
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-version", version, "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("image -version %s: %v\n%s", version, err, stderr.Bytes())
+	}
+	for _, c := range components {
+		if !strings.Contains(stdout.String(), imagebuild.Ref(c, version)+" sha256:") {
+			t.Errorf("the output does not name %s:\n%s", imagebuild.Ref(c, version), stdout.Bytes())
+		}
+	}
+	return out
+}
+
+// TestImages builds the images as `make image` does and reads them back:
+// both references, the platform, the entrypoint, and a layer whose one file
+// is a static executable that runs.
+func TestImages(t *testing.T) {
+	version := "test-" + fmt.Sprint(time.Now().UnixNano())
+	out := buildImages(t, version)
+	for _, c := range components {
+		t.Run(c, func(t *testing.T) {
+			p, err := imagebuild.Extract(filepath.Join(out, c+".tar"), t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			images, err := imagebuild.Images(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refs := []string{imagebuild.Ref(c, version), imagebuild.Ref(c, imagebuild.LatestTag)}
+			if len(images) != 2 || images[refs[0]] == nil || images[refs[1]] == nil {
+				t.Fatalf("the archive names %d images, want %q", len(images), refs)
+			}
+			d0, _ := images[refs[0]].Digest()
+			d1, _ := images[refs[1]].Digest()
+			if d0 != d1 {
+				t.Errorf("%s is %s but %s is %s", refs[0], d0, refs[1], d1)
+			}
+			img := images[refs[0]]
+			cf, err := img.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			entrypoint := []string{"/usr/local/bin/" + c}
+			if cf.OS != "linux" || cf.Architecture != runtime.GOARCH || !slices.Equal(cf.Config.Entrypoint, entrypoint) {
+				t.Errorf("config: %s/%s entrypoint %q, want linux/%s %q", cf.OS, cf.Architecture, cf.Config.Entrypoint, runtime.GOARCH, entrypoint)
+			}
+			if v := cf.Config.Labels["org.opencontainers.image.version"]; v != version {
+				t.Errorf("label org.opencontainers.image.version %q, want %q", v, version)
+			}
+			bin := layerBinary(t, img, "usr/local/bin/"+c)
+			checkStatic(t, bin)
+			// The binary runs: -h prints its usage, naming it, and exits 0.
+			cmd := exec.Command(bin, "-h")
+			usage, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(usage), "Usage: "+c) {
+				t.Errorf("%s -h: %v\n%s", c, err, usage)
+			}
+			// -version prints the version stamped in (internal/version);
+			// a binary from before -version existed says so.
+			out, err := exec.Command(bin, "-version").CombinedOutput()
+			switch want := c + " " + version; {
+			case err != nil && strings.Contains(string(out), "flag provided but not defined: -version"):
+				t.Logf("%s has no -version", c)
+			case err != nil || strings.TrimSpace(string(out)) != want:
+				t.Errorf("%s -version: %v, %q; want %q", c, err, out, want)
+			}
+		})
+	}
+	t.Run("reproducible", func(t *testing.T) {
+		again := buildImages(t, version)
+		for _, c := range components {
+			a, err := os.ReadFile(filepath.Join(out, c+".tar"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(again, c+".tar"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s.tar differs between two builds of the same version", c)
+			}
+		}
+	})
+}
+
+// layerBinary checks that img has one layer holding the directories up to
+// name and name itself, an executable owned by root and dated at the
+// epoch, and writes that file into a temporary directory.
+func layerBinary(t *testing.T, img v1.Image, name string) string {
+	t.Helper()
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("layers %d, %v; want one", len(layers), err)
+	}
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var names []string
+	bin := filepath.Join(t.TempDir(), filepath.Base(name))
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		if h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(imagebuild.Epoch) {
+			t.Errorf("%s: owner %d:%d, dated %v; want 0:0 at the epoch", h.Name, h.Uid, h.Gid, h.ModTime)
+		}
+		if h.Name != name {
+			continue
+		}
+		if h.Typeflag != tar.TypeReg || h.Mode != 0o755 {
+			t.Errorf("%s: type %q mode %o, want a regular file of mode 0755", name, h.Typeflag, h.Mode)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"usr/", "usr/local/", "usr/local/bin/", name}
+	if !slices.Equal(names, want) {
+		t.Fatalf("layer entries %q, want %q", names, want)
+	}
+	return bin
+}
+
+// checkStatic checks that bin is an ELF executable for this machine with
+// no program interpreter (statically linked: CGO_ENABLED=0).
+func checkStatic(t *testing.T, bin string) {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatalf("%s: %v", bin, err)
+	}
+	defer f.Close()
+	machine := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]
+	if f.Type != elf.ET_EXEC || machine != 0 && f.Machine != machine {
+		t.Errorf("%s: ELF type %v machine %v, want an executable for %s", bin, f.Type, f.Machine, runtime.GOARCH)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("%s has a program interpreter: not statically linked", bin)
+		}
+	}
+}

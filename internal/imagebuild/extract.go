@@ -1,0 +1,97 @@
+package imagebuild
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+)
+
+// Extract unpacks the OCI image archive at archive (as Write writes it)
+// into the existing directory dir and returns the layout, for reading the
+// images back with go-containerregistry. Only directories and regular
+// files with clean relative names are accepted.
+func Extract(archive, dir string) (layout.Path, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return "", fmt.Errorf("imagebuild: %w", err)
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("imagebuild: reading %s: %w", archive, err)
+		}
+		name := path.Clean(h.Name)
+		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
+			return "", fmt.Errorf("imagebuild: %s: entry %q is outside the archive", archive, h.Name)
+		}
+		target := filepath.Join(dir, filepath.FromSlash(name))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(target, 0o755)
+		case tar.TypeReg:
+			err = writeFile(target, tr)
+		default:
+			err = fmt.Errorf("entry %q is of type %q, not a file or directory", h.Name, h.Typeflag)
+		}
+		if err != nil {
+			return "", fmt.Errorf("imagebuild: reading %s: %w", archive, err)
+		}
+	}
+	return layout.FromPath(dir)
+}
+
+func writeFile(name string, r io.Reader) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Images returns the images the index of p names, by the reference in
+// their io.containerd.image.name annotation (the one `ctr images import`
+// uses). An index entry without one is an error.
+func Images(p layout.Path) (map[string]v1.Image, error) {
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return nil, fmt.Errorf("imagebuild: %w", err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("imagebuild: %w", err)
+	}
+	images := make(map[string]v1.Image, len(m.Manifests))
+	for _, d := range m.Manifests {
+		ref := d.Annotations[containerdNameAnnotation]
+		if ref == "" {
+			return nil, fmt.Errorf("imagebuild: %s: manifest %s has no %s annotation", p, d.Digest, containerdNameAnnotation)
+		}
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("imagebuild: %s: %s: %w", p, ref, err)
+		}
+		images[ref] = img
+	}
+	return images, nil
+}
