@@ -102,7 +102,7 @@ func NewWatcher(client kubernetes.Interface, node string, opts Options) (*Watche
 		log:      opts.Logger.With("node", node),
 		poke:     make(chan struct{}, 1),
 		known:    make(chan struct{}),
-		notReady: "not watching the Nodes yet",
+		notReady: "waiting for the list of Nodes from the API server",
 	}, nil
 }
 
@@ -149,7 +149,6 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return errors.New("kube: Watcher.Run called twice")
 	}
 	w.running = true
-	w.notReady = "waiting for the list of Nodes from the API server"
 	w.mu.Unlock()
 
 	factory := informers.NewSharedInformerFactoryWithOptions(w.client, 0, informers.WithTransform(slimNode))
