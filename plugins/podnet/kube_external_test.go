@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -108,6 +109,29 @@ func (a *nodeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// nsGet gets url from inside the network namespace at path and returns
+// the status code and the body.
+func nsGet(t *testing.T, path, url string) (int, string) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
+			inNetNS(t, path, func() { c, err = (&net.Dialer{}).DialContext(ctx, network, addr) })
+			return c, err
+		},
+	}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s in %s: %v", url, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: reading the body: %v", url, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
 // kubeNode builds a Node with pod CIDRs and InternalIPs.
 func kubeNode(name string, podCIDRs []string, internalIPs ...string) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -125,7 +149,8 @@ func kubeNode(name string, podCIDRs []string, internalIPs ...string) *corev1.Nod
 // for a node, against an API server holding Nodes, and a runtime: it
 // routes to the other node at once, waits unconnected (NetworkReady false)
 // until its Node has pod CIDRs, then joins and gives pods addresses from
-// them, with the masquerade and forwarding on; SIGTERM leaves routes and
+// them, with the masquerade and forwarding on, counted in its metrics; a
+// change of its Node's pod CIDRs fails /readyz; SIGTERM leaves routes and
 // masquerade; -uninstall removes them and the bridge, and nothing else.
 func TestNRIPodnet_Kube(t *testing.T) {
 	e := newExtEnv(t)
@@ -184,7 +209,8 @@ current-context: test
 	e.startRuntime()
 	p := &pluginProc{logs: &logBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command("ip", "netns", "exec", nodeNS, binary, "-kube", "-kubeconfig", kubeconfig, "-node-name", "self",
-		"-cluster-cidr", "198.18.0.0/16,fd00:198:18::/52", "-config", e.cfgFile, "-socket", e.sock, "-verbose")
+		"-cluster-cidr", "198.18.0.0/16,fd00:198:18::/52", "-config", e.cfgFile, "-socket", e.sock, "-verbose",
+		"-health-address", "127.0.0.1:0")
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -216,6 +242,21 @@ current-context: test
 	if ready, _ := e.rt.NetworkReady(); ready || len(e.rt.Plugins()) != 0 {
 		t.Fatalf("while the Node has no pod CIDRs: NetworkReady %v, plugins %v; want not ready, none", ready, e.rt.Plugins())
 	}
+	base := "http://" + testutil.LoggedAddress(t, p.logs, "serving /healthz, /readyz and /metrics", 20*time.Second, p.exited)
+	want := func(step, path string, code int, has ...string) {
+		t.Helper()
+		got, body := nsGet(t, nodePath, base+path)
+		if got != code {
+			t.Errorf("%s: GET %s = %d %q, want %d", step, path, got, body, code)
+		}
+		for _, h := range has {
+			if !strings.Contains(body, h) {
+				t.Errorf("%s: GET %s: body does not contain %q:\n%s", step, path, h, body)
+			}
+		}
+	}
+	want("waiting", "/healthz", 200, "ok")
+	want("waiting", "/readyz", 503, "not connected to the runtime yet; waiting for Node self to get spec.podCIDRs")
 
 	if _, err := api.cs.CoreV1().Nodes().Update(context.Background(), kubeNode("self", own, "198.18.200.1"), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -243,6 +284,25 @@ current-context: test
 		if got := strings.TrimSpace(testutil.Run(t, "ip", "netns", "exec", nodeNS, "sysctl", "-n", s)); got != "1" {
 			t.Errorf("%s = %s in the node namespace, want 1", s, got)
 		}
+	}
+	testutil.WaitFor(t, "/readyz to say ready", 20*time.Second, func() bool { code, _ := nsGet(t, nodePath, base+"/readyz"); return code == 200 })
+	_, metrics := nsGet(t, nodePath, base+"/metrics")
+	for _, kind := range []string{"routes", "masquerade"} {
+		if !strings.Contains(metrics, `nri_podnet_reconciles_total{kind="`+kind+`"}`) || strings.Contains(metrics, `nri_podnet_reconciles_total{kind="`+kind+`"} 0`+"\n") {
+			t.Errorf("/metrics counts no reconcile of kind %s:\n%s", kind, metrics)
+		}
+	}
+
+	// The Node's pod CIDRs change: still serving the old ones, not ready.
+	moved := []string{fmt.Sprintf("198.19.%d.0/24", x), fmt.Sprintf("fd00:198:18:%x::/64", 0x200+x)}
+	if _, err := api.cs.CoreV1().Nodes().Update(context.Background(), kubeNode("self", moved, "198.18.200.1"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, "/readyz to say not ready", 20*time.Second, func() bool { code, _ := nsGet(t, nodePath, base+"/readyz"); return code == 503 })
+	want("pod CIDRs changed", "/readyz", 503, fmt.Sprintf("the pod CIDRs of Node self changed from %v to %v", own, moved))
+	_, _, rec2 := e.runPod(2)
+	if ip := rec2.GetNetwork().GetIps()[0]; !netip.MustParsePrefix(own[0]).Contains(netip.MustParseAddr(ip)) {
+		t.Errorf("a pod started after the change got %s, want an address of %s, the pod CIDR in use", ip, own[0])
 	}
 
 	// SIGTERM: routes and masquerade stay, for the pods.
