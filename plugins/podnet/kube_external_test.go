@@ -154,7 +154,7 @@ func kubeNode(name string, podCIDRs []string, internalIPs ...string) *corev1.Nod
 // masquerade; -uninstall removes them and the bridge, and nothing else.
 func TestNRIPodnet_Kube(t *testing.T) {
 	e := newExtEnv(t)
-	nodeNS := "nrk" + randHex(4)
+	nodeNS := "nrkn" + randHex(4)
 	nodePath := testutil.NewNetNS(t, nodeNS)
 	ipn := func(args ...string) string {
 		t.Helper()
@@ -201,7 +201,7 @@ current-context: test
 		t.Fatal(err)
 	}
 	// Bridge, MTU and state from the file; subnets from the Node.
-	e.cfg.Bridge = "nrkb" + randHex(4)
+	e.cfg.Bridge = "nrkx" + randHex(4)
 	if err := os.WriteFile(e.cfgFile, []byte(fmt.Sprintf(`{"bridge": %q, "mtu": 1400, "stateDir": %q}`, e.cfg.Bridge, e.cfg.StateDir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
