@@ -35,6 +35,25 @@
 // There is no option to run it on such a runtime anyway. Started with
 // -config, it has set up its bridge and state directory before it
 // connects, and leaves them. Any other error exits with status 1.
+//
+// As a Kubernetes cluster network (a DaemonSet on every node):
+//
+//	nri-podnet -kube [-kubeconfig FILE] [-node-name NAME] [-cluster-cidr CIDRS] [-config FILE]
+//
+// takes its subnets from this node's Node (spec.podCIDRs; -node-name
+// defaults to $NODE_NAME, no -kubeconfig means the in-cluster
+// configuration) and the rest from -config (bridge, mtu, stateDir,
+// exclude; or the defaults), waiting unconnected, and so with the runtime
+// reporting NetworkReady false and /readyz saying why, until the Node has
+// pod CIDRs. It then keeps routes to the other nodes' pod CIDRs (proto
+// 78), IP forwarding, and with -cluster-cidr the masquerade of traffic
+// leaving the cluster (nftables table inet nrinet-podnet; without
+// -cluster-cidr that table is removed). SIGTERM leaves all of them for the
+// pods; see package plugins/podnet/kube for a change of the pod CIDRs
+// while it runs (/readyz then fails). -cluster-cidr with a static -config
+// masquerades its subnets, set once at start. "nri-podnet -uninstall
+// [-config FILE]" removes the routes, the table and the bridge of this
+// node, and exits.
 package main
 
 import (
@@ -77,9 +96,12 @@ func run() error {
 		idx     = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
 		verbose = flag.Bool("verbose", false, "debug logging")
 		ops     = addOpsFlags(flag.CommandLine)
+		cf      = addClusterFlags(flag.CommandLine)
 	)
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-podnet -config FILE [-socket PATH] [-name NAME] [-idx NN] [-verbose] [-health-address ADDR] [-version]
+       nri-podnet -kube [-kubeconfig FILE] [-node-name NAME] [-cluster-cidr CIDRS] [-config FILE] ...
+       nri-podnet -uninstall [-config FILE]
 
 nrinet's native pod network plugin. It needs a runtime with nrinet's pod
 network extension (nrinetd): it refuses to join a runtime without it (stock
@@ -99,6 +121,11 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ttrpclog.Route(log)
+	if cf.uninstall {
+		return uninstall(*config, log)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	stopOps, err := ops.start(log)
 	if err != nil {
 		return err
@@ -106,17 +133,24 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	defer stopOps()
 
 	launched := os.Getenv(api.PluginSocketEnv) != ""
-	if *config == "" && !launched {
+	if *config == "" && !launched && !cf.kube {
 		// The runtime sends configuration only to plugins it launched.
-		return errors.New("no configuration: give -config (only a plugin the runtime launches gets its configuration from the runtime)")
+		return errors.New("no configuration: give -config or -kube (only a plugin the runtime launches gets its configuration from the runtime)")
 	}
-	var cfg *podnet.Config
-	if *config != "" {
-		c, err := podnet.FromFile(*config)
-		if err != nil {
-			return err
+	cn, err := startCluster(ctx, cf, *config, launched, log, ops.metrics)
+	if err != nil {
+		return err
+	}
+	defer cn.Stop()
+	ops.checks.Add(cn.Ready)
+	// With -kube this waits for the Node's pod CIDRs, not connected, so
+	// that the runtime reports NetworkReady false.
+	cfg, err := cn.Config(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while waiting
 		}
-		cfg = &c
+		return err
 	}
 	p, err := podnet.New(cfg, log, ops.podnetOptions()...)
 	if err != nil {
@@ -146,8 +180,6 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		return err
 	}
 	ops.joining(stub)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	return stub.Run(ctx)
 }
 

@@ -36,6 +36,8 @@ func TestImportRules(t *testing.T) {
 		{pkg: mod + "plugin", forbidden: append([]string{mod + "runtime", mod + "cri", mod + "plugins/"}, forbiddenForLibraries...)},
 		{pkg: mod + "ipam", forbidden: []string{mod + "api", mod + "runtime", mod + "plugin", mod + "mux"}},
 		{pkg: mod + "plugins/podnet", forbidden: []string{mod + "runtime", mod + "cri", "github.com/containernetworking/", "k8s.io/"}},
+		{pkg: mod + "plugins/podnet/masq", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", "k8s.io/", "github.com/vishvananda/"}},
+		{pkg: mod + "plugins/podnet/kube", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq"}},
 		{pkg: mod + "plugins/cni", forbidden: []string{mod + "runtime", mod + "cri", "k8s.io/"}},
 	} {
 		t.Run(strings.TrimPrefix(tc.pkg, mod), func(t *testing.T) {

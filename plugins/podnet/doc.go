@@ -59,6 +59,19 @@
 // latency, failures by operation, and reconciliations by kind; [Metrics]
 // lists them. cmd/nri-podnet serves them on -health-address.
 //
+// # With Kubernetes
+//
+// cmd/nri-podnet -kube takes the subnets from this node's Node object
+// (spec.podCIDRs) instead of the configuration, waiting for them before it
+// connects to the runtime, and keeps routes to the other nodes' pod CIDRs
+// via their InternalIPs (package
+// [github.com/nrinet/nrinet/plugins/podnet/kube], routes marked proto 78)
+// and, with -cluster-cidr, the masquerade of traffic from the pods to
+// outside the cluster (package
+// [github.com/nrinet/nrinet/plugins/podnet/masq], nftables table inet
+// nrinet-podnet). This package itself knows nothing of Kubernetes: it is
+// given a [Config] whose subnets are the pod CIDRs.
+//
 // # Names
 //
 // The host end of a pod's veth is "nrp" followed by 12 hex digits of a

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"sync"
+
+	"github.com/vishvananda/netlink"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/nrinet/nrinet/plugins/podnet"
+	"github.com/nrinet/nrinet/plugins/podnet/kube"
+	"github.com/nrinet/nrinet/plugins/podnet/masq"
+)
+
+// clusterFlags are the flags of nri-podnet as a cluster network: -kube,
+// -kubeconfig, -node-name, -cluster-cidr and -uninstall.
+type clusterFlags struct {
+	kube        bool
+	kubeconfig  string
+	nodeName    string
+	clusterCIDR string
+	uninstall   bool
+}
+
+func addClusterFlags(fs *flag.FlagSet) *clusterFlags {
+	f := &clusterFlags{}
+	fs.BoolVar(&f.kube, "kube", false, "take the subnets from this node's Node object (spec.podCIDRs) instead of the configuration's, waiting for them before connecting; keep routes to the other nodes' pod CIDRs, IP forwarding and the masquerade")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file for -kube (default: the in-cluster configuration)")
+	fs.StringVar(&f.nodeName, "node-name", os.Getenv("NODE_NAME"), "this node's name, for -kube (default $NODE_NAME)")
+	fs.StringVar(&f.clusterCIDR, "cluster-cidr", "", "comma-separated cluster CIDRs, both families: traffic from the pod CIDRs to destinations outside them is masqueraded (nftables table inet nrinet-podnet); empty: no masquerade, and the table is removed")
+	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables table inet nrinet-podnet, the bridge of -config or nrinet0) and exit")
+	return f
+}
+
+// clusterNet is what startCluster started: the configuration to serve
+// with, and with -kube the Watcher keeping pod CIDRs, routes, forwarding
+// and masquerade.
+type clusterNet struct {
+	// config is the configuration to start the plugin with; nil when the
+	// runtime is to send it, or with -kube until the pod CIDRs are known.
+	config     *podnet.Config
+	configPath string
+	nodeName   string
+	cluster    []netip.Prefix
+	log        *slog.Logger
+
+	watcher *kube.Watcher // nil without -kube
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// Config returns the configuration to start the plugin with: nil when the
+// runtime is to send it. With -kube it first waits until the Node has pod
+// CIDRs, or ctx is done (then it returns ctx's error).
+func (c *clusterNet) Config(ctx context.Context) (*podnet.Config, error) {
+	if c.watcher == nil || c.config != nil {
+		return c.config, nil
+	}
+	cidrs, err := c.watcher.PodCIDRs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	warnUnmasqueraded(cidrs, c.cluster, c.log)
+	cfg, err := kubeConfig(c.configPath, c.nodeName, cidrs)
+	if err != nil {
+		return nil, err
+	}
+	c.config = &cfg
+	return c.config, nil
+}
+
+// Ready reports whether the pod CIDRs are known and unchanged (always
+// with a static configuration): for /readyz, with the runtime connection.
+func (c *clusterNet) Ready() (bool, string) {
+	if c.watcher == nil {
+		return true, "static configuration"
+	}
+	return c.watcher.Ready()
+}
+
+// Stop stops the Watcher and waits for it. Routes, forwarding and
+// masquerade stay (see -uninstall).
+func (c *clusterNet) Stop() {
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.wg.Wait()
+}
+
+// startCluster reads the configuration (-config; with -kube that comes
+// from Config, once the Node has pod CIDRs) and starts what -kube and
+// -cluster-cidr manage, counting reconciles and their failures in metrics
+// (which may be nil).
+func startCluster(ctx context.Context, f *clusterFlags, configPath string, launched bool, log *slog.Logger, metrics *podnet.Metrics) (*clusterNet, error) {
+	cluster, err := masq.ParseCIDRs(f.clusterCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("-cluster-cidr: %w", err)
+	}
+	var m *masq.Masquerader
+	if len(cluster) > 0 {
+		if m, err = masq.New(); err != nil {
+			return nil, err
+		}
+	}
+	c := &clusterNet{configPath: configPath, nodeName: f.nodeName, cluster: cluster, log: log}
+	if !f.kube {
+		if configPath == "" {
+			if m != nil {
+				return nil, errors.New("-cluster-cidr needs -config or -kube: the pod subnets must be known before the plugin connects")
+			}
+			return c, nil // the runtime sends the configuration
+		}
+		cfg, err := podnet.FromFile(configPath)
+		if err != nil {
+			return nil, err
+		}
+		c.config = &cfg
+		return c, syncMasquerade(m, cfg.Subnets, cluster, log)
+	}
+
+	if launched {
+		log.Warn("-kube on a plugin the runtime launched: the runtime's configuration is not used")
+	}
+	if f.nodeName == "" {
+		return nil, errors.New("-kube needs this node's name: give -node-name or set NODE_NAME")
+	}
+	client, err := kubeClient(f.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	klog.SetSlogLogger(log.With("component", "client-go"))
+	opts := kube.Options{
+		Logger: log, Router: kube.NewRouter(nil, log), Forwarding: true,
+		OnReconcile: func(kind string, _ bool, err error) {
+			if kind == kube.KindRoutes || kind == kube.KindMasquerade {
+				metrics.Reconciled(kind) // podnet.ReconcileRoutes, podnet.ReconcileMasquerade
+			}
+			if err != nil {
+				metrics.Failed(podnet.OpSync)
+			}
+		},
+	}
+	if m != nil {
+		opts.Masquerade, opts.ClusterCIDRs = m, cluster
+	} else if err := removeMasquerade(); err != nil {
+		return nil, err // no -cluster-cidr: no masquerade, not even from before
+	}
+	if c.watcher, err = kube.NewWatcher(client, f.nodeName, opts); err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	c.cancel = cancel
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		if err := c.watcher.Run(wctx); err != nil {
+			log.Error("watching the Nodes", "error", err)
+		}
+	}()
+	return c, nil
+}
+
+// kubeClient connects with the kubeconfig file, or in-cluster.
+func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
+	var rc *rest.Config
+	var err error
+	if kubeconfig != "" {
+		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		rc, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		if kubeconfig == "" {
+			return nil, fmt.Errorf("-kube without -kubeconfig needs the in-cluster configuration: %w", err)
+		}
+		return nil, fmt.Errorf("-kubeconfig %s: %w", kubeconfig, err)
+	}
+	rc.UserAgent = "nri-podnet"
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("Kubernetes client: %w", err)
+	}
+	return client, nil
+}
+
+// kubeConfig is the configuration with -kube: the file's (bridge, mtu,
+// stateDir, exclude; or the defaults without a file) with the Node's pod
+// CIDRs as subnets. A file that sets subnets or gateways is refused: they
+// would contradict the Node.
+func kubeConfig(path, node string, cidrs []netip.Prefix) (podnet.Config, error) {
+	var c podnet.Config
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return c, fmt.Errorf("podnet: %w", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			return c, fmt.Errorf("%s: podnet: parsing configuration: %w", path, err)
+		}
+		if len(c.Subnets) > 0 || len(c.Gateways) > 0 {
+			return c, fmt.Errorf("%s sets subnets %q and gateways %q: with -kube the subnets are Node %s's spec.podCIDRs and the gateways their first hosts; remove them",
+				path, c.Subnets, c.Gateways, node)
+		}
+	}
+	c.Subnets = nil
+	for _, p := range cidrs {
+		c.Subnets = append(c.Subnets, p.String())
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return c, err
+	}
+	cfg, err := podnet.FromBytes(b) // defaults and validation, as for a file
+	if err != nil {
+		return cfg, fmt.Errorf("configuration %s with the pod CIDRs %v of Node %s: %w", cmpOr(path, "(defaults)"), cidrs, node, err)
+	}
+	return cfg, nil
+}
+
+func removeMasquerade() error {
+	m, err := masq.New()
+	if err != nil {
+		return err
+	}
+	return m.Remove()
+}
+
+// syncMasquerade sets the masquerade up once for a static configuration,
+// or removes it when there are no cluster CIDRs.
+func syncMasquerade(m *masq.Masquerader, subnets []string, cluster []netip.Prefix, log *slog.Logger) error {
+	if m == nil {
+		return nil
+	}
+	var pods []netip.Prefix
+	for _, s := range subnets {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return fmt.Errorf("subnet %q: %w", s, err)
+		}
+		pods = append(pods, p.Masked())
+	}
+	warnUnmasqueraded(pods, cluster, log)
+	if _, err := m.Sync(pods, cluster); err != nil {
+		return err
+	}
+	log.Info("masquerading traffic that leaves the cluster", "podCIDRs", fmt.Sprint(pods), "clusterCIDRs", fmt.Sprint(cluster))
+	return nil
+}
+
+// warnUnmasqueraded warns of a pod CIDR whose family has no cluster CIDR
+// (its traffic is not masqueraded) or that no cluster CIDR contains.
+func warnUnmasqueraded(pods, cluster []netip.Prefix, log *slog.Logger) {
+	if len(cluster) == 0 {
+		return
+	}
+	for _, p := range pods {
+		sameFamily, inside := false, false
+		for _, c := range cluster {
+			if c.Addr().Is4() == p.Addr().Is4() {
+				sameFamily = true
+				inside = inside || (c.Bits() <= p.Bits() && c.Contains(p.Addr()))
+			}
+		}
+		switch {
+		case !sameFamily:
+			log.Warn("no cluster CIDR of this pod CIDR's family: its traffic is not masqueraded", "podCIDR", p.String(), "clusterCIDRs", fmt.Sprint(cluster))
+		case !inside:
+			log.Warn("the pod CIDR is in none of the cluster CIDRs", "podCIDR", p.String(), "clusterCIDRs", fmt.Sprint(cluster))
+		}
+	}
+}
+
+// uninstall removes what nri-podnet set up in this network namespace:
+// the routes of protocol 78, the nftables table inet nrinet-podnet, and
+// the bridge (-config's, or the default). It leaves the state directory.
+func uninstall(configPath string, log *slog.Logger) error {
+	bridge := podnet.DefaultBridge
+	if configPath != "" {
+		var c podnet.Config // only the bridge's name is needed: no validation
+		b, err := os.ReadFile(configPath)
+		if err != nil {
+			return fmt.Errorf("podnet: %w", err)
+		}
+		if err := json.Unmarshal(b, &c); err != nil {
+			return fmt.Errorf("%s: podnet: parsing configuration: %w", configPath, err)
+		}
+		bridge = cmpOr(c.Bridge, bridge)
+	}
+	var errs []error
+	n, err := kube.NewRouter(nil, log).Remove()
+	errs = append(errs, err)
+	log.Info("uninstall: routes to other nodes removed", "routes", n)
+	if err := removeMasquerade(); err != nil {
+		errs = append(errs, err)
+	} else {
+		log.Info("uninstall: nftables table removed", "table", "inet "+masq.TableName)
+	}
+	link, err := netlink.LinkByName(bridge)
+	var notFound netlink.LinkNotFoundError
+	switch {
+	case errors.As(err, &notFound):
+		log.Info("uninstall: no bridge", "bridge", bridge)
+	case err != nil:
+		errs = append(errs, fmt.Errorf("bridge %q: %w", bridge, err))
+	case link.Type() != "bridge":
+		errs = append(errs, fmt.Errorf("interface %q is a %s, not a bridge: left alone", bridge, link.Type()))
+	default:
+		if err := netlink.LinkDel(link); err != nil {
+			errs = append(errs, fmt.Errorf("deleting bridge %q: %w", bridge, err))
+		} else {
+			log.Info("uninstall: bridge deleted", "bridge", bridge)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("uninstall: %w", err)
+	}
+	return nil
+}

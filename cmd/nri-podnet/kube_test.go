@@ -1,0 +1,68 @@
+package main
+
+import (
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nrinet/nrinet/plugins/podnet"
+	"github.com/nrinet/nrinet/plugins/podnet/kube"
+)
+
+func TestKubeConfig(t *testing.T) {
+	cidrs := []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24"), netip.MustParsePrefix("fd00:198:18:1::/64")}
+	for _, tc := range []struct {
+		name    string
+		file    string // "" for no -config
+		want    podnet.Config
+		wantErr string
+	}{
+		{
+			name: "no file: defaults",
+			want: podnet.Config{Bridge: podnet.DefaultBridge, Subnets: []string{"198.18.1.0/24", "fd00:198:18:1::/64"}, MTU: podnet.DefaultMTU, StateDir: podnet.DefaultStateDir},
+		},
+		{
+			name: "bridge, MTU, state and exclusions from the file",
+			file: `{"bridge": "nrk0", "mtu": 1450, "stateDir": "/var/lib/x", "exclude": ["198.18.1.250/31"]}`,
+			want: podnet.Config{Bridge: "nrk0", Subnets: []string{"198.18.1.0/24", "fd00:198:18:1::/64"}, Exclude: []string{"198.18.1.250/31"}, MTU: 1450, StateDir: "/var/lib/x"},
+		},
+		{name: "subnets in the file", file: `{"subnets": ["198.18.9.0/24"]}`, wantErr: `sets subnets ["198.18.9.0/24"]`},
+		{name: "gateways in the file", file: `{"gateways": ["198.18.1.1"]}`, wantErr: "with -kube the subnets are Node n1's spec.podCIDRs"},
+		{name: "unknown field", file: `{"bridges": "x"}`, wantErr: `unknown field "bridges"`},
+		{name: "a bad MTU", file: `{"mtu": 10}`, wantErr: "with the pod CIDRs [198.18.1.0/24 fd00:198:18:1::/64] of Node n1: podnet: MTU 10 is outside 68..65535"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := ""
+			if tc.file != "" {
+				path = filepath.Join(t.TempDir(), "podnet.json")
+				if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := kubeConfig(path, "n1", cidrs)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Bridge != tc.want.Bridge || got.MTU != tc.want.MTU || got.StateDir != tc.want.StateDir ||
+				!slices.Equal(got.Subnets, tc.want.Subnets) || !slices.Equal(got.Exclude, tc.want.Exclude) || len(got.Gateways) != 0 {
+				t.Errorf("kubeConfig = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// The Watcher's kinds of reconcile are counted under the metrics' kinds.
+func TestReconcileKinds(t *testing.T) {
+	if kube.KindRoutes != podnet.ReconcileRoutes || kube.KindMasquerade != podnet.ReconcileMasquerade {
+		t.Errorf("kube kinds %q, %q; podnet metrics kinds %q, %q", kube.KindRoutes, kube.KindMasquerade, podnet.ReconcileRoutes, podnet.ReconcileMasquerade)
+	}
+}

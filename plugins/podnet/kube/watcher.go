@@ -1,0 +1,322 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Kinds of reconcile, as passed to [Options.OnReconcile].
+const (
+	KindRoutes     = "routes"
+	KindMasquerade = "masquerade"
+	KindForwarding = "forwarding"
+)
+
+// DefaultResyncPeriod is how often a [Watcher] checks routes, masquerade
+// and forwarding again when no Node changed.
+const DefaultResyncPeriod = time.Minute
+
+// Masquerader keeps the masquerade rules for a node's pod CIDRs;
+// [*github.com/nrinet/nrinet/plugins/podnet/masq.Masquerader] is one.
+type Masquerader interface {
+	Sync(podCIDRs, clusterCIDRs []netip.Prefix) (changed bool, err error)
+}
+
+// Options configure a [Watcher]. The zero value watches the Node's pod
+// CIDRs and manages nothing.
+type Options struct {
+	// Logger gets what the Watcher waits for, changes and fails at.
+	Logger *slog.Logger
+	// Router, if set, keeps a route to every other Node's pod CIDRs.
+	Router *Router
+	// Masquerade, if set, is synced with this node's pod CIDRs (the ones
+	// in use) and ClusterCIDRs once the pod CIDRs are known.
+	Masquerade   Masquerader
+	ClusterCIDRs []netip.Prefix
+	// Forwarding, if set, turns on IP forwarding in the process's network
+	// namespace for the families of the pod CIDRs in use
+	// (net.ipv4.ip_forward, net.ipv6.conf.all.forwarding).
+	Forwarding bool
+	// ResyncPeriod is how often routes, masquerade and forwarding are
+	// checked again without a Node event (default DefaultResyncPeriod).
+	// A failed reconcile is retried sooner, from 1 s doubling up to it.
+	ResyncPeriod time.Duration
+	// OnReconcile, if set, is called after each reconcile of a kind
+	// (KindRoutes, KindMasquerade, KindForwarding) with whether it changed
+	// anything and its error: the hook for metrics. It runs on the
+	// Watcher's goroutine and must not block.
+	OnReconcile func(kind string, changed bool, err error)
+}
+
+// Watcher watches the Nodes through a client-go informer: this node's pod
+// CIDRs, and the other Nodes' pod CIDRs and InternalIPs for the routes.
+// See the package documentation for what it does when this node's pod
+// CIDRs change.
+type Watcher struct {
+	client kubernetes.Interface
+	node   string
+	opts   Options
+	log    *slog.Logger
+	poke   chan struct{} // a Node changed
+	known  chan struct{} // closed when the pod CIDRs are first known
+
+	mu       sync.Mutex // guards the fields below
+	running  bool
+	inUse    []netip.Prefix // the pod CIDRs served, fixed once known
+	notReady string         // why not ready; "" when ready
+	skipped  string         // the routes skipped last time, for logging changes
+}
+
+// NewWatcher returns a Watcher of node (this node's name) through client.
+// Nothing happens until Run.
+func NewWatcher(client kubernetes.Interface, node string, opts Options) (*Watcher, error) {
+	if client == nil {
+		return nil, errors.New("kube: no Kubernetes client")
+	}
+	if node == "" {
+		return nil, errors.New("kube: no node name (give -node-name or set NODE_NAME)")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ResyncPeriod <= 0 {
+		opts.ResyncPeriod = DefaultResyncPeriod
+	}
+	return &Watcher{
+		client:   client,
+		node:     node,
+		opts:     opts,
+		log:      opts.Logger.With("node", node),
+		poke:     make(chan struct{}, 1),
+		known:    make(chan struct{}),
+		notReady: "waiting for the list of Nodes from the API server",
+	}, nil
+}
+
+// Ready reports whether this node's pod CIDRs are known and unchanged
+// since they were taken, and if not, why: the readiness a health endpoint
+// reports.
+func (w *Watcher) Ready() (bool, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.notReady != "" {
+		return false, w.notReady
+	}
+	return true, fmt.Sprintf("serving pod CIDRs %v of Node %s", w.inUse, w.node)
+}
+
+// PodCIDRs waits until this node's Node has pod CIDRs and returns them
+// (at most one per family, IPv4 first). Later calls return the same ones,
+// even after the Node changed: see the package documentation. It returns
+// early with ctx's error.
+func (w *Watcher) PodCIDRs(ctx context.Context) ([]netip.Prefix, error) {
+	select {
+	case <-w.known:
+	default:
+		_, why := w.Ready()
+		w.log.Info("waiting for this node's pod CIDRs before serving pods", "reason", why)
+		select {
+		case <-w.known:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("kube: waiting for the pod CIDRs of Node %s: %w", w.node, ctx.Err())
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.inUse), nil
+}
+
+// Run watches the Nodes and reconciles until ctx is done, then stops the
+// informer, waits for its goroutines and returns nil. It leaves routes,
+// masquerade and forwarding as they are. It may be called once.
+func (w *Watcher) Run(ctx context.Context) error {
+	w.mu.Lock()
+	if w.running {
+		w.mu.Unlock()
+		return errors.New("kube: Watcher.Run called twice")
+	}
+	w.running = true
+	w.mu.Unlock()
+
+	factory := informers.NewSharedInformerFactoryWithOptions(w.client, 0, informers.WithTransform(slimNode))
+	defer factory.Shutdown() // after cancel, below: waits for the informer's goroutines
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	nodes := factory.Core().V1().Nodes()
+	informer := nodes.Informer()
+	poke := func() {
+		select {
+		case w.poke <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { poke() },
+		UpdateFunc: func(any, any) { poke() },
+		DeleteFunc: func(any) { poke() },
+	}); err != nil {
+		return fmt.Errorf("kube: watching Nodes: %w", err)
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return nil // ctx done
+	}
+	w.log.Debug("Node list synced")
+
+	resync := time.NewTicker(w.opts.ResyncPeriod)
+	defer resync.Stop()
+	retry := time.NewTimer(0)
+	retry.Stop()
+	defer retry.Stop()
+	backoff := time.Second
+	for {
+		if err := w.reconcile(nodes.Lister().List(labels.Everything())); err != nil {
+			retry.Reset(backoff)
+			backoff = min(2*backoff, w.opts.ResyncPeriod)
+		} else {
+			retry.Stop()
+			backoff = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-w.poke:
+		case <-resync.C:
+		case <-retry.C:
+		}
+	}
+}
+
+// reconcile takes the Node list from the informer's cache: this node's
+// pod CIDRs, then routes, masquerade and forwarding. It returns the
+// errors of the last three, joined.
+func (w *Watcher) reconcile(objs []*corev1.Node, listErr error) error {
+	if listErr != nil {
+		return fmt.Errorf("kube: listing Nodes from the cache: %w", listErr)
+	}
+	var (
+		self     Node
+		selfErr  error
+		found    bool
+		others   []Node
+		problems []string
+	)
+	for _, obj := range objs {
+		n, err := NodeFromObject(obj)
+		if obj.Name == w.node {
+			self, selfErr, found = n, err, true
+			continue
+		}
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		others = append(others, n)
+	}
+	inUse := w.updateSelf(found, self, selfErr)
+
+	var errs []error
+	if w.opts.Router != nil {
+		own := slices.Concat(inUse, self.PodCIDRs)
+		routes, skipped := RoutesFor(w.node, own, others)
+		w.logSkipped(append(problems, skipped...))
+		changed, err := w.opts.Router.Sync(routes)
+		w.done(KindRoutes, changed, err, &errs)
+	}
+	if inUse == nil {
+		return errors.Join(errs...)
+	}
+	if w.opts.Masquerade != nil {
+		changed, err := w.opts.Masquerade.Sync(inUse, w.opts.ClusterCIDRs)
+		w.done(KindMasquerade, changed, err, &errs)
+	}
+	if w.opts.Forwarding {
+		var v4, v6 bool
+		for _, p := range inUse {
+			v4, v6 = v4 || p.Addr().Is4(), v6 || p.Addr().Is6()
+		}
+		changed, err := ensureForwarding(w.log, v4, v6)
+		w.done(KindForwarding, changed, err, &errs)
+	}
+	return errors.Join(errs...)
+}
+
+// done reports one reconcile: logs its error, calls the hook.
+func (w *Watcher) done(kind string, changed bool, err error, errs *[]error) {
+	if err != nil {
+		w.log.Error("reconcile failed; retrying", "kind", kind, "error", err)
+		*errs = append(*errs, err)
+	}
+	if w.opts.OnReconcile != nil {
+		w.opts.OnReconcile(kind, changed, err)
+	}
+}
+
+// logSkipped logs the Nodes and routes left out when they change.
+func (w *Watcher) logSkipped(skipped []string) {
+	s := strings.Join(skipped, "; ")
+	w.mu.Lock()
+	same := s == w.skipped
+	w.skipped = s
+	w.mu.Unlock()
+	if !same && s != "" {
+		w.log.Warn("routes to other nodes left out", "skipped", s)
+	}
+}
+
+// updateSelf takes this node's state: the pod CIDRs the first time there
+// are some, and readiness. It returns the pod CIDRs in use (nil while
+// unknown).
+func (w *Watcher) updateSelf(found bool, n Node, err error) []netip.Prefix {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var why string
+	serving := ""
+	if w.inUse != nil {
+		serving = fmt.Sprintf("; nri-podnet keeps serving %v", w.inUse)
+	}
+	switch {
+	case !found && w.inUse == nil:
+		why = fmt.Sprintf("waiting for Node %s to exist", w.node)
+	case !found:
+		why = fmt.Sprintf("Node %s is gone%s", w.node, serving)
+	case err != nil:
+		why = err.Error() + serving
+	case len(n.PodCIDRs) == 0 && w.inUse == nil:
+		why = fmt.Sprintf("waiting for Node %s to get spec.podCIDRs (kube-controller-manager --allocate-node-cidrs allocates them)", w.node)
+	case len(n.PodCIDRs) == 0:
+		why = fmt.Sprintf("Node %s has no spec.podCIDRs any more%s", w.node, serving)
+	case w.inUse == nil:
+		w.inUse = n.PodCIDRs
+		close(w.known)
+		w.log.Info("pod CIDRs known", "podCIDRs", fmt.Sprint(w.inUse))
+	case !slices.Equal(n.PodCIDRs, w.inUse):
+		why = fmt.Sprintf("the pod CIDRs of Node %s changed from %v to %v%s; drain the node and restart nri-podnet to take the new ones",
+			w.node, w.inUse, n.PodCIDRs, serving)
+	}
+	if why != w.notReady {
+		switch {
+		case why == "" && w.inUse != nil && w.notReady != "" && !strings.HasPrefix(w.notReady, "waiting"):
+			w.log.Info("Node back to the pod CIDRs in use; ready", "podCIDRs", fmt.Sprint(w.inUse))
+		case why != "" && w.inUse != nil:
+			w.log.Error("not ready", "reason", why)
+		case why != "":
+			w.log.Info("not ready", "reason", why)
+		}
+		w.notReady = why
+	}
+	return slices.Clone(w.inUse)
+}
