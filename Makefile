@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd
+.PHONY: test lint unit interop compat upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd kube e2e-kube
 
 test: lint unit interop compat
 
@@ -107,3 +107,11 @@ bench-containerd:
 	mkdir -p $(BENCH_OUT)
 	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -run '^$$' -bench RunPodSandbox -benchtime $(BENCH_PODS)x -count $(BENCH_COUNT) -timeout 30m . > $(BENCH_OUT)/runp.txt
 	cd test/containerd-e2e && $(GO) tool benchstat $(BENCH_OUT)/runp.txt | tee $(BENCH_OUT)/benchstat.txt
+
+# etcd v3.6.16 and Kubernetes v1.34.4 (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet, kubectl) from the Go module proxy, built into
+# $(NRINET_KUBE_CACHE)/kubernetes-v1.34.4-<key>/bin (default cache
+# /var/cache/nrinet); a no-op when built. A cold build takes 12-18 minutes
+# on 2 cores (docs/kube-e2e.md).
+kube:
+	GO=$(GO) hack/kube.sh
