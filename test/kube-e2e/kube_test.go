@@ -14,6 +14,7 @@ func TestKube(t *testing.T) {
 	cp := startControlPlane(t)
 	t.Logf("control plane up in %v", time.Since(start).Round(time.Millisecond))
 	t.Run("1-control-plane", func(t *testing.T) { testControlPlane(t, cp.with(t)) })
+	t.Run("2-two-nodes", func(t *testing.T) { testTwoNodes(t, cp.with(t)) })
 }
 
 // with returns the control plane for a subtest: the same processes, with

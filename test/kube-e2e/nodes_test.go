@@ -283,6 +283,16 @@ func eth0Addrs(t testing.TB, netns string) []netip.Addr {
 	return got
 }
 
+// waitBridgeDAD waits until no IPv6 address of the node's bridge is
+// tentative (duplicate address detection runs once it has a port).
+func (n *node) waitBridgeDAD() {
+	n.t.Helper()
+	waitFor(n.t, n.name+"'s bridge's IPv6 duplicate address detection", 10*time.Second, 50*time.Millisecond, func() (bool, string) {
+		out := run(n.t, "ip", "-n", n.netns, "-6", "addr", "show", "dev", n.bridge, "tentative")
+		return strings.TrimSpace(out) == "", out
+	})
+}
+
 // removePods stops and removes the node's pods with crictl.
 func (n *node) removePods() {
 	for _, p := range n.pods {
