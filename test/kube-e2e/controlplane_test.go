@@ -235,12 +235,13 @@ func (cp *controlPlane) kubeconfig(name, cn string, orgs ...string) string {
 }
 
 // controllers are the kube-controller-manager controllers the suite runs:
-// node IPAM (the pod CIDRs), and what a Deployment of pods needs
-// (deployments, replica sets, service accounts and their tokens, the root
-// CA config map the pods' token volumes project, namespace and garbage
-// collection).
+// node IPAM (the pod CIDRs), node lifecycle (it lifts the not-ready taint
+// a kubelet registers its Node with, once the Node is Ready), and what a
+// Deployment of pods needs (deployments, replica sets, service accounts
+// and their tokens, the root CA config map the pods' token volumes
+// project, namespace and garbage collection).
 var controllers = []string{
-	"node-ipam-controller", "serviceaccount-controller", "serviceaccount-token-controller",
+	"node-ipam-controller", "node-lifecycle-controller", "serviceaccount-controller", "serviceaccount-token-controller",
 	"root-ca-certificate-publisher-controller", "deployment-controller", "replicaset-controller",
 	"daemonset-controller", "namespace-controller", "garbage-collector-controller",
 }

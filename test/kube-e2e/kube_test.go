@@ -15,6 +15,7 @@ func TestKube(t *testing.T) {
 	t.Logf("control plane up in %v", time.Since(start).Round(time.Millisecond))
 	t.Run("1-control-plane", func(t *testing.T) { testControlPlane(t, cp.with(t)) })
 	t.Run("2-two-nodes", func(t *testing.T) { testTwoNodes(t, cp.with(t)) })
+	t.Run("3-real-node", func(t *testing.T) { testRealNode(t, cp.with(t)) })
 }
 
 // with returns the control plane for a subtest: the same processes, with

@@ -49,6 +49,14 @@ func checkLeaks(t testing.TB, token, dir string) {
 			}
 		}
 	}
+	// The kubelet's links to its containers' logs name the pod's namespace,
+	// which carries the token.
+	logs, _ := os.ReadDir("/var/log/containers")
+	for _, e := range logs {
+		if strings.Contains(e.Name(), token) {
+			t.Errorf("left behind: /var/log/containers/%s", e.Name())
+		}
+	}
 	if _, err := os.Stat(dir); err == nil {
 		t.Errorf("left behind: directory %s", dir)
 	}

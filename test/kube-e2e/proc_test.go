@@ -2,6 +2,7 @@ package kubee2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -194,3 +195,6 @@ func waitFor(t testing.TB, what string, patience, interval time.Duration, cond f
 		time.Sleep(interval)
 	}
 }
+
+// jsonUnmarshal decodes JSON text into v.
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
