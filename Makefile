@@ -10,6 +10,7 @@ lint:
 	$(GO) vet ./...
 	cd test/interop && $(GO) vet ./... && $(GO) vet -tags upstream ./...
 	cd test/containerd-e2e && $(GO) vet ./...
+	cd test/kube-e2e && $(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 ./...
@@ -115,3 +116,16 @@ bench-containerd:
 # on 2 cores (docs/kube-e2e.md).
 kube:
 	GO=$(GO) hack/kube.sh
+
+# The Kubernetes end-to-end suite (test/kube-e2e, docs/kube-e2e.md): builds,
+# or finds built, the Kubernetes binaries (hack/kube.sh) and containerd on
+# nrinet (hack/containerd.sh), then runs a control plane, two nodes of
+# nrinetd + nri-podnet and a real node (kubelet, containerd in network mode
+# nri, nri-podnet) with pods, and checks that nothing is left on the host.
+# Needs root, iproute2, ping, runc and busybox-static (.ci/run installs
+# them). KUBE_E2E_RUN is go test's -run pattern, e.g. 'TestKube/^2-'.
+KUBE_E2E_RUN ?= .
+e2e-kube:
+	GO=$(GO) hack/kube.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(KUBE_E2E_RUN)' .
