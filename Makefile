@@ -112,8 +112,8 @@ bench-containerd:
 # etcd v3.6.16 and Kubernetes v1.34.4 (kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubelet, kubectl) from the Go module proxy, built into
 # $(NRINET_KUBE_CACHE)/kubernetes-v1.34.4-<key>/bin (default cache
-# /var/cache/nrinet); a no-op when built. A cold build takes 12-18 minutes
-# on 2 cores (docs/kube-e2e.md).
+# /var/cache/nrinet); a no-op when built. A cold build took 11 minutes here
+# (docs/kube-e2e.md).
 kube:
 	GO=$(GO) hack/kube.sh
 

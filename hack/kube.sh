@@ -24,8 +24,10 @@
 #   NRINET_KUBE_VERSION  the Kubernetes version. Default: v1.34.4.
 #   NRINET_ETCD_VERSION  the etcd version. Default: v3.6.16.
 #   NRINET_KUBE_BUILD_P  go build's -p (packages built in parallel). Default: go's (the number
-#                        of CPUs). A cold build takes 12-18 minutes on 2 cores and ~2.3 GB of
-#                        memory; run it under `nice` on a shared machine.
+#                        of CPUs). A cold build (empty module and build caches) took 11 min here
+#                        on 2 cores shared with other work (430 s of CPU, at most 1.9 GB in one
+#                        process); run it under `nice` on a shared machine. docs/kube-e2e.md has
+#                        the numbers.
 #   GO                   the go command. Default: go.
 #
 # Layout of a cache directory, one per version pair and version of this script
@@ -175,7 +177,7 @@ cgo 0"
 	for c in $kube_cmds; do
 		targets+=("./cmd/$c")
 	done
-	log "building $kube_cmds (a cold build takes 12-18 minutes on 2 cores)"
+	log "building $kube_cmds (minutes when the Go build cache is cold)"
 	(cd "$src" && timed "go build $kube_cmds" env CGO_ENABLED=0 "$GO" build $build_flags \
 		-ldflags "$ldflags" -o "$bin/" "${targets[@]}")
 	"$bin/kubectl" version --client >&2 || die "$bin/kubectl does not run"

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// gateEnv must be set for the suite to run: it builds Kubernetes (12-18
+// gateEnv must be set for the suite to run: it builds Kubernetes (about 11
 // minutes the first time) and runs a control plane and nodes.
 const gateEnv = "NRINET_KUBE_E2E"
 
