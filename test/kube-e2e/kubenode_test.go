@@ -111,6 +111,15 @@ type kubeNode struct {
 	podCIDRs                    []netip.Prefix
 
 	containerd, podnet, kubelet *proc
+	// procs are every process the node started, restarted ones too, for
+	// the logs of a failed test.
+	procs []*proc
+	// kubeletRoot is the kubelet's --root-dir.
+	kubeletRoot string
+	// runContainerd, runKubelet and runPodnet start the process (again,
+	// for a restart) with the configuration written at the node's start;
+	// runContainerd also waits until CRI answers.
+	runContainerd, runKubelet, runPodnet func()
 }
 
 // startKubeNode starts the real node and waits until its Node is Ready:
@@ -129,6 +138,15 @@ func startKubeNode(t testing.TB, cp *controlPlane, suffix string) *kubeNode {
 	writeFile(t, n.crictlConfig, fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 20\n", n.sock, n.sock))
 	n.makeCgroupRoot()
 	n.saveKernelTunables()
+	n.removeKubeletHostDirs()
+	n.kubeletRoot = n.cp.path("nodes", n.name+"-kubelet")
+	// The kubelet makes its root directory a (shared) mount point of its
+	// own, and mounts pods' volumes under it.
+	t.Cleanup(func() { unmountUnder(t, n.kubeletRoot) })
+	// Registered after the above, so it runs before them; the node's
+	// processes have no cleanups of their own (launchProc), so that a
+	// restarted one cannot be stopped out of turn.
+	t.Cleanup(n.stop)
 
 	start := time.Now()
 	n.startContainerd()
@@ -141,10 +159,6 @@ func startKubeNode(t testing.TB, cp *controlPlane, suffix string) *kubeNode {
 	checkPodCIDRs(t, n.name, n.podCIDRs)
 	t.Logf("kubelet registered Node %s, pod CIDRs %v, in %v", n.name, n.podCIDRs, time.Since(start).Round(time.Millisecond))
 	n.startPodnet()
-	// Registered last, so it runs first: the kubelet stops, every pod left
-	// goes through CRI while nri-podnet and containerd still run, then
-	// they stop.
-	t.Cleanup(n.removePods)
 	n.waitReady()
 	t.Logf("Node %s Ready %v after the kubelet started", n.name, time.Since(start).Round(time.Millisecond))
 	return n
@@ -295,16 +309,19 @@ temp = %s
 	config := filepath.Join(n.dir, "containerd.toml")
 	writeFile(t, config, conf)
 	// The shim is found on PATH; runc too (Debian puts it in /usr/sbin).
-	n.containerd = startProc(t, n.name+"/containerd", n.netnsPath,
-		[]string{"PATH=" + stage3.containerdBin + ":" + os.Getenv("PATH") + ":/usr/sbin:/sbin"},
-		filepath.Join(stage3.containerdBin, "containerd"), "--config", config, "--log-level", "info")
-	waitFor(t, "containerd's CRI", containerdReadyTimeout, 100*time.Millisecond, func() (bool, string) {
-		if !n.containerd.running() {
-			t.Fatalf("containerd exited: %v\n%s", n.containerd.cmd.ProcessState, n.containerd.log.tail(40))
-		}
-		runtime, _, msg := n.criConditions()
-		return runtime, msg
-	})
+	n.runContainerd = func() {
+		n.containerd = n.launch(n.name+"/containerd",
+			[]string{"PATH=" + stage3.containerdBin + ":" + os.Getenv("PATH") + ":/usr/sbin:/sbin"},
+			filepath.Join(stage3.containerdBin, "containerd"), "--config", config, "--log-level", "info")
+		waitFor(t, "containerd's CRI", containerdReadyTimeout, 100*time.Millisecond, func() (bool, string) {
+			if !n.containerd.running() {
+				t.Fatalf("containerd exited: %v\n%s", n.containerd.cmd.ProcessState, n.containerd.log.tail(40))
+			}
+			runtime, _, msg := n.criConditions()
+			return runtime, msg
+		})
+	}
+	n.runContainerd()
 }
 
 // criConditions returns crictl info's RuntimeReady and NetworkReady.
@@ -372,6 +389,9 @@ func (n *kubeNode) importImage(archive, ref string) {
 // startKubelet writes the kubelet's credentials (client certificate
 // system:node:<name> in system:nodes, a serving certificate for the node's
 // addresses) and configuration, and starts it in the node's namespace.
+// It posts the Node's status every second (default 10 s), so that the
+// Node turns NotReady and Ready again promptly when nri-podnet goes and
+// comes back.
 // Its ports (10250, 10248) are the namespace's own.
 func (n *kubeNode) startKubelet() {
 	t := n.t
@@ -406,6 +426,7 @@ healthzBindAddress: 127.0.0.1
 clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
 maxPods: 20
+nodeStatusUpdateFrequency: 1s
 serializeImagePulls: false
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
@@ -418,18 +439,16 @@ evictionHard:
 		q(n.cp.path("nodes", n.name+"-pod-logs")), q(serving.Cert), q(serving.Key), q(n.cp.pki.CA))
 	path := filepath.Join(n.dir, "kubelet.yaml")
 	writeFile(t, path, config)
-	n.removeKubeletHostDirs()
-	rootDir := n.cp.path("nodes", n.name+"-kubelet")
-	// After the kubelet stopped: it makes its root directory a (shared)
-	// mount point of its own, and mounts pods' volumes under it.
-	t.Cleanup(func() { unmountUnder(t, rootDir) })
-	n.kubelet = startProc(t, n.name+"/kubelet", n.netnsPath, nil, filepath.Join(env.kubeBin, "kubelet"),
-		"--config", path,
-		"--kubeconfig", kubeconfig,
-		"--root-dir", rootDir,
-		"--hostname-override", n.name,
-		"--node-ip", n.addr4.String()+","+n.addr6.String(),
-	)
+	n.runKubelet = func() {
+		n.kubelet = n.launch(n.name+"/kubelet", nil, filepath.Join(env.kubeBin, "kubelet"),
+			"--config", path,
+			"--kubeconfig", kubeconfig,
+			"--root-dir", n.kubeletRoot,
+			"--hostname-override", n.name,
+			"--node-ip", n.addr4.String()+","+n.addr6.String(),
+		)
+	}
+	n.runKubelet()
 	waitFor(t, "the kubelet to register Node "+n.name, kubeletRegisterTimeout, 250*time.Millisecond, func() (bool, string) {
 		if !n.kubelet.running() {
 			t.Fatalf("kubelet exited: %v\n%s", n.kubelet.cmd.ProcessState, n.kubelet.log.tail(60))
@@ -465,7 +484,42 @@ func (n *kubeNode) startPodnet() {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(n.dir, "podnet.json"), string(b))
-	n.podnet = startProc(t, n.name+"/nri-podnet", n.netnsPath, nil, env.podnet, args...)
+	n.runPodnet = func() {
+		n.podnet = n.launch(n.name+"/nri-podnet", nil, env.podnet, args...)
+	}
+	n.runPodnet()
+}
+
+// restart stops a process of the node (SIGTERM) and starts it again with
+// run.
+func (n *kubeNode) restart(p *proc, run func()) {
+	n.t.Helper()
+	if err := p.stop(); err != nil {
+		n.t.Error(err)
+	}
+	run()
+}
+
+// waitKubeletUp waits until the kubelet, (re)started at since, has
+// renewed its Node's lease (kube-node-lease/<name>): it does so once it
+// runs, and a kubelet that exits early (it does when its runtime does not
+// answer at start) never does.
+func (n *kubeNode) waitKubeletUp(since time.Time) {
+	t := n.t
+	t.Helper()
+	waitFor(t, "the kubelet to renew Node "+n.name+"'s lease", kubeletRegisterTimeout, 100*time.Millisecond, func() (bool, string) {
+		if !n.kubelet.running() {
+			t.Fatalf("kubelet exited: %v\n%s", n.kubelet.cmd.ProcessState, n.kubelet.log.tail(60))
+		}
+		l, err := n.cp.client.CoordinationV1().Leases("kube-node-lease").Get(t.Context(), n.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if l.Spec.RenewTime == nil {
+			return false, "no renew time"
+		}
+		return l.Spec.RenewTime.After(since), "last renewed " + l.Spec.RenewTime.String()
+	})
 }
 
 // waitReady waits until containerd reports NetworkReady (podnet
@@ -494,9 +548,35 @@ func (n *kubeNode) waitReady() {
 	})
 }
 
-// removePods stops the kubelet (so that it restarts nothing), then stops
-// and removes every pod sandbox left through CRI, as a node drained by
-// hand.
+// launch starts one of the node's processes in its namespace.
+func (n *kubeNode) launch(name string, extraEnv []string, bin string, args ...string) *proc {
+	n.t.Helper()
+	p := launchProc(n.t, name, n.netnsPath, extraEnv, bin, args...)
+	n.procs = append(n.procs, p)
+	return p
+}
+
+// stop tears the node's processes down in order: the kubelet stops (so
+// that it restarts nothing), every pod sandbox left is stopped and removed
+// through CRI while nri-podnet and containerd still run, then nri-podnet
+// and containerd stop. A failed test gets the logs of every process the
+// node started.
+func (n *kubeNode) stop() {
+	n.removePods()
+	for _, p := range []*proc{n.podnet, n.containerd} {
+		if p != nil {
+			if err := p.stop(); err != nil {
+				n.t.Error(err)
+			}
+		}
+	}
+	for _, p := range n.procs {
+		p.stopAndReport(n.t)
+	}
+}
+
+// removePods stops the kubelet, then stops and removes every pod sandbox
+// through CRI, as a node drained by hand.
 func (n *kubeNode) removePods() {
 	if n.kubelet != nil {
 		if err := n.kubelet.stop(); err != nil {

@@ -65,6 +65,16 @@ const procStopTimeout = 15 * time.Second
 // (Pdeathsig), so that a crashed test leaves no control plane running.
 func startProc(t testing.TB, name, netnsPath string, extraEnv []string, bin string, args ...string) *proc {
 	t.Helper()
+	p := launchProc(t, name, netnsPath, extraEnv, bin, args...)
+	t.Cleanup(func() { p.stopAndReport(t) })
+	return p
+}
+
+// launchProc starts a process as startProc does, without a cleanup: the
+// caller stops it (stopAndReport), at the point of its teardown it
+// chooses.
+func launchProc(t testing.TB, name, netnsPath string, extraEnv []string, bin string, args ...string) *proc {
+	t.Helper()
 	p := &proc{name: name, log: &logBuffer{}, exited: make(chan struct{})}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = p.log, p.log
@@ -78,15 +88,18 @@ func startProc(t testing.TB, name, netnsPath string, extraEnv []string, bin stri
 		cmd.Wait()
 		close(p.exited)
 	}()
-	t.Cleanup(func() {
-		if err := p.stop(); err != nil {
-			t.Error(err)
-		}
-		if t.Failed() {
-			t.Logf("%s (pid %d, %v) log, last 80 lines:\n%s", p.name, p.pid, p.cmd.ProcessState, p.log.tail(80))
-		}
-	})
 	return p
+}
+
+// stopAndReport stops the process and, if the test failed, logs the end of
+// its output.
+func (p *proc) stopAndReport(t testing.TB) {
+	if err := p.stop(); err != nil {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.Logf("%s (pid %d, %v) log, last 80 lines:\n%s", p.name, p.pid, p.cmd.ProcessState, p.log.tail(80))
+	}
 }
 
 // running reports whether the process has not exited.

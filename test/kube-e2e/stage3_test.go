@@ -2,6 +2,7 @@ package kubee2e
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"os/exec"
 	"path/filepath"
@@ -73,44 +74,74 @@ func testRealNode(t *testing.T, cp *controlPlane) {
 	if _, err := cp.client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var pods []corev1.Pod
-	waitFor(t, fmt.Sprintf("%d Running pods of Deployment %s/busybox", deployReplicas, ns), podsRunningTimeout, 250*time.Millisecond, func() (bool, string) {
-		list, err := cp.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=busybox"})
-		if err != nil {
-			return false, err.Error()
-		}
-		pods = pods[:0]
-		var states []string
-		for _, p := range list.Items {
-			states = append(states, fmt.Sprintf("%s %s %v", p.Name, p.Status.Phase, p.Status.PodIPs))
-			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				pods = append(pods, p)
-			}
-		}
-		return len(pods) == deployReplicas, strings.Join(states, "; ")
-	})
+	pods := runningPods(t, cp, ns, deployReplicas)
 	t.Logf("%d pods Running %v after the Deployment was created", deployReplicas, time.Since(start).Round(time.Millisecond))
+	before := n.checkPods(pods, kubectlWide(t, cp, ns))
+	for _, from := range before {
+		n.pingAll(t, "ping", from, before)
+	}
 
-	wide := kubectlWide(t, cp, ns)
-	var running []*kubePod
-	for _, p := range pods {
-		running = append(running, n.checkPod(p, wide))
-	}
-	for _, from := range running {
-		for _, to := range running {
-			if from == to {
-				continue
-			}
-			for _, a := range to.ips {
-				t.Run(fmt.Sprintf("ping/%s-%s-%s", from.name, familyOf(a), to.name), func(t *testing.T) {
-					out, errOut, err := n.crictl("exec", "--sync", "--timeout", "10", from.ctrID, "ping", "-c", "1", "-W", "2", a.String())
-					if err != nil || !strings.Contains(out, "bytes from "+a.String()) {
-						t.Errorf("ping %s from pod %s: %v\n%s%s", a, from.name, err, out, errOut)
-					}
-				})
-			}
+	// Restarts: every pod keeps its sandbox and its addresses.
+	for _, r := range []struct {
+		what string
+		p    func() *proc
+		run  func()
+	}{
+		{"kubelet", func() *proc { return n.kubelet }, n.runKubelet},
+		{"containerd", func() *proc { return n.containerd }, n.runContainerd},
+		// EXTENSION POINT (h/deploy): the DaemonSet's pod, once nri-podnet
+		// runs as one.
+		{"nri-podnet", func() *proc { return n.podnet }, n.runPodnet},
+	} {
+		start := time.Now()
+		n.restart(r.p(), r.run)
+		if r.what == "kubelet" {
+			n.waitKubeletUp(start)
 		}
+		n.waitReady()
+		after := n.checkPods(runningPods(t, cp, ns, deployReplicas), kubectlWide(t, cp, ns))
+		checkSamePods(t, "after "+r.what+" restarted", before, after)
+		t.Logf("%s restarted: Node Ready again and every pod's sandbox and addresses kept, in %v", r.what, time.Since(start).Round(time.Millisecond))
 	}
+
+	// The plugin down: existing pods keep their addresses, a new pod
+	// waits, and starts once the plugin is back.
+	start = time.Now()
+	if err := n.podnet.stop(); err != nil {
+		t.Error(err)
+	}
+	waitFor(t, "containerd's NetworkReady false and Node "+n.name+" NotReady with nri-podnet down", kubeNodeReadyTimeout, 250*time.Millisecond, func() (bool, string) {
+		_, network, msg := n.criConditions()
+		ready, why := n.nodeReady()
+		return !network && !ready, fmt.Sprintf("NetworkReady %v (%s), Node Ready %v (%s)", network, msg, ready, why)
+	})
+	_, _, msg := n.criConditions()
+	_, why := n.nodeReady()
+	t.Logf("nri-podnet down: containerd: NetworkReady false, %s; Node NotReady: %s (%v)", msg, why, time.Since(start).Round(time.Millisecond))
+	down := n.checkPods(runningPods(t, cp, ns, deployReplicas), kubectlWide(t, cp, ns))
+	checkSamePods(t, "with nri-podnet down", before, down)
+	scale, err := cp.client.AppsV1().Deployments(ns).GetScale(ctx, "busybox", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = deployReplicas + 1
+	if _, err := cp.client.AppsV1().Deployments(ns).UpdateScale(ctx, "busybox", scale, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	newPod := n.waitNewPodWaits(ns, before)
+	start = time.Now()
+	n.runPodnet()
+	n.waitReady()
+	pods = runningPods(t, cp, ns, deployReplicas+1)
+	t.Logf("nri-podnet back: Node Ready and %d pods Running in %v", deployReplicas+1, time.Since(start).Round(time.Millisecond))
+	all := n.checkPods(pods, kubectlWide(t, cp, ns))
+	added := all[newPod]
+	delete(all, newPod)
+	checkSamePods(t, "after nri-podnet came back", before, all)
+	if added == nil {
+		t.Fatalf("the pod %s created while nri-podnet was down is not among the Running pods", newPod)
+	}
+	n.pingAll(t, "ping-new", added, before)
 
 	start = time.Now()
 	fg := metav1.DeletePropagationForeground
@@ -125,6 +156,137 @@ func testRealNode(t *testing.T, cp *controlPlane) {
 		return len(list.Items) == 0, fmt.Sprintf("%d pods left", len(list.Items))
 	})
 	t.Logf("pods gone %v after the Deployment was deleted", time.Since(start).Round(time.Millisecond))
+}
+
+// runningPods waits until Deployment busybox in ns has want Running pods
+// and returns them.
+func runningPods(t testing.TB, cp *controlPlane, ns string, want int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	waitFor(t, fmt.Sprintf("%d Running pods of Deployment %s/busybox", want, ns), podsRunningTimeout, 250*time.Millisecond, func() (bool, string) {
+		list, err := cp.client.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app=busybox"})
+		if err != nil {
+			return false, err.Error()
+		}
+		pods = pods[:0]
+		var states []string
+		for _, p := range list.Items {
+			states = append(states, fmt.Sprintf("%s %s %v", p.Name, p.Status.Phase, p.Status.PodIPs))
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				pods = append(pods, p)
+			}
+		}
+		return len(pods) == want && len(list.Items) == want, strings.Join(states, "; ")
+	})
+	return pods
+}
+
+// checkPods checks every pod (checkPod) and returns them by name.
+func (n *kubeNode) checkPods(pods []corev1.Pod, wide map[string][2]string) map[string]*kubePod {
+	out := map[string]*kubePod{}
+	for _, p := range pods {
+		out[p.Name] = n.checkPod(p, wide)
+	}
+	return out
+}
+
+// checkSamePods checks that the same pods run, each in the same sandbox
+// with the same addresses.
+func checkSamePods(t testing.TB, when string, before, after map[string]*kubePod) {
+	t.Helper()
+	for name, b := range before {
+		a, ok := after[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: pod %s is gone; pods now: %v", when, name, slices.Sorted(maps.Keys(after)))
+		case a.sandboxID != b.sandboxID:
+			t.Errorf("%s: pod %s has a new sandbox %s (was %s)", when, name, a.sandboxID, b.sandboxID)
+		case !slices.Equal(a.ips, b.ips):
+			t.Errorf("%s: pod %s has addresses %v (was %v)", when, name, a.ips, b.ips)
+		}
+	}
+	for name := range after {
+		if before[name] == nil {
+			t.Errorf("%s: a new pod %s runs", when, name)
+		}
+	}
+}
+
+// pingAll pings, from pod from, every other pod of to on each address,
+// each ping a subtest named prefix/<from>-<family>-<to>.
+func (n *kubeNode) pingAll(t *testing.T, prefix string, from *kubePod, to map[string]*kubePod) {
+	for _, name := range slices.Sorted(maps.Keys(to)) {
+		dst := to[name]
+		if dst.name == from.name {
+			continue
+		}
+		for _, a := range dst.ips {
+			t.Run(fmt.Sprintf("%s/%s-%s-%s", prefix, from.name, familyOf(a), dst.name), func(t *testing.T) {
+				out, errOut, err := n.crictl("exec", "--sync", "--timeout", "10", from.ctrID, "ping", "-c", "1", "-W", "2", a.String())
+				if err != nil || !strings.Contains(out, "bytes from "+a.String()) {
+					t.Errorf("ping %s from pod %s: %v\n%s%s", a, from.name, err, out, errOut)
+				}
+			})
+		}
+	}
+}
+
+// nodeReady returns the Node's Ready condition.
+func (n *kubeNode) nodeReady() (bool, string) {
+	node, err := n.cp.client.CoreV1().Nodes().Get(n.t.Context(), n.name, metav1.GetOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue, c.Reason + ": " + c.Message
+		}
+	}
+	return false, "no Ready condition"
+}
+
+// waitNewPodWaits waits for the pod the Deployment adds (one not in
+// before) and until it is seen waiting for the network: not Running, and
+// either not scheduled (the not-ready Node is tainted) or refused by the
+// kubelet for the network (an event NetworkNotReady). It returns its name.
+func (n *kubeNode) waitNewPodWaits(ns string, before map[string]*kubePod) string {
+	t := n.t
+	t.Helper()
+	var name string
+	waitFor(t, "a new pod of the Deployment waiting for the network", podsRunningTimeout, 250*time.Millisecond, func() (bool, string) {
+		list, err := n.cp.client.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app=busybox"})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range list.Items {
+			if before[p.Name] != nil {
+				continue
+			}
+			name = p.Name
+			if p.Status.Phase == corev1.PodRunning {
+				t.Fatalf("pod %s runs while nri-podnet is down (addresses %v)", p.Name, p.Status.PodIPs)
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+					t.Logf("new pod %s waits: %s %s: %s", p.Name, c.Type, c.Reason, c.Message)
+					return true, ""
+				}
+			}
+			events, err := n.cp.client.CoreV1().Events(ns).List(t.Context(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, e := range events.Items {
+				if e.Reason == "NetworkNotReady" {
+					t.Logf("new pod %s waits: event %s: %s", p.Name, e.Reason, e.Message)
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("pod %s: %s, conditions %v", p.Name, p.Status.Phase, p.Status.Conditions)
+		}
+		return false, "no new pod yet"
+	})
+	return name
 }
 
 // A kubePod is a Running pod of stage 3 as CRI knows it.
