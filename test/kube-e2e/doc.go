@@ -19,7 +19,9 @@
 //     nrinet (hack/containerd.sh) in network mode nri and nri-podnet, and
 //     kube-scheduler; a Deployment of busybox pods runs, each pod's
 //     addresses agree between the API, kubectl, CRI and its eth0, and the
-//     pods ping each other.
+//     pods ping each other; restarting the kubelet, containerd and
+//     nri-podnet keeps every pod's sandbox and addresses; with nri-podnet
+//     down the pods keep theirs and a new pod waits until it is back.
 //
 // docs/kube-e2e.md says exactly what each stage checks, which checks rely
 // on routes the test makes itself until nri-podnet manages them, and how
