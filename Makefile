@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd
+.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd kube e2e-kube
 
 test: lint unit interop compat deploy-test
 
@@ -11,6 +11,7 @@ lint:
 	cd test/interop && $(GO) vet ./... && $(GO) vet -tags upstream ./...
 	cd test/containerd-e2e && $(GO) vet ./...
 	cd deploy/test && $(GO) vet ./...
+	cd test/kube-e2e && $(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 ./...
@@ -114,3 +115,24 @@ bench-containerd:
 	mkdir -p $(BENCH_OUT)
 	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -run '^$$' -bench RunPodSandbox -benchtime $(BENCH_PODS)x -count $(BENCH_COUNT) -timeout 30m . > $(BENCH_OUT)/runp.txt
 	cd test/containerd-e2e && $(GO) tool benchstat $(BENCH_OUT)/runp.txt | tee $(BENCH_OUT)/benchstat.txt
+
+# etcd v3.6.16 and Kubernetes v1.34.4 (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet, kubectl) from the Go module proxy, built into
+# $(NRINET_KUBE_CACHE)/kubernetes-v1.34.4-<key>/bin (default cache
+# /var/cache/nrinet); a no-op when built. A cold build took 11 minutes here
+# (docs/kube-e2e.md).
+kube:
+	GO=$(GO) hack/kube.sh
+
+# The Kubernetes end-to-end suite (test/kube-e2e, docs/kube-e2e.md): builds,
+# or finds built, the Kubernetes binaries (hack/kube.sh) and containerd on
+# nrinet (hack/containerd.sh), then runs a control plane, two nodes of
+# nrinetd + nri-podnet and a real node (kubelet, containerd in network mode
+# nri, nri-podnet) with pods, and checks that nothing is left on the host.
+# Needs root, iproute2, ping, runc and busybox-static (.ci/run installs
+# them). KUBE_E2E_RUN is go test's -run pattern, e.g. 'TestKube/^2-'.
+KUBE_E2E_RUN ?= .
+e2e-kube:
+	GO=$(GO) hack/kube.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(KUBE_E2E_RUN)' .

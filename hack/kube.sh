@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# hack/kube.sh: build the Kubernetes binaries test/kube-e2e runs, from the Go
+# module proxy alone.
+#
+# Builds etcd (through a small wrapper module generated in the cache
+# directory: `go install` refuses etcd's server module, whose go.mod has
+# replace lines) and kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubelet and kubectl (a copy of k8s.io/kubernetes from the module cache, its
+# ./staging replace lines dropped and the published k8s.io/* modules of the
+# same release required instead, since a module zip has no staging/ tree)
+# into <cache dir>/bin. Run it again with nothing changed and it returns in
+# well under a second.
+#
+# On success it prints, on stdout and nothing else:
+#   NRINET_KUBE_VERSION=<Kubernetes version>
+#   NRINET_ETCD_VERSION=<etcd version>
+#   NRINET_KUBE_BIN=<directory holding the binaries>
+# so that `eval "$(hack/kube.sh)"` works; progress goes to stderr.
+# test/kube-e2e runs it; docs/kube-e2e.md describes both.
+#
+# Environment:
+#   NRINET_KUBE_CACHE    where the cache directories go. Default: /var/cache/nrinet. CI keeps it
+#                        fixed so that it can be kept between runs.
+#   NRINET_KUBE_VERSION  the Kubernetes version. Default: v1.34.4.
+#   NRINET_ETCD_VERSION  the etcd version. Default: v3.6.16.
+#   NRINET_KUBE_BUILD_P  go build's -p (packages built in parallel). Default: go's (the number
+#                        of CPUs). A cold build (empty module and build caches) took 11 min here
+#                        on 2 cores shared with other work (430 s of CPU, at most 1.9 GB in one
+#                        process); run it under `nice` on a shared machine. docs/kube-e2e.md has
+#                        the numbers.
+#   GO                   the go command. Default: go.
+#
+# Layout of a cache directory, one per version pair and version of this script
+# (<cache>/kubernetes-<version>-<key>, key a hash of the versions and this
+# file):
+#   etcd/         the wrapper module: go.mod and go.sum requiring etcd's server module
+#   src/          Kubernetes' source, writable, go.mod edited (src/go.mod.orig as shipped)
+#   go.mod.diff   what the edit changed in go.mod
+#   bin/          etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kubectl
+#   built         stamp of the build (its inputs, one per line)
+# The build runs again only when its stamp differs from what it would write now
+# (a different Go, say); older cache directories beyond the newest two are
+# removed.
+#
+# The whole script is one function, parsed before it runs, so that editing
+# this file while a (long) build runs cannot change what that build does.
+set -euo pipefail
+
+main() {
+	local repo version etcd_version cache_root GO
+	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+	version=${NRINET_KUBE_VERSION:-v1.34.4}
+	etcd_version=${NRINET_ETCD_VERSION:-v3.6.16}
+	cache_root=${NRINET_KUBE_CACHE:-/var/cache/nrinet}
+	GO=${GO:-go}
+
+	local kube_mod=k8s.io/kubernetes
+	local etcd_mod=go.etcd.io/etcd/server/v3
+	# The binaries, as cmd/ directories of Kubernetes, and etcd.
+	local kube_cmds="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl"
+	local keep_dirs=2
+
+	# Go settings that must not come from the caller: no workspace (Kubernetes
+	# ships a go.work, and one above the cache would take over too), no VCS
+	# stamping (the copy is not a checkout), and the machine's own Go.
+	export GOWORK=off GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
+
+	local self_hash key dir src bin
+	self_hash=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
+	key=$(printf 'kubernetes %s\netcd %s\nscript %s\n' "$version" "$etcd_version" "$self_hash" | sha256sum | cut -c1-12)
+	dir=$cache_root/kubernetes-$version-$key
+	src=$dir/src
+	bin=$dir/bin
+	mkdir -p "$cache_root"
+
+	# One build per cache directory at a time: other checkouts on this machine
+	# may build the same key. The lock file sits beside the directory, so that
+	# pruning can remove the directory while holding its lock.
+	exec 9>"$dir.lock"
+	if ! flock -n 9; then
+		log "waiting for another build of $dir"
+		flock 9
+	fi
+
+	# Version stamps, as Kubernetes' hack/lib/version.sh sets them: kubectl
+	# refuses to talk to a server reporting v0.0.0-master, and the kubelet
+	# reports this version in its Node object.
+	local major minor
+	major=${version#v}
+	major=${major%%.*}
+	minor=${version#v*.}
+	minor=${minor%%.*}
+	local ldflags="-s -w"
+	local pkg
+	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+		ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+	done
+	# Static binaries without cgo, as Kubernetes builds its release binaries;
+	# -trimpath so that the Go build cache is shared between cache directories
+	# (their paths differ).
+	local build_flags="-mod=mod -trimpath"
+	if [ -n "${NRINET_KUBE_BUILD_P:-}" ]; then
+		build_flags+=" -p $NRINET_KUBE_BUILD_P"
+	fi
+	local go_version
+	go_version=$("$GO" env GOVERSION)
+	local built_stamp="kubernetes $version
+etcd $etcd_version
+script $self_hash
+go $go_version
+flags $build_flags
+ldflags $ldflags
+cgo 0"
+
+	local b all_built=1
+	for b in etcd $kube_cmds; do
+		[ -x "$bin/$b" ] || all_built=0
+	done
+	if stamp_is "$dir/built" "$built_stamp" && [ $all_built = 1 ]; then
+		log "up to date: $dir"
+		print_result "$dir" "$bin" "$version" "$etcd_version" "etcd $kube_cmds"
+		exit 0
+	fi
+	rm -f "$dir/built"
+	mkdir -p "$dir"
+	local total_start=$SECONDS
+
+	# Step 1: etcd, through a wrapper module that requires etcd's server
+	# module; its main package is built from there, the replace lines of its
+	# go.mod (which only apply when it is the main module) ignored.
+	log "etcd $etcd_version: wrapper module in $dir/etcd"
+	rm -rf "$dir/etcd"
+	mkdir -p "$dir/etcd"
+	printf 'module nrinet.invalid/kube-etcd\n\ngo 1.24\n' >"$dir/etcd/go.mod"
+	(cd "$dir/etcd" && timed "go get $etcd_mod@$etcd_version" "$GO" get "$etcd_mod@$etcd_version")
+	(cd "$dir/etcd" && timed "go build etcd" env CGO_ENABLED=0 "$GO" build $build_flags -ldflags "-s -w" \
+		-o "$bin/etcd" "$etcd_mod")
+
+	# Step 2: Kubernetes' source. The module cache holds it read-only and
+	# without staging/ (a nested module is not part of a module's zip), so it
+	# is copied and made writable, and go.mod's replace lines pointing into
+	# ./staging become requirements of the published modules of the same
+	# release (v1.34.4 -> v0.34.4).
+	if [ ! -f "$src/go.mod.orig" ]; then
+		log "downloading $kube_mod@$version through the Go module proxy"
+		local modjson moddir
+		modjson=$(cd / && "$GO" mod download -json "$kube_mod@$version") ||
+			die "go mod download $kube_mod@$version failed: $modjson"
+		moddir=$(printf '%s\n' "$modjson" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+		[ -n "$moddir" ] && [ -f "$moddir/go.mod" ] || die "no module directory in: $modjson"
+		rm -rf "$src" "$src.tmp"
+		log "copying $moddir to $src"
+		cp -R "$moddir" "$src.tmp"
+		chmod -R u+w "$src.tmp"
+		cp "$src.tmp/go.mod" "$src.tmp/go.mod.orig"
+		cp "$src.tmp/go.sum" "$src.tmp/go.sum.orig"
+		mv "$src.tmp" "$src"
+	fi
+	cp "$src/go.mod.orig" "$src/go.mod"
+	cp "$src/go.sum.orig" "$src/go.sum"
+	local staging_version="v0.${version#v1.}" edits=() mod
+	# The staging replace lines, in the block or on their own:
+	#   k8s.io/api => ./staging/src/k8s.io/api
+	while read -r mod; do
+		[ -n "$mod" ] || continue
+		edits+=(-dropreplace "$mod" -require "$mod@$staging_version")
+	done < <(sed -n 's#^[[:space:]]*\(replace[[:space:]]\{1,\}\)\{0,1\}\([^[:space:]]\{1,\}\)[[:space:]]\{1,\}=>[[:space:]]\{1,\}\./staging/.*#\2#p' "$src/go.mod.orig")
+	[ ${#edits[@]} -gt 0 ] || die "no ./staging replace lines in $src/go.mod"
+	log "go.mod: $((${#edits[@]} / 4)) staging replace lines become requirements of version $staging_version"
+	(cd "$src" && "$GO" mod edit "${edits[@]}")
+	diff -u "$src/go.mod.orig" "$src/go.mod" >"$dir/go.mod.diff" || true
+
+	# Step 3: the Kubernetes binaries, in one go build so that the packages
+	# they share are compiled once.
+	local targets=() c
+	for c in $kube_cmds; do
+		targets+=("./cmd/$c")
+	done
+	log "building $kube_cmds (minutes when the Go build cache is cold)"
+	(cd "$src" && timed "go build $kube_cmds" env CGO_ENABLED=0 "$GO" build $build_flags \
+		-ldflags "$ldflags" -o "$bin/" "${targets[@]}")
+	"$bin/kubectl" version --client >&2 || die "$bin/kubectl does not run"
+	printf '%s\n' "$built_stamp" >"$dir/built"
+	log "built in $((SECONDS - total_start)) s; $(du -sh "$dir" | cut -f1) in $dir"
+
+	prune "$cache_root" "$version" "$dir" "$keep_dirs"
+	print_result "$dir" "$bin" "$version" "$etcd_version" "etcd $kube_cmds"
+}
+
+log() { printf 'kube.sh: %s\n' "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+
+# timed NAME CMD...: runs CMD, logging how long it took.
+timed() {
+	local name=$1 start=$SECONDS rc=0
+	shift
+	"$@" || rc=$?
+	log "$name: $((SECONDS - start)) s"
+	return $rc
+}
+
+# stamp_is FILE TEXT: whether FILE holds exactly TEXT.
+stamp_is() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+
+# print_result DIR BIN VERSION ETCD_VERSION BINARIES
+print_result() {
+	local b
+	touch "$1/built" # marks the directory as recently used, for pruning
+	log "Kubernetes $3 and etcd $4 binaries in $2:"
+	for b in $5; do log "  $2/$b"; done
+	printf 'NRINET_KUBE_VERSION=%s\nNRINET_ETCD_VERSION=%s\nNRINET_KUBE_BIN=%s\n' "$3" "$4" "$2"
+}
+
+# prune CACHE_ROOT VERSION KEEP_DIR KEEP: removes all but the newest KEEP
+# kubernetes-* cache directories (and never KEEP_DIR); a directory whose lock
+# another build holds is left alone.
+prune() {
+	local old old_dirs
+	old_dirs=$(ls -1dt "$1/kubernetes-"*/built 2>/dev/null | sed 's|/built$||' |
+		grep -vxF "$3" | tail -n +"$4") || true
+	while read -r old; do
+		[ -n "$old" ] || continue
+		(
+			flock -n 9 || exit 0
+			log "removing the older cache directory $old"
+			rm -rf "$old" "$old.lock"
+		) 9>"$old.lock"
+	done <<<"$old_dirs"
+}
+
+main "$@"
+exit

@@ -1,0 +1,647 @@
+package kubee2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Deadlines of stage 3's node.
+const (
+	containerdReadyTimeout = 30 * time.Second
+	// kubeletRegisterTimeout bounds how long the kubelet takes to register
+	// its Node, and nodeReadyTimeout until the Node is Ready.
+	kubeletRegisterTimeout = 60 * time.Second
+	kubeNodeReadyTimeout   = 90 * time.Second
+)
+
+// stage3Env is what stage 3 prepares the first time it runs: containerd
+// on nrinet (hack/containerd.sh, NRINET_CONTAINERD_NRI=compat) and the
+// pause and busybox image archives.
+type stage3Env struct {
+	once sync.Once
+	err  error
+	// containerdBin holds containerd, containerd-shim-runc-v2 and ctr.
+	containerdBin string
+	// pauseTar and busyboxTar are the image archives.
+	pauseTar, busyboxTar string
+}
+
+var stage3 stage3Env
+
+// prepareStage3 runs hack/containerd.sh and writes the images, once.
+func prepareStage3(t testing.TB) {
+	t.Helper()
+	stage3.once.Do(func() {
+		stage3.err = func() error {
+			if _, err := exec.LookPath("runc"); err != nil {
+				return fmt.Errorf("runc not found: stage 3 needs it (Debian package runc)")
+			}
+			busybox, err := findBusybox()
+			if err != nil {
+				return err
+			}
+			cmd := exec.Command("bash", filepath.Join("..", "..", "hack", "containerd.sh"))
+			cmd.Env = append(os.Environ(), "NRINET_CONTAINERD_NRI=compat")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("hack/containerd.sh (NRINET_CONTAINERD_NRI=compat): %v\n%s", err, stderr.String())
+			}
+			sc := bufio.NewScanner(&stdout)
+			for sc.Scan() {
+				if v, ok := strings.CutPrefix(sc.Text(), "NRINET_CONTAINERD_BIN="); ok {
+					stage3.containerdBin = v
+				}
+			}
+			if stage3.containerdBin == "" {
+				return fmt.Errorf("hack/containerd.sh printed no NRINET_CONTAINERD_BIN: %q", stdout.String())
+			}
+			if err := goBuild(".", env.dir, []string{"CGO_ENABLED=0"}, "./cmd/pause"); err != nil {
+				return err
+			}
+			stage3.pauseTar, stage3.busyboxTar = filepath.Join(env.dir, "pause.tar"), filepath.Join(env.dir, "busybox.tar")
+			if err := writePauseImage(stage3.pauseTar, filepath.Join(env.dir, "pause")); err != nil {
+				return fmt.Errorf("pause image: %w", err)
+			}
+			return writeBusyboxImage(stage3.busyboxTar, busybox)
+		}()
+	})
+	if stage3.err != nil {
+		t.Fatal(stage3.err)
+	}
+}
+
+// kernelTunables are the host-wide sysctls the kubelet sets at start
+// (unless protectKernelDefaults, with which it refuses to start when they
+// differ). They are not per network namespace, so the node saves them
+// before the kubelet starts and puts them back when it ends.
+var kernelTunables = []string{
+	"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
+	"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes",
+}
+
+// A kubeNode is stage 3's real node: a network namespace on the underlay
+// running containerd on nrinet in network mode nri, nri-podnet on its NRI
+// socket, and a kubelet registering the Node, everything under dir; the
+// pods' cgroups under the cgroup root /nrke-<token> of every hierarchy.
+type kubeNode struct {
+	t  testing.TB
+	cp *controlPlane
+	*host
+	name, dir string
+
+	sock, nriSock, crictlConfig string
+	cgroupRoot                  string
+	bridge                      string
+	podCIDRs                    []netip.Prefix
+
+	containerd, podnet, kubelet *proc
+	// procs are every process the node started, restarted ones too, for
+	// the logs of a failed test.
+	procs []*proc
+	// kubeletRoot is the kubelet's --root-dir.
+	kubeletRoot string
+	// runContainerd, runKubelet and runPodnet start the process (again,
+	// for a restart) with the configuration written at the node's start;
+	// runContainerd also waits until CRI answers.
+	runContainerd, runKubelet, runPodnet func()
+}
+
+// startKubeNode starts the real node and waits until its Node is Ready:
+// containerd (runtime ready, network not yet), the images imported, the
+// kubelet (the Node registered and given pod CIDRs), then nri-podnet
+// (NetworkReady, so the Node turns Ready).
+func startKubeNode(t testing.TB, cp *controlPlane, suffix string) *kubeNode {
+	t.Helper()
+	prepareStage3(t)
+	n := &kubeNode{t: t, cp: cp, name: "nrke-" + cp.token + "-" + suffix, bridge: "nrkp" + cp.token,
+		cgroupRoot: "/nrke-" + cp.token}
+	n.host = newHost(t, cp.u, n.name, "nrke"+cp.token+suffix, true)
+	n.dir = cp.path("nodes", suffix)
+	n.sock, n.nriSock = filepath.Join(n.dir, "c.sock"), filepath.Join(n.dir, "nri.sock")
+	n.crictlConfig = filepath.Join(n.dir, "crictl.yaml")
+	writeFile(t, n.crictlConfig, fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 20\n", n.sock, n.sock))
+	n.makeCgroupRoot()
+	n.saveKernelTunables()
+	n.removeKubeletHostDirs()
+	n.kubeletRoot = n.cp.path("nodes", n.name+"-kubelet")
+	// The kubelet makes its root directory a (shared) mount point of its
+	// own, and mounts pods' volumes under it.
+	t.Cleanup(func() { unmountUnder(t, n.kubeletRoot) })
+	// Registered after the above, so it runs before them; the node's
+	// processes have no cleanups of their own (launchProc), so that a
+	// restarted one cannot be stopped out of turn.
+	t.Cleanup(n.stop)
+
+	start := time.Now()
+	n.startContainerd()
+	t.Logf("containerd ready in %v", time.Since(start).Round(time.Millisecond))
+	n.importImage(stage3.pauseTar, pauseRef)
+	n.importImage(stage3.busyboxTar, busyboxRef)
+	start = time.Now()
+	n.startKubelet()
+	n.podCIDRs = cp.podCIDRs(n.name)
+	checkPodCIDRs(t, n.name, n.podCIDRs)
+	t.Logf("kubelet registered Node %s, pod CIDRs %v, in %v", n.name, n.podCIDRs, time.Since(start).Round(time.Millisecond))
+	n.startPodnet()
+	n.waitReady()
+	t.Logf("Node %s Ready %v after the kubelet started", n.name, time.Since(start).Round(time.Millisecond))
+	return n
+}
+
+// cgroupMounts lists the mount points of the host's cgroup hierarchies
+// (v1 and v2).
+func cgroupMounts(t testing.TB) []string {
+	t.Helper()
+	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(mountinfo), "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if ok && len(f) >= 5 && len(g) >= 1 && (g[0] == "cgroup" || g[0] == "cgroup2") {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+// makeCgroupRoot creates the kubelet's cgroup root in every hierarchy (the
+// kubelet requires it to exist) and, in the cleanup, removes it with
+// everything under it, deepest first (a cgroup is removed with rmdir once
+// it has no processes).
+func (n *kubeNode) makeCgroupRoot() {
+	t := n.t
+	for _, m := range cgroupMounts(t) {
+		dir := filepath.Join(m, n.cgroupRoot)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatalf("cgroup root: %v", err)
+		}
+		t.Cleanup(func() {
+			var dirs []string
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					dirs = append(dirs, p)
+				}
+				return nil
+			})
+			slices.Reverse(dirs)
+			for _, d := range dirs {
+				if err := os.Remove(d); err != nil {
+					t.Errorf("removing cgroup %s: %v", d, err)
+				}
+			}
+		})
+	}
+}
+
+// saveKernelTunables reads kernelTunables and, in the cleanup, writes
+// back those the kubelet changed.
+func (n *kubeNode) saveKernelTunables() {
+	t := n.t
+	saved := map[string]string{}
+	for _, k := range kernelTunables {
+		b, err := os.ReadFile(filepath.Join("/proc/sys", k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved[k] = strings.TrimSpace(string(b))
+	}
+	t.Cleanup(func() {
+		for _, k := range kernelTunables {
+			path := filepath.Join("/proc/sys", k)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			if now := strings.TrimSpace(string(b)); now != saved[k] {
+				t.Logf("kernel tunable %s: the kubelet set %s; restoring %s", k, now, saved[k])
+				if err := os.WriteFile(path, []byte(saved[k]), 0o644); err != nil {
+					t.Errorf("restoring %s=%s: %v", k, saved[k], err)
+				}
+			}
+		}
+	})
+}
+
+// startContainerd writes containerd's configuration (version 3, as
+// test/containerd-e2e's: everything under dir, the pause image pinned as
+// the sandbox image, CRI network mode nri with podnet required, and
+// restrict_oom_score_adj: the test may lack CAP_SYS_RESOURCE) and starts
+// it in the node's namespace, waiting until CRI reports the runtime ready.
+func (n *kubeNode) startContainerd() {
+	t := n.t
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	p := func(name string) string { return q(filepath.Join(n.dir, name)) }
+	for _, d := range []string{"root", "state", "tmp", "opt", "runc", "s"} {
+		if err := os.MkdirAll(filepath.Join(n.dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := filepath.Join(n.dir, "s"); len(s) > 42 {
+		t.Fatalf("shim socket directory %s is longer than containerd's limit of 42 characters: set TMPDIR to a shorter path", s)
+	}
+	conf := fmt.Sprintf(`version = 3
+root = %s
+state = %s
+temp = %s
+
+[grpc]
+  address = %s
+
+[ttrpc]
+  address = %s
+
+[plugins]
+  [plugins.'io.containerd.internal.v1.opt']
+    path = %s
+
+  [plugins.'io.containerd.shim.v1.manager']
+    socket_dir = %s
+
+  [plugins.'io.containerd.nri.v1.nri']
+    disable = false
+    socket_path = %s
+    plugin_path = %s
+    plugin_config_path = %s
+    required_network_plugins = ["podnet"]
+
+  [plugins.'io.containerd.grpc.v1.cri']
+    stream_server_address = '127.0.0.1'
+    stream_server_port = '0'
+
+  [plugins.'io.containerd.cri.v1.images']
+    snapshotter = 'overlayfs'
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = %s
+
+  [plugins.'io.containerd.cri.v1.runtime']
+    network_mode = 'nri'
+    restrict_oom_score_adj = true
+    netns_mounts_under_state_dir = true
+    cdi_spec_dirs = []
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      default_runtime_name = 'runc'
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+        runtime_type = 'io.containerd.runc.v2'
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+          Root = %s
+`, p("root"), p("state"), p("tmp"), q(n.sock), q(n.sock+".ttrpc"), p("opt"), p("s"),
+		q(n.nriSock), p("nri-plugins"), p("nri-conf"), q(pauseRef), p("runc"))
+	config := filepath.Join(n.dir, "containerd.toml")
+	writeFile(t, config, conf)
+	// The shim is found on PATH; runc too (Debian puts it in /usr/sbin).
+	n.runContainerd = func() {
+		n.containerd = n.launch(n.name+"/containerd",
+			[]string{"PATH=" + stage3.containerdBin + ":" + os.Getenv("PATH") + ":/usr/sbin:/sbin"},
+			filepath.Join(stage3.containerdBin, "containerd"), "--config", config, "--log-level", "info")
+		waitFor(t, "containerd's CRI", containerdReadyTimeout, 100*time.Millisecond, func() (bool, string) {
+			if !n.containerd.running() {
+				t.Fatalf("containerd exited: %v\n%s", n.containerd.cmd.ProcessState, n.containerd.log.tail(40))
+			}
+			runtime, _, msg := n.criConditions()
+			return runtime, msg
+		})
+	}
+	n.runContainerd()
+}
+
+// criConditions returns crictl info's RuntimeReady and NetworkReady.
+func (n *kubeNode) criConditions() (runtime, network bool, msg string) {
+	out, errOut, err := n.crictl("info")
+	if err != nil {
+		return false, false, errOut
+	}
+	var v struct {
+		Status struct {
+			Conditions []struct {
+				Type    string `json:"type"`
+				Status  bool   `json:"status"`
+				Reason  string `json:"reason"`
+				Message string `json:"message"`
+			} `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		return false, false, err.Error()
+	}
+	for _, c := range v.Status.Conditions {
+		switch c.Type {
+		case "RuntimeReady":
+			runtime = c.Status
+		case "NetworkReady":
+			network, msg = c.Status, c.Reason+": "+c.Message
+		}
+	}
+	return runtime, network, msg
+}
+
+// crictl runs crictl against the node's containerd.
+func (n *kubeNode) crictl(args ...string) (string, string, error) {
+	ep := "unix://" + n.sock
+	cmd := exec.Command(env.crictl, append([]string{"--config", n.crictlConfig,
+		"--runtime-endpoint", ep, "--image-endpoint", ep, "--timeout", "20s"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// must runs crictl and fails the test if it fails.
+func (n *kubeNode) must(args ...string) string {
+	n.t.Helper()
+	out, errOut, err := n.crictl(args...)
+	if err != nil {
+		n.t.Fatalf("crictl %s on %s: %v\n%s%s", strings.Join(args, " "), n.name, err, out, errOut)
+	}
+	return out
+}
+
+// importImage imports an image archive into CRI's namespace (k8s.io).
+func (n *kubeNode) importImage(archive, ref string) {
+	t := n.t
+	out, err := exec.Command(filepath.Join(stage3.containerdBin, "ctr"), "--address", n.sock, "--namespace", "k8s.io",
+		"images", "import", archive).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ctr images import %s: %v\n%s", archive, err, out)
+	}
+	n.must("inspecti", ref)
+}
+
+// startKubelet writes the kubelet's credentials (client certificate
+// system:node:<name> in system:nodes, a serving certificate for the node's
+// addresses) and configuration, and starts it in the node's namespace.
+// It posts the Node's status every second (default 10 s), so that the
+// Node turns NotReady and Ready again promptly when nri-podnet goes and
+// comes back.
+// Its ports (10250, 10248) are the namespace's own.
+func (n *kubeNode) startKubelet() {
+	t := n.t
+	kubeconfig := n.cp.kubeconfig("kubelet-"+n.name, "system:node:"+n.name, "system:nodes")
+	serving, err := n.cp.pki.issue(certSpec{name: "kubelet-serving-" + n.name, cn: n.name, server: true,
+		dns: []string{n.name}, ips: []netip.Addr{n.addr4, n.addr6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	config := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+cgroupRoot: %s
+failSwapOn: false
+containerRuntimeEndpoint: %s
+staticPodPath: %s
+podLogsDir: %s
+tlsCertFile: %s
+tlsPrivateKeyFile: %s
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: false
+  x509:
+    clientCAFile: %s
+authorization:
+  mode: AlwaysAllow
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+clusterDomain: cluster.local
+resolvConf: /etc/resolv.conf
+maxPods: 20
+nodeStatusUpdateFrequency: 1s
+serializeImagePulls: false
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard:
+  memory.available: 1Mi
+  nodefs.available: 1%%
+  nodefs.inodesFree: 1%%
+  imagefs.available: 1%%
+`, q(n.cgroupRoot), q("unix://"+n.sock), q(n.cp.path("nodes", n.name+"-manifests")),
+		q(n.cp.path("nodes", n.name+"-pod-logs")), q(serving.Cert), q(serving.Key), q(n.cp.pki.CA))
+	path := filepath.Join(n.dir, "kubelet.yaml")
+	writeFile(t, path, config)
+	n.runKubelet = func() {
+		n.kubelet = n.launch(n.name+"/kubelet", nil, filepath.Join(env.kubeBin, "kubelet"),
+			"--config", path,
+			"--kubeconfig", kubeconfig,
+			"--root-dir", n.kubeletRoot,
+			"--hostname-override", n.name,
+			"--node-ip", n.addr4.String()+","+n.addr6.String(),
+		)
+	}
+	n.runKubelet()
+	waitFor(t, "the kubelet to register Node "+n.name, kubeletRegisterTimeout, 250*time.Millisecond, func() (bool, string) {
+		if !n.kubelet.running() {
+			t.Fatalf("kubelet exited: %v\n%s", n.kubelet.cmd.ProcessState, n.kubelet.log.tail(60))
+		}
+		_, err := n.cp.client.CoreV1().Nodes().Get(t.Context(), n.name, metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+}
+
+// startPodnet starts nri-podnet in the node's namespace on containerd's
+// NRI socket, with the Node's pod CIDRs as its subnets (or, with -kube,
+// reading them itself), as stage 2's nodes do.
+//
+// EXTENSION POINT (h/deploy): the issue's stage 3 deploys nri-podnet from
+// deploy/ as a DaemonSet with the image `make image` builds, imported into
+// this containerd; until then the test starts it by hand.
+func (n *kubeNode) startPodnet() {
+	t := n.t
+	cfg := map[string]any{"bridge": n.bridge, "stateDir": filepath.Join(n.dir, "podnet")}
+	args := []string{"-config", filepath.Join(n.dir, "podnet.json"), "-socket", n.nriSock, "-name", "podnet", "-idx", "10"}
+	if env.podnetKube {
+		args = append(args, "-kube", "-kubeconfig", n.cp.podnetKubeconfig(n.name), "-node-name", n.name,
+			"-cluster-cidr", clusterCIDR4.String()+","+clusterCIDR6.String())
+	} else {
+		var subnets []string
+		for _, c := range n.podCIDRs {
+			subnets = append(subnets, c.String())
+		}
+		cfg["subnets"] = subnets
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(n.dir, "podnet.json"), string(b))
+	n.runPodnet = func() {
+		n.podnet = n.launch(n.name+"/nri-podnet", nil, env.podnet, args...)
+	}
+	n.runPodnet()
+}
+
+// restart stops a process of the node (SIGTERM) and starts it again with
+// run.
+func (n *kubeNode) restart(p *proc, run func()) {
+	n.t.Helper()
+	if err := p.stop(); err != nil {
+		n.t.Error(err)
+	}
+	run()
+}
+
+// waitKubeletUp waits until the kubelet, (re)started at since, has
+// renewed its Node's lease (kube-node-lease/<name>): it does so once it
+// runs, and a kubelet that exits early (it does when its runtime does not
+// answer at start) never does.
+func (n *kubeNode) waitKubeletUp(since time.Time) {
+	t := n.t
+	t.Helper()
+	waitFor(t, "the kubelet to renew Node "+n.name+"'s lease", kubeletRegisterTimeout, 100*time.Millisecond, func() (bool, string) {
+		if !n.kubelet.running() {
+			t.Fatalf("kubelet exited: %v\n%s", n.kubelet.cmd.ProcessState, n.kubelet.log.tail(60))
+		}
+		l, err := n.cp.client.CoordinationV1().Leases("kube-node-lease").Get(t.Context(), n.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if l.Spec.RenewTime == nil {
+			return false, "no renew time"
+		}
+		return l.Spec.RenewTime.After(since), "last renewed " + l.Spec.RenewTime.String()
+	})
+}
+
+// waitReady waits until containerd reports NetworkReady (podnet
+// connected) and the Node's Ready condition is True.
+func (n *kubeNode) waitReady() {
+	t := n.t
+	waitFor(t, "Node "+n.name+" Ready", kubeNodeReadyTimeout, 250*time.Millisecond, func() (bool, string) {
+		for _, p := range []*proc{n.containerd, n.podnet, n.kubelet} {
+			if !p.running() {
+				t.Fatalf("%s exited: %v\n%s", p.name, p.cmd.ProcessState, p.log.tail(60))
+			}
+		}
+		if _, network, msg := n.criConditions(); !network {
+			return false, "containerd: NetworkReady false: " + msg
+		}
+		node, err := n.cp.client.CoreV1().Nodes().Get(t.Context(), n.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status == corev1.ConditionTrue, c.Reason + ": " + c.Message
+			}
+		}
+		return false, "no Ready condition"
+	})
+}
+
+// launch starts one of the node's processes in its namespace.
+func (n *kubeNode) launch(name string, extraEnv []string, bin string, args ...string) *proc {
+	n.t.Helper()
+	p := launchProc(n.t, name, n.netnsPath, extraEnv, bin, args...)
+	n.procs = append(n.procs, p)
+	return p
+}
+
+// stop tears the node's processes down in order: the kubelet stops (so
+// that it restarts nothing), every pod sandbox left is stopped and removed
+// through CRI while nri-podnet and containerd still run, then nri-podnet
+// and containerd stop. A failed test gets the logs of every process the
+// node started.
+func (n *kubeNode) stop() {
+	n.removePods()
+	for _, p := range []*proc{n.podnet, n.containerd} {
+		if p != nil {
+			if err := p.stop(); err != nil {
+				n.t.Error(err)
+			}
+		}
+	}
+	for _, p := range n.procs {
+		p.stopAndReport(n.t)
+	}
+}
+
+// removePods stops the kubelet, then stops and removes every pod sandbox
+// through CRI, as a node drained by hand.
+func (n *kubeNode) removePods() {
+	if n.kubelet != nil {
+		if err := n.kubelet.stop(); err != nil {
+			n.t.Error(err)
+		}
+	}
+	if n.containerd == nil || !n.containerd.running() {
+		return
+	}
+	out, errOut, err := n.crictl("pods", "-q")
+	if err != nil {
+		n.t.Errorf("crictl pods on %s: %v\n%s", n.name, err, errOut)
+		return
+	}
+	for _, id := range strings.Fields(out) {
+		if _, errOut, err := n.crictl("rmp", "-f", id); err != nil {
+			n.t.Errorf("crictl rmp -f %s on %s: %v\n%s", id, n.name, err, errOut)
+		}
+	}
+}
+
+// kubeletHostDirs are the host directories the kubelet uses whatever its
+// --root-dir: the device plugins' socket directory (its own socket and its
+// device manager's checkpoint go there) and the container log links.
+var kubeletHostDirs = []string{"/var/lib/kubelet", "/var/lib/kubelet/device-plugins", "/var/log/containers"}
+
+// removeKubeletHostDirs notes which of kubeletHostDirs do not exist yet
+// and, in the cleanup (after the kubelet stopped), removes those with what
+// the kubelet put in them. Directories that existed are left alone: they
+// may be another kubelet's.
+func (n *kubeNode) removeKubeletHostDirs() {
+	var created []string
+	for _, d := range kubeletHostDirs {
+		if _, err := os.Stat(d); os.IsNotExist(err) {
+			created = append(created, d)
+		}
+	}
+	n.t.Cleanup(func() {
+		for _, d := range slices.Backward(created) {
+			if err := os.RemoveAll(d); err != nil {
+				n.t.Errorf("removing the kubelet's %s: %v", d, err)
+			}
+		}
+	})
+}
+
+// unmountUnder unmounts every mount point at or under dir, deepest (most
+// recent) first.
+func unmountUnder(t testing.TB, dir string) {
+	t.Helper()
+	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	var points []string
+	for _, l := range strings.Split(string(mountinfo), "\n") {
+		if f := strings.Fields(l); len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			points = append(points, f[4])
+		}
+	}
+	slices.Reverse(points)
+	for _, p := range points {
+		if err := unix.Unmount(p, 0); err != nil {
+			t.Errorf("unmounting %s: %v", p, err)
+		}
+	}
+}

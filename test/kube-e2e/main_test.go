@@ -1,0 +1,203 @@
+package kubee2e
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gateEnv must be set for the suite to run: it builds Kubernetes (about 11
+// minutes the first time) and runs a control plane and nodes.
+const gateEnv = "NRINET_KUBE_E2E"
+
+// crictlVersion is the cri-tools release the suite drives the nodes with.
+const crictlVersion = "v1.37.0"
+
+// suiteEnv holds what TestMain prepared once for every test. It is written
+// by TestMain only, before any test runs.
+type suiteEnv struct {
+	// dir holds the binaries the suite built; TestMain removes it.
+	dir string
+	// kubeBin holds etcd, kube-apiserver, kube-controller-manager,
+	// kube-scheduler, kubelet and kubectl (hack/kube.sh).
+	kubeBin string
+	// kubeVersion and etcdVersion are what hack/kube.sh built.
+	kubeVersion, etcdVersion string
+	// nrinetd and podnet are cmd/nrinetd and cmd/nri-podnet of this
+	// checkout.
+	nrinetd, podnet string
+	// podnetKube is whether the built nri-podnet has the -kube mode (pod
+	// CIDRs, routes and masquerade from Kubernetes; docs/kube-e2e.md):
+	// with it, stage 2 runs nri-podnet in that mode and makes no routes
+	// of its own.
+	podnetKube bool
+	// crictl is the crictl binary.
+	crictl string
+}
+
+var env suiteEnv
+
+func TestMain(m *testing.M) {
+	if os.Geteuid() != 0 || os.Getenv(gateEnv) == "" {
+		os.Exit(m.Run()) // every test skips
+	}
+	dir, err := os.MkdirTemp("", "nrinet-kube-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kube-e2e:", err)
+		os.Exit(1)
+	}
+	code := 1
+	if err := setup(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "kube-e2e:", err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// setup finds or builds the Kubernetes binaries (hack/kube.sh, or
+// NRINET_KUBE_BIN), builds nrinetd and nri-podnet into dir, and finds the
+// tools.
+func setup(dir string) error {
+	start := time.Now()
+	env = suiteEnv{dir: dir}
+	for _, tool := range []string{"ip", "ping"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s not found: the suite needs it (Debian package %s)", tool,
+				map[string]string{"ip": "iproute2", "ping": "iputils-ping"}[tool])
+		}
+	}
+	if err := findKube(); err != nil {
+		return err
+	}
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kubectl"} {
+		if _, err := os.Stat(filepath.Join(env.kubeBin, b)); err != nil {
+			return fmt.Errorf("%s not in %s (hack/kube.sh builds it): %v", b, env.kubeBin, err)
+		}
+	}
+	// nrinet's commands, from the root module.
+	if err := goBuild(filepath.Join("..", ".."), dir, nil, "./cmd/nri-podnet", "./cmd/nrinetd"); err != nil {
+		return err
+	}
+	env.nrinetd, env.podnet = filepath.Join(dir, "nrinetd"), filepath.Join(dir, "nri-podnet")
+	env.podnetKube = hasFlag(env.podnet, "kube")
+
+	env.crictl = os.Getenv("NRINET_CRICTL")
+	if env.crictl == "" {
+		var err error
+		if env.crictl, err = goInstall(filepath.Join(os.TempDir(), "nrinet-crictl-"+crictlVersion), "sigs.k8s.io/cri-tools/cmd/crictl", crictlVersion); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "kube-e2e: Kubernetes %s, etcd %s in %s; nri-podnet -kube mode: %v; helpers ready in %v\n",
+		env.kubeVersion, env.etcdVersion, env.kubeBin, env.podnetKube, time.Since(start).Round(10*time.Millisecond))
+	return nil
+}
+
+// findKube sets env.kubeBin: NRINET_KUBE_BIN if set (the versions are then
+// what the binaries say), else what hack/kube.sh prints, which builds the
+// binaries the first time (make e2e-kube runs it first, so that the build
+// is not part of go test's timeout).
+func findKube() error {
+	if bin := os.Getenv("NRINET_KUBE_BIN"); bin != "" {
+		env.kubeBin = bin
+		env.kubeVersion, env.etcdVersion = "(NRINET_KUBE_BIN)", "(NRINET_KUBE_BIN)"
+		return nil
+	}
+	cmd := exec.Command("bash", filepath.Join("..", "..", "hack", "kube.sh"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("hack/kube.sh: %v\n%s", err, stderr.String())
+	}
+	vars := map[string]string{}
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			vars[k] = v
+		}
+	}
+	env.kubeBin, env.kubeVersion, env.etcdVersion = vars["NRINET_KUBE_BIN"], vars["NRINET_KUBE_VERSION"], vars["NRINET_ETCD_VERSION"]
+	if env.kubeBin == "" || env.kubeVersion == "" || env.etcdVersion == "" {
+		return fmt.Errorf("hack/kube.sh printed %q; want NRINET_KUBE_{BIN,VERSION} and NRINET_ETCD_VERSION", stdout.String())
+	}
+	return nil
+}
+
+// hasFlag reports whether the command's usage (-h) lists -name.
+func hasFlag(bin, name string) bool {
+	out, _ := exec.Command(bin, "-h").CombinedOutput()
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "-"+name {
+			return true
+		}
+	}
+	return false
+}
+
+// goBuild runs go build -o outDir/ pkgs... in dir.
+func goBuild(dir, outDir string, extraEnv []string, pkgs ...string) error {
+	args := append([]string{"build", "-o", outDir + "/"}, pkgs...)
+	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), extraEnv...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
+	}
+	return nil
+}
+
+// goInstall runs `go install pkg@version` with GOBIN=dir unless dir
+// already holds the binary, and returns the binary's path. The directory
+// is shared with the other suites (internal/gobin does the same there),
+// and processes installing into it at once take turns on a lock file.
+func goInstall(dir, pkg, version string) (string, error) {
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil // installed by another process meanwhile
+	}
+	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), "install", pkg+"@"+version)
+	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("installing %s@%s: %v\n%s", pkg, version, err, out)
+	}
+	return bin, nil
+}
+
+// skipUnlessEnabled skips a test unless the suite runs (root and
+// NRINET_KUBE_E2E set); in CI (CI=true) missing root fails.
+func skipUnlessEnabled(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("this test needs root, and CI runs as root")
+		}
+		t.Skip("needs root")
+	}
+	if os.Getenv(gateEnv) == "" {
+		t.Skipf("set %s=1 (make e2e-kube) to build Kubernetes and run the suite", gateEnv)
+	}
+}
