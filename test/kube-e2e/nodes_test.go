@@ -362,7 +362,11 @@ func waitNodeRoutes(t testing.TB, nodes []*node) {
 					via = other.addr6
 				}
 				waitFor(t, fmt.Sprintf("route to %s via %s on %s", c, via, n.name), nodeReadyTimeout, 200*time.Millisecond, func() (bool, string) {
-					out, err := exec.Command("ip", "-n", n.netns, "route", "show", c.String()).CombinedOutput()
+					family := "-4"
+					if c.Addr().Is6() {
+						family = "-6"
+					}
+					out, err := exec.Command("ip", family, "-n", n.netns, "route", "show", c.String()).CombinedOutput()
 					return err == nil && strings.Contains(string(out), "via "+via.String()), string(out)
 				})
 			}
