@@ -461,3 +461,36 @@ func TestPodnet_SetupFailureLeavesNothing(t *testing.T) {
 		})
 	}
 }
+
+// The bridge has a usable (not tentative) IPv6 link-local address as soon
+// as the first pod is attached: the kernel solicits neighbours for
+// forwarded packets (traffic from other nodes) only from one, and its own,
+// made when the bridge gets its first port, spends a second in duplicate
+// address detection.
+func TestPodnet_BridgeLinkLocalUsableAtOnce(t *testing.T) {
+	e := newEnv(t, true)
+	pod, ns := e.pod(0)
+	if _, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod}); err != nil {
+		t.Fatalf("RunPodSandbox: %v\n%s", err, e.logs)
+	}
+	out := testutil.Run(t, "ip", "-6", "-o", "addr", "show", "dev", e.cfg.Bridge, "scope", "link")
+	var usable, tentative []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.Contains(l, "fe80:") {
+			continue
+		}
+		if strings.Contains(l, "tentative") {
+			tentative = append(tentative, l)
+		} else {
+			usable = append(usable, l)
+		}
+	}
+	if len(usable) == 0 {
+		t.Errorf("bridge %s has no usable link-local address right after its first pod; tentative: %v", e.cfg.Bridge, tentative)
+	}
+	if len(tentative) > 0 {
+		t.Errorf("bridge %s has tentative link-local addresses: %v", e.cfg.Bridge, tentative)
+	}
+	e.rt.StopPodSandbox(context.Background(), &api.StopPodSandboxRequest{Pod: pod})
+	testutil.DeleteNetNS(ns)
+}
