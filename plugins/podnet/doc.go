@@ -7,7 +7,10 @@
 // whose pod end is created directly inside the pod's network namespace as
 // eth0 (one netlink request: moving an interface between namespaces costs
 // tens of milliseconds), enslaves the host end to a Linux bridge whose
-// addresses are the subnets' gateways, and configures addresses, default
+// addresses are the subnets' gateways (and, with an IPv6 subnet, the
+// link-local fe80::1 without duplicate address detection, so that the node
+// can reach a pod from the first moment, also for traffic it forwards from
+// other nodes), and configures addresses, default
 // routes, lo and the MTU. It returns the typed network (eth0 with its MAC
 // and addresses, the routes) from RunPodSandbox, answers PodSandboxStatus
 // from its store (and, verbose, checks that eth0 still exists), releases

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -32,6 +33,9 @@ func ensureBridge(name string, gateways []netip.Prefix, mtu int) (netlink.Link, 
 	case br.Type() != "bridge":
 		return nil, fmt.Errorf("interface %q exists and is a %s, not a bridge", name, br.Type())
 	}
+	if err := bridgeLinkLocal(br, gateways); err != nil {
+		return nil, fmt.Errorf("bridge %q: %w", name, err)
+	}
 	for _, gw := range gateways {
 		addr := &netlink.Addr{IPNet: prefixNet(gw)}
 		if gw.Addr().Is6() {
@@ -45,6 +49,36 @@ func ensureBridge(name string, gateways []netip.Prefix, mtu int) (netlink.Link, 
 		return nil, fmt.Errorf("bridge %q: %w", name, err)
 	}
 	return br, nil
+}
+
+// bridgeLinkLocal is the bridge's IPv6 link-local address. The kernel
+// solicits neighbours for packets it forwards (traffic from other nodes to
+// the pods) only from a usable link-local address of the interface; the
+// one it makes itself when the bridge gets its first port spends a second
+// in duplicate address detection, during which such packets are dropped.
+// Ours has no DAD (IFA_F_NODAD): on a bridge only nri-podnet's pods, whose
+// link-local addresses come from their MACs, share the link.
+var bridgeLinkLocal6 = netip.MustParsePrefix("fe80::1/64")
+
+// in6AddrGenModeNone is IN6_ADDR_GEN_MODE_NONE of linux/if_link.h: the
+// kernel makes no link-local address for the interface.
+const in6AddrGenModeNone = 1
+
+// bridgeLinkLocal gives the bridge, if it has an IPv6 gateway, the
+// link-local address bridgeLinkLocal6 and turns off the kernel's own
+// (address generation mode none).
+func bridgeLinkLocal(br netlink.Link, gateways []netip.Prefix) error {
+	if !slices.ContainsFunc(gateways, func(gw netip.Prefix) bool { return gw.Addr().Is6() }) {
+		return nil
+	}
+	if err := netlink.LinkSetIP6AddrGenMode(br, in6AddrGenModeNone); err != nil {
+		return fmt.Errorf("turning off IPv6 link-local address generation: %w", err)
+	}
+	addr := &netlink.Addr{IPNet: prefixNet(bridgeLinkLocal6), Flags: unix.IFA_F_NODAD}
+	if err := netlink.AddrReplace(br, addr); err != nil {
+		return fmt.Errorf("adding link-local %s: %w", bridgeLinkLocal6, err)
+	}
+	return nil
 }
 
 func prefixNet(p netip.Prefix) *net.IPNet {
