@@ -204,19 +204,21 @@ func (n *kubeNode) waitPodnetPod(old string) corev1.Pod {
 	return ready
 }
 
-// waitPodnetGone waits until the node has no pod of the DaemonSet, in the
-// API and in CRI.
+// waitPodnetGone waits until the node has no pod of the DaemonSet in the
+// API and no ready sandbox of it in CRI.
 func (n *kubeNode) waitPodnetGone() {
 	t := n.t
 	t.Helper()
 	waitFor(t, "nri-podnet's pod gone from "+n.name, podnetGoneTimeout, 250*time.Millisecond, func() (bool, string) {
 		api := len(n.podnetPods())
-		out, errOut, err := n.crictl("pods", "-q", "--namespace", podnetNamespace)
+		// The kubelet stops the sandbox at once and removes it only at
+		// its next garbage collection (every minute).
+		out, errOut, err := n.crictl("pods", "-q", "--namespace", podnetNamespace, "--state", "ready")
 		if err != nil {
 			return false, errOut
 		}
 		cri := len(strings.Fields(out))
-		return api == 0 && cri == 0, fmt.Sprintf("%d pods in the API, %d sandboxes in CRI", api, cri)
+		return api == 0 && cri == 0, fmt.Sprintf("%d pods in the API, %d ready sandboxes in CRI", api, cri)
 	})
 }
 

@@ -100,9 +100,10 @@ func (n *kubeNode) uninstallPodnet(peer *peerNode) {
 	}
 	t.Logf("before the uninstall: bridge %s, table inet %s, routes %q", bridge.Bridge, podnetTable, before.routes)
 
+	step := time.Now()
 	out := n.cp.kubectl("delete", "-k", n.overlay)
-	t.Logf("kubectl delete -k %s:\n%s", n.overlay, out)
 	n.waitPodnetGone()
+	t.Logf("kubectl delete -k %s, pod gone in %v:\n%s", n.overlay, time.Since(step).Round(time.Millisecond), out)
 	if _, err := n.cp.client.CoreV1().Namespaces().Get(t.Context(), podnetNamespace, metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace %s still there after kubectl delete -k", podnetNamespace)
 	}
