@@ -11,25 +11,29 @@
 //   - 1-control-plane: two Node objects registered with InternalIPs get a
 //     dual-stack spec.podCIDRs each from the controller-manager.
 //   - 2-two-nodes: two nodes as network namespaces on the underlay bridge,
-//     each running nrinetd (cmd/nrinetd) with nri-podnet (cmd/nri-podnet)
-//     on its NRI socket, subnets from its Node's spec.podCIDRs; pods run
-//     with crictl on each node reach each other in both families, the
-//     other node, and an "outside" namespace.
+//     each running nrinetd (cmd/nrinetd) with nri-podnet (cmd/nri-podnet,
+//     -kube) on its NRI socket; pods run with crictl on each node reach
+//     each other in both families through nri-podnet's routes, the other
+//     node, and an "outside" namespace, which sees the node's address
+//     (nri-podnet's masquerade). The test makes no route.
 //   - 3-real-node: a node namespace running the kubelet with containerd on
-//     nrinet (hack/containerd.sh) in network mode nri and nri-podnet, and
-//     kube-scheduler; a Deployment of busybox pods runs, each pod's
-//     addresses agree between the API, kubectl, CRI and its eth0, and the
-//     pods ping each other; restarting the kubelet, containerd and
-//     nri-podnet keeps every pod's sandbox and addresses; with nri-podnet
-//     down the pods keep theirs and a new pod waits until it is back.
+//     nrinet (hack/containerd.sh) in network mode nri, kube-scheduler, and
+//     nri-podnet as the DaemonSet of deploy/ (kubectl apply -k of a test
+//     overlay) with the image hack/image builds from this checkout; a
+//     Deployment of busybox pods runs, each pod's addresses agree between
+//     the API, kubectl, CRI and its eth0, and the pods ping each other;
+//     restarting the kubelet, containerd and the DaemonSet's pod keeps
+//     every pod's sandbox and addresses; with the DaemonSet's pod gone the
+//     pods keep theirs and a new pod waits until it is back. Then stage 4:
+//     docs/deploy.md's uninstall (kubectl delete -k, nri-podnet
+//     -uninstall) removes nri-podnet's routes, nftables table and bridge.
 //
-// docs/kube-e2e.md says exactly what each stage checks, which checks rely
-// on routes the test makes itself until nri-podnet manages them, and how
-// long it all takes.
+// docs/kube-e2e.md says exactly what each stage checks and how long it
+// all takes.
 //
-// The tests need root, iproute2, ping and crictl (stage 3 also runc and a
-// static busybox), and run only with NRINET_KUBE_E2E=1; without it they
-// skip. Every process, network namespace, link, mount, cgroup and file a
-// test makes is removed by PID or exact name when it ends, and the test
+// The tests need root, iproute2, ping and crictl (stage 3 also runc, a
+// static busybox and nft), and run only with NRINET_KUBE_E2E=1; without
+// it they skip. Every process, network namespace, link, mount, cgroup and
+// file a test makes is removed by PID or exact name when it ends, and the test
 // fails if anything of it is left.
 package kubee2e

@@ -3,6 +3,7 @@ package kubee2e
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -96,9 +97,10 @@ var kernelTunables = []string{
 }
 
 // A kubeNode is stage 3's real node: a network namespace on the underlay
-// running containerd on nrinet in network mode nri, nri-podnet on its NRI
-// socket, and a kubelet registering the Node, everything under dir; the
-// pods' cgroups under the cgroup root /nrke-<token> of every hierarchy.
+// running containerd on nrinet in network mode nri and a kubelet
+// registering the Node, everything under dir; the pods' cgroups under the
+// cgroup root /nrke-<token> of every hierarchy. nri-podnet runs on it as
+// the DaemonSet of deploy/ (deployPodnet).
 type kubeNode struct {
 	t  testing.TB
 	cp *controlPlane
@@ -106,34 +108,40 @@ type kubeNode struct {
 	name, dir string
 
 	sock, nriSock, crictlConfig string
-	cgroupRoot                  string
-	bridge                      string
-	podCIDRs                    []netip.Prefix
+	// netnsDir is where containerd mounts the pods' network namespaces
+	// (netns_mounts_under_state_dir), podnetState the DaemonSet's state
+	// hostPath, overlay the test's kustomize overlay (podnetOverlay).
+	netnsDir, podnetState, overlay string
+	cgroupRoot                     string
+	podCIDRs                       []netip.Prefix
 
-	containerd, podnet, kubelet *proc
+	containerd, kubelet *proc
 	// procs are every process the node started, restarted ones too, for
 	// the logs of a failed test.
 	procs []*proc
 	// kubeletRoot is the kubelet's --root-dir.
 	kubeletRoot string
-	// runContainerd, runKubelet and runPodnet start the process (again,
-	// for a restart) with the configuration written at the node's start;
+	// runContainerd and runKubelet start the process (again, for a
+	// restart) with the configuration written at the node's start;
 	// runContainerd also waits until CRI answers.
-	runContainerd, runKubelet, runPodnet func()
+	runContainerd, runKubelet func()
 }
 
 // startKubeNode starts the real node and waits until its Node is Ready:
 // containerd (runtime ready, network not yet), the images imported, the
-// kubelet (the Node registered and given pod CIDRs), then nri-podnet
-// (NetworkReady, so the Node turns Ready).
+// kubelet (the Node registered and given pod CIDRs), then nri-podnet's
+// DaemonSet (its pod Ready, containerd's NetworkReady, so the Node turns
+// Ready).
 func startKubeNode(t testing.TB, cp *controlPlane, suffix string) *kubeNode {
 	t.Helper()
 	prepareStage3(t)
-	n := &kubeNode{t: t, cp: cp, name: "nrke-" + cp.token + "-" + suffix, bridge: "nrkp" + cp.token,
-		cgroupRoot: "/nrke-" + cp.token}
+	n := &kubeNode{t: t, cp: cp, name: "nrke-" + cp.token + "-" + suffix, cgroupRoot: "/nrke-" + cp.token}
 	n.host = newHost(t, cp.u, n.name, "nrke"+cp.token+suffix, true)
 	n.dir = cp.path("nodes", suffix)
-	n.sock, n.nriSock = filepath.Join(n.dir, "c.sock"), filepath.Join(n.dir, "nri.sock")
+	n.sock, n.nriSock = filepath.Join(n.dir, "c.sock"), filepath.Join(n.dir, "nri", "nri.sock")
+	// containerd's CRI state directory is <state>/io.containerd.grpc.v1.cri.
+	n.netnsDir = filepath.Join(n.dir, "state", "io.containerd.grpc.v1.cri", "netns")
+	n.podnetState = filepath.Join(n.dir, "podnet-state")
 	n.crictlConfig = filepath.Join(n.dir, "crictl.yaml")
 	writeFile(t, n.crictlConfig, fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 20\n", n.sock, n.sock))
 	n.makeCgroupRoot()
@@ -143,6 +151,7 @@ func startKubeNode(t testing.TB, cp *controlPlane, suffix string) *kubeNode {
 	// The kubelet makes its root directory a (shared) mount point of its
 	// own, and mounts pods' volumes under it.
 	t.Cleanup(func() { unmountUnder(t, n.kubeletRoot) })
+	n.shareNetnsDir()
 	// Registered after the above, so it runs before them; the node's
 	// processes have no cleanups of their own (launchProc), so that a
 	// restarted one cannot be stopped out of turn.
@@ -158,8 +167,7 @@ func startKubeNode(t testing.TB, cp *controlPlane, suffix string) *kubeNode {
 	n.podCIDRs = cp.podCIDRs(n.name)
 	checkPodCIDRs(t, n.name, n.podCIDRs)
 	t.Logf("kubelet registered Node %s, pod CIDRs %v, in %v", n.name, n.podCIDRs, time.Since(start).Round(time.Millisecond))
-	n.startPodnet()
-	n.waitReady()
+	n.deployPodnet()
 	t.Logf("Node %s Ready %v after the kubelet started", n.name, time.Since(start).Round(time.Millisecond))
 	return n
 }
@@ -458,38 +466,6 @@ evictionHard:
 	})
 }
 
-// startPodnet starts nri-podnet in the node's namespace on containerd's
-// NRI socket, with the Node's pod CIDRs as its subnets (or, with -kube,
-// reading them itself), as stage 2's nodes do.
-//
-// EXTENSION POINT (h/deploy): the issue's stage 3 deploys nri-podnet from
-// deploy/ as a DaemonSet with the image `make image` builds, imported into
-// this containerd; until then the test starts it by hand.
-func (n *kubeNode) startPodnet() {
-	t := n.t
-	cfg := map[string]any{"bridge": n.bridge, "stateDir": filepath.Join(n.dir, "podnet")}
-	args := []string{"-config", filepath.Join(n.dir, "podnet.json"), "-socket", n.nriSock, "-name", "podnet", "-idx", "10"}
-	if env.podnetKube {
-		args = append(args, "-kube", "-kubeconfig", n.cp.podnetKubeconfig(n.name), "-node-name", n.name,
-			"-cluster-cidr", clusterCIDR4.String()+","+clusterCIDR6.String())
-	} else {
-		var subnets []string
-		for _, c := range n.podCIDRs {
-			subnets = append(subnets, c.String())
-		}
-		cfg["subnets"] = subnets
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(n.dir, "podnet.json"), string(b))
-	n.runPodnet = func() {
-		n.podnet = n.launch(n.name+"/nri-podnet", nil, env.podnet, args...)
-	}
-	n.runPodnet()
-}
-
 // restart stops a process of the node (SIGTERM) and starts it again with
 // run.
 func (n *kubeNode) restart(p *proc, run func()) {
@@ -527,7 +503,7 @@ func (n *kubeNode) waitKubeletUp(since time.Time) {
 func (n *kubeNode) waitReady() {
 	t := n.t
 	waitFor(t, "Node "+n.name+" Ready", kubeNodeReadyTimeout, 250*time.Millisecond, func() (bool, string) {
-		for _, p := range []*proc{n.containerd, n.podnet, n.kubelet} {
+		for _, p := range []*proc{n.containerd, n.kubelet} {
 			if !p.running() {
 				t.Fatalf("%s exited: %v\n%s", p.name, p.cmd.ProcessState, p.log.tail(60))
 			}
@@ -558,16 +534,13 @@ func (n *kubeNode) launch(name string, extraEnv []string, bin string, args ...st
 
 // stop tears the node's processes down in order: the kubelet stops (so
 // that it restarts nothing), every pod sandbox left is stopped and removed
-// through CRI while nri-podnet and containerd still run, then nri-podnet
-// and containerd stop. A failed test gets the logs of every process the
-// node started.
+// through CRI, nri-podnet's last, then containerd stops. A failed test
+// gets the logs of every process the node started.
 func (n *kubeNode) stop() {
 	n.removePods()
-	for _, p := range []*proc{n.podnet, n.containerd} {
-		if p != nil {
-			if err := p.stop(); err != nil {
-				n.t.Error(err)
-			}
+	if n.containerd != nil {
+		if err := n.containerd.stop(); err != nil {
+			n.t.Error(err)
 		}
 	}
 	for _, p := range n.procs {
@@ -576,7 +549,8 @@ func (n *kubeNode) stop() {
 }
 
 // removePods stops the kubelet, then stops and removes every pod sandbox
-// through CRI, as a node drained by hand.
+// through CRI, as a node drained by hand: nri-podnet's (the DaemonSet's)
+// last, so that it tears the others' networks down.
 func (n *kubeNode) removePods() {
 	if n.kubelet != nil {
 		if err := n.kubelet.stop(); err != nil {
@@ -591,7 +565,16 @@ func (n *kubeNode) removePods() {
 		n.t.Errorf("crictl pods on %s: %v\n%s", n.name, err, errOut)
 		return
 	}
-	for _, id := range strings.Fields(out) {
+	plugin, errOut, err := n.crictl("pods", "-q", "--namespace", podnetNamespace)
+	if err != nil {
+		n.t.Errorf("crictl pods on %s: %v\n%s", n.name, err, errOut)
+		return
+	}
+	ids := strings.Fields(out)
+	slices.SortStableFunc(ids, func(a, b string) int {
+		return cmp.Compare(b2i(strings.Contains(plugin, a)), b2i(strings.Contains(plugin, b)))
+	})
+	for _, id := range ids {
 		if _, errOut, err := n.crictl("rmp", "-f", id); err != nil {
 			n.t.Errorf("crictl rmp -f %s on %s: %v\n%s", id, n.name, err, errOut)
 		}
@@ -644,4 +627,12 @@ func unmountUnder(t testing.TB, dir string) {
 			t.Errorf("unmounting %s: %v", p, err)
 		}
 	}
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -14,7 +14,9 @@ import (
 // run's token in its name (network namespaces, links) or lives under its
 // directory dir (files, and so the command lines of its processes and the
 // mount points of its mounts). Pod network namespaces (nrinet-<sandbox>)
-// are checked by the node that made them (node.cleanup).
+// are checked by the node that made them (node.cleanup). Stage 4 checks
+// nri-podnet's bridge, routes and nftables table in the node's namespace
+// before it goes.
 func checkLeaks(t testing.TB, token, dir string) {
 	t.Helper()
 	entries, _ := os.ReadDir(netnsDir)
@@ -55,6 +57,16 @@ func checkLeaks(t testing.TB, token, dir string) {
 	for _, e := range logs {
 		if strings.Contains(e.Name(), token) {
 			t.Errorf("left behind: /var/log/containers/%s", e.Name())
+		}
+	}
+	// Stage 3's kubelet's cgroup root, /nrke-<token> in every hierarchy.
+	for _, m := range cgroupMounts(t) {
+		if entries, _ := os.ReadDir(m); entries != nil {
+			for _, e := range entries {
+				if strings.Contains(e.Name(), token) {
+					t.Errorf("left behind: cgroup %s", filepath.Join(m, e.Name()))
+				}
+			}
 		}
 	}
 	if _, err := os.Stat(dir); err == nil {

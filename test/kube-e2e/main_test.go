@@ -34,11 +34,10 @@ type suiteEnv struct {
 	// nrinetd and podnet are cmd/nrinetd and cmd/nri-podnet of this
 	// checkout.
 	nrinetd, podnet string
-	// podnetKube is whether the built nri-podnet has the -kube mode (pod
-	// CIDRs, routes and masquerade from Kubernetes; docs/kube-e2e.md):
-	// with it, stage 2 runs nri-podnet in that mode and makes no routes
-	// of its own.
-	podnetKube bool
+	// podnetImage is the archive of nri-podnet's image built from this
+	// checkout by hack/image (stage 3 imports it into its node's
+	// containerd), and podnetTag its tag (its version, unique per run).
+	podnetImage, podnetTag string
 	// crictl is the crictl binary.
 	crictl string
 }
@@ -65,8 +64,8 @@ func TestMain(m *testing.M) {
 }
 
 // setup finds or builds the Kubernetes binaries (hack/kube.sh, or
-// NRINET_KUBE_BIN), builds nrinetd and nri-podnet into dir, and finds the
-// tools.
+// NRINET_KUBE_BIN), builds nrinetd and nri-podnet into dir and
+// nri-podnet's image (hack/image) into dir/images, and finds the tools.
 func setup(dir string) error {
 	start := time.Now()
 	env = suiteEnv{dir: dir}
@@ -89,7 +88,15 @@ func setup(dir string) error {
 		return err
 	}
 	env.nrinetd, env.podnet = filepath.Join(dir, "nrinetd"), filepath.Join(dir, "nri-podnet")
-	env.podnetKube = hasFlag(env.podnet, "kube")
+	// nri-podnet's image, as make image builds it, for stage 3's
+	// DaemonSet: a tag of its own, so that it is this checkout's binary
+	// the node runs.
+	env.podnetTag = "kube-e2e-" + randHex(4)
+	images := filepath.Join(dir, "images")
+	if err := goRun(filepath.Join("..", ".."), "./hack/image", "-version", env.podnetTag, "-out", images, "nri-podnet"); err != nil {
+		return err
+	}
+	env.podnetImage = filepath.Join(images, "nri-podnet.tar")
 
 	env.crictl = os.Getenv("NRINET_CRICTL")
 	if env.crictl == "" {
@@ -98,8 +105,8 @@ func setup(dir string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "kube-e2e: Kubernetes %s, etcd %s in %s; nri-podnet -kube mode: %v; helpers ready in %v\n",
-		env.kubeVersion, env.etcdVersion, env.kubeBin, env.podnetKube, time.Since(start).Round(10*time.Millisecond))
+	fmt.Fprintf(os.Stderr, "kube-e2e: Kubernetes %s, etcd %s in %s; nri-podnet image %s; helpers ready in %v\n",
+		env.kubeVersion, env.etcdVersion, env.kubeBin, env.podnetTag, time.Since(start).Round(10*time.Millisecond))
 	return nil
 }
 
@@ -133,15 +140,14 @@ func findKube() error {
 	return nil
 }
 
-// hasFlag reports whether the command's usage (-h) lists -name.
-func hasFlag(bin, name string) bool {
-	out, _ := exec.Command(bin, "-h").CombinedOutput()
-	for _, l := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(l); len(f) > 0 && f[0] == "-"+name {
-			return true
-		}
+// goRun runs go run pkg args... in dir.
+func goRun(dir, pkg string, args ...string) error {
+	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), append([]string{"run", pkg}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go run %s %s (in %s): %v\n%s", pkg, strings.Join(args, " "), dir, err, out)
 	}
-	return false
+	return nil
 }
 
 // goBuild runs go build -o outDir/ pkgs... in dir.

@@ -64,9 +64,8 @@ func (p *pod) addr(v4 bool) netip.Addr {
 // startNode makes node nrke-<token>-<suffix>: its namespace on the
 // underlay, its Node object (InternalIPs: its underlay addresses), and
 // waits for the Node's pod CIDRs; then starts nrinetd and nri-podnet in
-// the namespace and waits until nrinetd reports the network ready. Without
-// nri-podnet's -kube mode, nri-podnet's subnets are the pod CIDRs (read
-// here, with client-go); with it, nri-podnet reads them itself.
+// the namespace and waits until nrinetd reports the network ready.
+// nri-podnet runs in -kube mode: it reads the pod CIDRs itself.
 func startNode(t testing.TB, cp *controlPlane, suffix string) *node {
 	t.Helper()
 	name := "nrke-" + cp.token + "-" + suffix
@@ -112,30 +111,18 @@ log_level = "info"
 
 // startPodnet writes nri-podnet's configuration and starts it in the
 // namespace, connecting to nrinetd's NRI socket as plugin 10-podnet.
-//
-// EXTENSION POINT (h/kubenet): when the built nri-podnet has -kube, it
-// runs with -kube -kubeconfig -node-name -cluster-cidr
+// It runs with -kube -kubeconfig -node-name -cluster-cidr
 // (docs/kube-e2e.md): subnets, routes and masquerade from Kubernetes; the
-// configuration then has no subnets. That path runs only once nri-podnet
-// has the mode.
+// configuration has no subnets.
 func (n *node) startPodnet() {
 	t := n.t
 	cfg := map[string]any{"bridge": n.bridge, "stateDir": filepath.Join(n.dir, "podnet")}
-	args := []string{"-config", filepath.Join(n.dir, "podnet.json"), "-socket", n.nriSock, "-name", "podnet", "-idx", "10"}
-	if env.podnetKube {
-		// The Node's credentials are its own user's, with only what the
-		// DaemonSet's ClusterRole grants (deploy/base): nodes get, list,
-		// watch.
-		kubeconfig := n.cp.podnetKubeconfig(n.name)
-		args = append(args, "-kube", "-kubeconfig", kubeconfig, "-node-name", n.name,
-			"-cluster-cidr", clusterCIDR4.String()+","+clusterCIDR6.String())
-	} else {
-		var subnets []string
-		for _, c := range n.podCIDRs {
-			subnets = append(subnets, c.String())
-		}
-		cfg["subnets"] = subnets
-	}
+	// The Node's credentials are its own user's, with only what the
+	// DaemonSet's ClusterRole grants (deploy/base): nodes get, list,
+	// watch.
+	args := []string{"-config", filepath.Join(n.dir, "podnet.json"), "-socket", n.nriSock, "-name", "podnet", "-idx", "10",
+		"-kube", "-kubeconfig", n.cp.podnetKubeconfig(n.name), "-node-name", n.name,
+		"-cluster-cidr", clusterCIDR4.String() + "," + clusterCIDR6.String()}
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -318,34 +305,6 @@ func (n *node) checkPodsGone() {
 	}
 }
 
-// nodeRoutes makes, in every node's namespace, a route to every other
-// node's pod CIDRs via that node's underlay address (same L2, like
-// kindnet).
-//
-// TEST-MADE ROUTES, an EXTENSION POINT: this is what nri-podnet's -kube
-// mode (h/kubenet) does itself, from the Node list. Until the built
-// nri-podnet has that mode the test makes the routes here, and the
-// cross-node checks show only that nrinetd and nri-podnet set pods up
-// right on a Kubernetes-allocated pod CIDR. With the mode, the test makes
-// no route and waits for nri-podnet's instead (waitNodeRoutes).
-func nodeRoutes(t testing.TB, nodes []*node) {
-	t.Helper()
-	for _, n := range nodes {
-		for _, other := range nodes {
-			if other == n {
-				continue
-			}
-			for _, c := range other.podCIDRs {
-				via := other.addr4
-				if c.Addr().Is6() {
-					via = other.addr6
-				}
-				run(t, "ip", "-n", n.netns, "route", "add", c.String(), "via", via.String(), "dev", "eth0")
-			}
-		}
-	}
-}
-
 // waitNodeRoutes waits until every node's namespace has a route to every
 // other node's pod CIDRs via that node's underlay address: nri-podnet's
 // -kube mode makes them.
@@ -361,17 +320,28 @@ func waitNodeRoutes(t testing.TB, nodes []*node) {
 				if c.Addr().Is6() {
 					via = other.addr6
 				}
-				waitFor(t, fmt.Sprintf("route to %s via %s on %s", c, via, n.name), nodeReadyTimeout, 200*time.Millisecond, func() (bool, string) {
-					family := "-4"
-					if c.Addr().Is6() {
-						family = "-6"
-					}
-					out, err := exec.Command("ip", family, "-n", n.netns, "route", "show", c.String()).CombinedOutput()
-					return err == nil && strings.Contains(string(out), "via "+via.String()), string(out)
-				})
+				waitRoute(t, n.host, c, via)
 			}
 		}
 	}
+}
+
+// waitRoute waits until namespace h has a route to c via via.
+func waitRoute(t testing.TB, h *host, c netip.Prefix, via netip.Addr) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("route to %s via %s in %s", c, via, h.netns), nodeReadyTimeout, 200*time.Millisecond, func() (bool, string) {
+		out, err := exec.Command("ip", ipFamily(c.Addr()), "-n", h.netns, "route", "show", c.String()).CombinedOutput()
+		return err == nil && strings.Contains(string(out), "via "+via.String()), string(out)
+	})
+}
+
+// ipFamily is ip's option for a's family: -4 or -6 (ip route show
+// <IPv6 prefix> lists nothing without -6).
+func ipFamily(a netip.Addr) string {
+	if a.Is6() {
+		return "-6"
+	}
+	return "-4"
 }
 
 func writeFile(t testing.TB, path, content string) {

@@ -16,8 +16,8 @@ import (
 // their node's pod CIDRs (checked against CRI and eth0 by runPod); pods on
 // the same node and on different nodes ping each other in both families,
 // pods reach the other node's address, and pods reach the outside, which
-// sees the node's address (masquerade, -kube mode) or the pod's (test-made
-// routes, static mode; see nodeRoutes and outsideRoutes).
+// sees the node's address. nri-podnet (-kube) makes the routes between the
+// nodes and the masquerade; the test makes none, and fails without them.
 func testTwoNodes(t *testing.T, cp *controlPlane) {
 	start := time.Now()
 	outside := newHost(t, cp.u, "nrke-"+cp.token+"-o", "nrke"+cp.token+"o", false)
@@ -26,15 +26,12 @@ func testTwoNodes(t *testing.T, cp *controlPlane) {
 	for _, n := range nodes {
 		t.Logf("node %s: underlay %s %s, pod CIDRs %v", n.name, n.addr4, n.addr6, n.podCIDRs)
 	}
-	t.Logf("nodes ready in %v (nri-podnet -kube mode: %v)", time.Since(start).Round(time.Millisecond), env.podnetKube)
+	t.Logf("nodes ready in %v", time.Since(start).Round(time.Millisecond))
 
-	if env.podnetKube {
-		waitNodeRoutes(t, nodes)
-	} else {
-		t.Log("TEST-MADE ROUTES: nri-podnet has no -kube mode yet; the test makes the routes between the nodes (nodeRoutes) and the outside's routes back to the pods (outsideRoutes)")
-		nodeRoutes(t, nodes)
-		outsideRoutes(t, outside, nodes)
-	}
+	// nri-podnet (-kube) makes the routes to the other node's pod CIDRs;
+	// the outside has no route to any pod CIDR, so it reaches no pod
+	// unless nri-podnet masquerades.
+	waitNodeRoutes(t, nodes)
 
 	start = time.Now()
 	a1, a2, b1 := a.runPod("a1"), a.runPod("a2"), b.runPod("b1")
@@ -78,15 +75,10 @@ func testTwoNodes(t *testing.T, cp *controlPlane) {
 		node *node
 	}{{a1, a}, {b1, b}} {
 		for _, v4 := range []bool{true, false} {
-			dst, nodeAddr := outside.addr6, c.node.addr6
+			// nri-podnet masquerades to the node's address.
+			dst, want := outside.addr6, c.node.addr6
 			if v4 {
-				dst, nodeAddr = outside.addr4, c.node.addr4
-			}
-			// Masquerade (-kube mode): the node's address; without it (test-made
-			// routes), the pod's own.
-			want := c.from.addr(v4)
-			if env.podnetKube {
-				want = nodeAddr
+				dst, want = outside.addr4, c.node.addr4
 			}
 			t.Run(fmt.Sprintf("outside sees/%s-%s", c.from.name, familyOf(dst)), func(t *testing.T) {
 				if got := sourceSeen(t, c.from, outside, dst); got != want {
@@ -98,27 +90,6 @@ func testTwoNodes(t *testing.T, cp *controlPlane) {
 		}
 	}
 	t.Logf("reachability checked in %v", time.Since(start).Round(time.Millisecond))
-}
-
-// outsideRoutes makes, in the outside namespace, a route to every node's
-// pod CIDRs via that node, so that replies to pods' own addresses find
-// their way back.
-//
-// TEST-MADE ROUTES, an EXTENSION POINT like nodeRoutes: with nri-podnet's
-// -kube mode, traffic from pods to outside the cluster CIDRs is
-// masqueraded to the node's address, the outside needs no route, and
-// stage 2 checks that it sees the node's address instead.
-func outsideRoutes(t testing.TB, outside *host, nodes []*node) {
-	t.Helper()
-	for _, n := range nodes {
-		for _, c := range n.podCIDRs {
-			via := n.addr4
-			if c.Addr().Is6() {
-				via = n.addr6
-			}
-			run(t, "ip", "-n", outside.netns, "route", "add", c.String(), "via", via.String(), "dev", "eth0")
-		}
-	}
 }
 
 // sourceSeen connects over TCP from inside pod p to a listener in the

@@ -26,18 +26,24 @@ const (
 	podsGoneTimeout    = 60 * time.Second
 )
 
-// testRealNode is stage 3 as far as it goes today: kube-scheduler joins
-// the control plane; a real node runs the kubelet v1.34 with containerd on
-// nrinet in network mode nri and nri-podnet (started by the test: the
-// DaemonSet is an extension point, see kubeNode.startPodnet); its Node
-// turns Ready; a Deployment of busybox pods runs on it and every pod's
-// addresses agree between the API (status.podIPs, kubectl get pods -o
-// wide), CRI (crictl inspectp) and the pod's eth0, inside the node's pod
-// CIDRs; the pods ping each other in both families; deleting the
-// Deployment removes them.
+// testRealNode is stages 3 and 4: kube-scheduler joins the control
+// plane; a real node runs the kubelet v1.34 with containerd on nrinet in
+// network mode nri, and nri-podnet as the DaemonSet of deploy/ with the
+// image of this checkout; its Node turns Ready; a Deployment of busybox
+// pods runs on it and every pod's addresses agree between the API
+// (status.podIPs, kubectl get pods -o wide), CRI (crictl inspectp) and the
+// pod's eth0, inside the node's pod CIDRs; the pods ping each other in
+// both families; restarts of the kubelet, containerd and the DaemonSet's
+// pod keep every address; with the plugin away a new pod waits; deleting
+// the Deployment removes the pods; then the documented uninstall
+// (uninstallPodnet) leaves nothing of nri-podnet on the node.
 func testRealNode(t *testing.T, cp *controlPlane) {
 	cp.startScheduler()
 	n := startKubeNode(t, cp, "c")
+	// A second Node without a kubelet (nor the label kubernetes.io/os,
+	// so no DaemonSet pod either): nri-podnet routes to its pod CIDRs,
+	// which the uninstall must remove.
+	peer := n.addPeerNode()
 	ctx := t.Context()
 	ns := "nrke-" + cp.token
 	if _, err := cp.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -83,33 +89,33 @@ func testRealNode(t *testing.T, cp *controlPlane) {
 
 	// Restarts: every pod keeps its sandbox and its addresses.
 	for _, r := range []struct {
-		what string
-		p    func() *proc
-		run  func()
+		what    string
+		restart func(since time.Time)
 	}{
-		{"kubelet", func() *proc { return n.kubelet }, n.runKubelet},
-		{"containerd", func() *proc { return n.containerd }, n.runContainerd},
-		// EXTENSION POINT (h/deploy): the DaemonSet's pod, once nri-podnet
-		// runs as one.
-		{"nri-podnet", func() *proc { return n.podnet }, n.runPodnet},
+		{"kubelet", func(since time.Time) {
+			n.restart(n.kubelet, n.runKubelet)
+			n.waitKubeletUp(since)
+			n.waitReady()
+		}},
+		{"containerd", func(time.Time) {
+			n.restart(n.containerd, n.runContainerd)
+			n.waitPodnetPod("")
+		}},
+		// kubectl delete pod: the DaemonSet makes a new one.
+		{"nri-podnet's pod", func(time.Time) { n.restartPodnet() }},
 	} {
 		start := time.Now()
-		n.restart(r.p(), r.run)
-		if r.what == "kubelet" {
-			n.waitKubeletUp(start)
-		}
-		n.waitReady()
+		r.restart(start)
 		after := n.checkPods(runningPods(t, cp, ns, deployReplicas), kubectlWide(t, cp, ns))
 		checkSamePods(t, "after "+r.what+" restarted", before, after)
 		t.Logf("%s restarted: Node Ready again and every pod's sandbox and addresses kept, in %v", r.what, time.Since(start).Round(time.Millisecond))
 	}
 
-	// The plugin down: existing pods keep their addresses, a new pod
+	// The plugin down (the DaemonSet's nodeSelector matches no Node, so
+	// it deletes its pod): existing pods keep their addresses, a new pod
 	// waits, and starts once the plugin is back.
 	start = time.Now()
-	if err := n.podnet.stop(); err != nil {
-		t.Error(err)
-	}
+	n.podnetAway(true)
 	waitFor(t, "containerd's NetworkReady false and Node "+n.name+" NotReady with nri-podnet down", kubeNodeReadyTimeout, 250*time.Millisecond, func() (bool, string) {
 		_, network, msg := n.criConditions()
 		ready, why := n.nodeReady()
@@ -130,8 +136,8 @@ func testRealNode(t *testing.T, cp *controlPlane) {
 	}
 	newPod := n.waitNewPodWaits(ns, before)
 	start = time.Now()
-	n.runPodnet()
-	n.waitReady()
+	n.podnetAway(false)
+	n.waitPodnetPod("")
 	pods = runningPods(t, cp, ns, deployReplicas+1)
 	t.Logf("nri-podnet back: Node Ready and %d pods Running in %v", deployReplicas+1, time.Since(start).Round(time.Millisecond))
 	all := n.checkPods(pods, kubectlWide(t, cp, ns))
@@ -156,6 +162,8 @@ func testRealNode(t *testing.T, cp *controlPlane) {
 		return len(list.Items) == 0, fmt.Sprintf("%d pods left", len(list.Items))
 	})
 	t.Logf("pods gone %v after the Deployment was deleted", time.Since(start).Round(time.Millisecond))
+
+	n.uninstallPodnet(peer)
 }
 
 // runningPods waits until Deployment busybox in ns has want Running pods
