@@ -173,6 +173,10 @@ func newHost(t testing.TB, u *underlay, name, vethName string, forward bool) *ho
 	ns("link", "set", "lo", "up")
 	ns("addr", "add", h.addr4.String()+"/24", "dev", "eth0")
 	ns("addr", "add", h.addr6.String()+"/64", "dev", "eth0", "nodad")
+	// Like a real node's uplink, which has been up for long: no link-local
+	// address waiting in duplicate address detection, during which the
+	// kernel would not solicit neighbours for packets it forwards.
+	sysctl(t, h.netnsPath, "net/ipv6/conf/eth0/accept_dad", "0")
 	ns("link", "set", "eth0", "up")
 	if forward {
 		sysctl(t, h.netnsPath, "net/ipv4/ip_forward", "1")
