@@ -117,7 +117,7 @@ networks, and exits with status 3.
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	if ops.version {
+	if ops.Version {
 		fmt.Println("nri-cni", version.String())
 		return nil
 	}
@@ -171,7 +171,7 @@ networks, and exits with status 3.
 	if err != nil {
 		return err
 	}
-	ops.joining(s)
+	ops.Joining(s)
 	// nil after SIGINT/SIGTERM and after the runtime shut a launched
 	// plugin down; the reason when a launched plugin lost its runtime.
 	return s.Run(ctx)

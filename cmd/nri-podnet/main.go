@@ -111,7 +111,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if ops.version {
+	if ops.Version {
 		fmt.Println("nri-podnet", version.String())
 		return nil
 	}
@@ -142,7 +142,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		return err
 	}
 	defer cn.Stop()
-	ops.checks.Add(cn.Ready)
+	ops.Checks.Add(cn.Ready)
 	// With -kube this waits for the Node's pod CIDRs, not connected, so
 	// that the runtime reports NetworkReady false.
 	cfg, err := cn.Config(ctx)
@@ -179,7 +179,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	if err != nil {
 		return err
 	}
-	ops.joining(stub)
+	ops.Joining(stub)
 	return stub.Run(ctx)
 }
 

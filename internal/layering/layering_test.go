@@ -39,6 +39,7 @@ func TestImportRules(t *testing.T) {
 		{pkg: mod + "plugins/podnet/masq", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", "k8s.io/", "github.com/vishvananda/"}},
 		{pkg: mod + "plugins/podnet/kube", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq"}},
 		{pkg: mod + "plugins/cni", forbidden: []string{mod + "runtime", mod + "cri", "k8s.io/"}},
+		{pkg: mod + "internal/pluginops", forbidden: []string{mod + "runtime", mod + "cri", mod + "plugins/", "k8s.io/"}},
 	} {
 		t.Run(strings.TrimPrefix(tc.pkg, mod), func(t *testing.T) {
 			for _, d := range deps(t, tc.pkg) {

@@ -1,0 +1,84 @@
+package pluginops
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/nrinet/nrinet/internal/health"
+	"github.com/nrinet/nrinet/plugin"
+)
+
+// Ops are a plugin command's operability flags and what serves them.
+//
+// /readyz passes when every check in Checks does. The stub's (connected
+// to the runtime and configured now) is there from Start on, failing
+// until Joining hands over the stub; other parts add theirs with
+// Checks.Add.
+type Ops struct {
+	// Version is -version: print "<name> <version>" and exit.
+	Version bool
+	// HealthAddress is -health-address; empty: no server.
+	HealthAddress string
+	// Checks is the readiness of /readyz.
+	Checks health.Checks
+
+	name string
+	stub atomic.Pointer[plugin.Stub]
+	addr string // the server's, once started
+}
+
+// AddFlags defines -version and -health-address on fs for the command
+// name (e.g. "nri-podnet").
+func AddFlags(fs *flag.FlagSet, name string) *Ops {
+	o := &Ops{name: name}
+	fs.BoolVar(&o.Version, "version", false, fmt.Sprintf("print %q and exit", name+" VERSION"))
+	fs.StringVar(&o.HealthAddress, "health-address", "", "serve /healthz, /readyz and /metrics (Prometheus) on this `host:port`, e.g. :9465; empty: off")
+	return o
+}
+
+// Start serves the health endpoints, with -health-address, until stop is
+// called; register adds the plugin's metrics to the registry first.
+// Without -health-address it does nothing, and register is not called.
+func (o *Ops) Start(log *slog.Logger, register func(prometheus.Registerer) error) (stop func(), err error) {
+	if o.HealthAddress == "" {
+		return func() {}, nil
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := register(reg); err != nil {
+		return nil, err
+	}
+	o.Checks.Add(o.stubReady)
+	srv, err := health.Listen(o.HealthAddress, health.Handler(reg, o.Checks.Ready))
+	if err != nil {
+		return nil, fmt.Errorf("-health-address: %w", err)
+	}
+	o.addr = srv.Addr().String()
+	log.Info("serving /healthz, /readyz and /metrics", "address", o.addr)
+	stopServer := srv.Start()
+	return func() {
+		if err := stopServer(); err != nil {
+			log.Warn("health server", "error", err)
+		}
+	}, nil
+}
+
+// Addr is the address the health server listens on, once Start started
+// it; else "".
+func (o *Ops) Addr() string { return o.addr }
+
+// Joining hands the stub to the readiness check.
+func (o *Ops) Joining(s *plugin.Stub) { o.stub.Store(s) }
+
+// stubReady is the stub's readiness, failing before there is a stub.
+func (o *Ops) stubReady() (bool, string) {
+	if s := o.stub.Load(); s != nil {
+		return s.Ready()
+	}
+	return false, o.name + ": not connected to the runtime yet"
+}
