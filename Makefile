@@ -152,4 +152,4 @@ bench-kube:
 	mkdir -p $(BENCH_KUBE_OUT)
 	cd test/kube-e2e && NRINET_KUBE_E2E=1 NRINET_KUBE_BENCH_ROUNDS=$(BENCH_COUNT) $(GO) test -run '^$$' -bench Deployment20 -benchtime 1x -count 1 -timeout 60m . > $(BENCH_KUBE_OUT)/deployment20.raw.txt
 	sed -E 's/^(Benchmark[^ \t]*)#[0-9]+/\1/' $(BENCH_KUBE_OUT)/deployment20.raw.txt > $(BENCH_KUBE_OUT)/deployment20.txt
-	cd test/kube-e2e && $(GO) tool benchstat $(BENCH_KUBE_OUT)/deployment20.txt | tee $(BENCH_KUBE_OUT)/benchstat.txt
+	cd test/kube-e2e && $(GO) tool benchstat -col /network $(BENCH_KUBE_OUT)/deployment20.txt | tee $(BENCH_KUBE_OUT)/benchstat.txt
