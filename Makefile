@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd kube e2e-kube
+.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd kube e2e-kube bench-kube
 
 test: lint unit interop compat deploy-test
 
@@ -136,3 +136,20 @@ e2e-kube:
 	GO=$(GO) hack/kube.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
 	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(KUBE_E2E_RUN)' .
+
+# Time from the creation of a 20-replica Deployment to all pods Running on
+# a real kubelet node: stock containerd with the CNI bridge plugin vs
+# containerd on nrinet with nri-podnet, one control plane, a fresh node per
+# sample, BENCH_COUNT rounds with the two interleaved (docs/performance.md).
+# go test names a repeated sub-benchmark name#NN; the suffix is stripped so
+# that benchstat sees the rounds as samples. Raw results and benchstat's
+# summary in BENCH_KUBE_OUT.
+BENCH_KUBE_OUT ?= $(CURDIR)/bench-kube
+bench-kube:
+	GO=$(GO) hack/kube.sh >/dev/null
+	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	mkdir -p $(BENCH_KUBE_OUT)
+	cd test/kube-e2e && NRINET_KUBE_E2E=1 NRINET_KUBE_BENCH_ROUNDS=$(BENCH_COUNT) $(GO) test -run '^$$' -bench Deployment20 -benchtime 1x -count 1 -timeout 60m . > $(BENCH_KUBE_OUT)/deployment20.raw.txt
+	sed -E 's/^(Benchmark[^ \t]*)#[0-9]+/\1/' $(BENCH_KUBE_OUT)/deployment20.raw.txt > $(BENCH_KUBE_OUT)/deployment20.txt
+	cd test/kube-e2e && $(GO) tool benchstat -col /network $(BENCH_KUBE_OUT)/deployment20.txt | tee $(BENCH_KUBE_OUT)/benchstat.txt

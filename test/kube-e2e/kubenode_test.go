@@ -125,6 +125,24 @@ type kubeNode struct {
 	// restart) with the configuration written at the node's start;
 	// runContainerd also waits until CRI answers.
 	runContainerd, runKubelet func()
+	// opts choose the runtime (kubeNodeOptions; the zero value is stage
+	// 3's), containerdBin its binaries, metricsAddr where containerd
+	// serves its metrics (opts.metrics).
+	opts          kubeNodeOptions
+	containerdBin string
+	metricsAddr   string
+}
+
+// kubeNodeOptions choose a kubeNode's runtime. The zero value is stage 3's
+// node: containerd on nrinet in network mode nri with nri-podnet.
+type kubeNodeOptions struct {
+	// cni runs stock containerd (hack/containerd.sh upstream) in its CNI
+	// mode with a bridge conflist on the Node's pod CIDRs, and no
+	// nri-podnet (bench_test.go).
+	cni bool
+	// metrics serves containerd's Prometheus metrics on the node's
+	// underlay address (metricsAddr).
+	metrics bool
 }
 
 // startKubeNode starts the real node and waits until its Node is Ready:
@@ -134,8 +152,21 @@ type kubeNode struct {
 // Ready).
 func startKubeNode(t testing.TB, cp *controlPlane, suffix string) *kubeNode {
 	t.Helper()
+	return startKubeNodeWith(t, cp, suffix, kubeNodeOptions{})
+}
+
+// startKubeNodeWith starts a real node as startKubeNode does, with the
+// runtime opts choose. One kubelet runs on the host at a time
+// (lockKubeletHost).
+func startKubeNodeWith(t testing.TB, cp *controlPlane, suffix string, opts kubeNodeOptions) *kubeNode {
+	t.Helper()
 	prepareStage3(t)
-	n := &kubeNode{t: t, cp: cp, name: "nrke-" + cp.token + "-" + suffix, cgroupRoot: "/nrke-" + cp.token}
+	n := &kubeNode{t: t, cp: cp, name: "nrke-" + cp.token + "-" + suffix,
+		cgroupRoot: "/nrke-" + cp.token, opts: opts, containerdBin: stage3.containerdBin}
+	if opts.cni {
+		n.containerdBin = upstreamContainerdBin(t)
+	}
+	lockKubeletHost(t)
 	n.host = newHost(t, cp.u, n.name, "nrke"+cp.token+suffix, true)
 	n.dir = cp.path("nodes", suffix)
 	n.sock, n.nriSock = filepath.Join(n.dir, "c.sock"), filepath.Join(n.dir, "nri", "nri.sock")
@@ -167,7 +198,12 @@ func startKubeNode(t testing.TB, cp *controlPlane, suffix string) *kubeNode {
 	n.podCIDRs = cp.podCIDRs(n.name)
 	checkPodCIDRs(t, n.name, n.podCIDRs)
 	t.Logf("kubelet registered Node %s, pod CIDRs %v, in %v", n.name, n.podCIDRs, time.Since(start).Round(time.Millisecond))
-	n.deployPodnet()
+	if opts.cni {
+		n.writeCNIConfig()
+		n.waitReady()
+	} else {
+		n.deployPodnet()
+	}
 	t.Logf("Node %s Ready %v after the kubelet started", n.name, time.Since(start).Round(time.Millisecond))
 	return n
 }
@@ -315,12 +351,12 @@ temp = %s
 `, p("root"), p("state"), p("tmp"), q(n.sock), q(n.sock+".ttrpc"), p("opt"), p("s"),
 		q(n.nriSock), p("nri-plugins"), p("nri-conf"), q(pauseRef), p("runc"))
 	config := filepath.Join(n.dir, "containerd.toml")
-	writeFile(t, config, conf)
+	writeFile(t, config, n.adjustContainerdConfig(conf))
 	// The shim is found on PATH; runc too (Debian puts it in /usr/sbin).
 	n.runContainerd = func() {
 		n.containerd = n.launch(n.name+"/containerd",
-			[]string{"PATH=" + stage3.containerdBin + ":" + os.Getenv("PATH") + ":/usr/sbin:/sbin"},
-			filepath.Join(stage3.containerdBin, "containerd"), "--config", config, "--log-level", "info")
+			[]string{"PATH=" + n.containerdBin + ":" + os.Getenv("PATH") + ":/usr/sbin:/sbin"},
+			filepath.Join(n.containerdBin, "containerd"), "--config", config, "--log-level", "info")
 		waitFor(t, "containerd's CRI", containerdReadyTimeout, 100*time.Millisecond, func() (bool, string) {
 			if !n.containerd.running() {
 				t.Fatalf("containerd exited: %v\n%s", n.containerd.cmd.ProcessState, n.containerd.log.tail(40))
@@ -386,7 +422,7 @@ func (n *kubeNode) must(args ...string) string {
 // importImage imports an image archive into CRI's namespace (k8s.io).
 func (n *kubeNode) importImage(archive, ref string) {
 	t := n.t
-	out, err := exec.Command(filepath.Join(stage3.containerdBin, "ctr"), "--address", n.sock, "--namespace", "k8s.io",
+	out, err := exec.Command(filepath.Join(n.containerdBin, "ctr"), "--address", n.sock, "--namespace", "k8s.io",
 		"images", "import", archive).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ctr images import %s: %v\n%s", archive, err, out)
@@ -433,7 +469,7 @@ readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
-maxPods: 20
+maxPods: 30
 nodeStatusUpdateFrequency: 1s
 serializeImagePulls: false
 imageGCHighThresholdPercent: 100
@@ -504,7 +540,7 @@ func (n *kubeNode) waitReady() {
 	t := n.t
 	waitFor(t, "Node "+n.name+" Ready", kubeNodeReadyTimeout, 250*time.Millisecond, func() (bool, string) {
 		for _, p := range []*proc{n.containerd, n.kubelet} {
-			if !p.running() {
+			if p != nil && !p.running() {
 				t.Fatalf("%s exited: %v\n%s", p.name, p.cmd.ProcessState, p.log.tail(60))
 			}
 		}
