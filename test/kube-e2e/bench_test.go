@@ -453,7 +453,9 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string) time.Duration {
 		if err != nil {
 			return false, err.Error()
 		}
-		out, errOut, err := n.crictl("pods", "-q")
+		// The Deployment's sandboxes only: nri-podnet's DaemonSet pod
+		// stays.
+		out, errOut, err := n.crictl("pods", "-q", "--namespace", "^"+ns+"$")
 		if err != nil {
 			return false, errOut
 		}
