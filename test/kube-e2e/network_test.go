@@ -212,12 +212,6 @@ func deleteLink(t testing.TB, netns, name string) {
 	}
 }
 
-// linkExists reports whether a link of that name exists in the host's
-// network namespace.
-func linkExists(name string) bool {
-	return exec.Command("ip", "link", "show", "dev", name).Run() == nil
-}
-
 // ping sends one ICMP echo from inside the named namespace to addr and
 // returns an error with ping's output unless a reply from addr came back.
 func ping(netns string, addr netip.Addr) error {
