@@ -194,15 +194,15 @@ func (m *Mapper) replacePod(id string, rules []rule) error {
 // no pod has a host port), and makes the Mapper hold their mappings: what
 // nri-podnet does after a restart with the pods the runtime still has.
 // A pod whose mappings are invalid, or conflict with those of a pod
-// before it in the list, gets no rules; its error is among the joined
-// errors returned, and the other pods' rules are written.
-func (m *Mapper) Sync(pods []Pod) error {
-	var errs []error
+// before it in the list, gets no rules: its error is in skipped, and the
+// other pods' rules are written. err is the failure to write them; the
+// Mapper then holds what it held before.
+func (m *Mapper) Sync(pods []Pod) (skipped []error, err error) {
 	held := map[string]podEntry{}
 	var rules []rule
 	for _, p := range pods {
 		if err := checkID(p.ID); err != nil {
-			errs = append(errs, err)
+			skipped = append(skipped, err)
 			continue
 		}
 		binds, err := p.binds()
@@ -210,7 +210,7 @@ func (m *Mapper) Sync(pods []Pod) error {
 			err = conflict(held, p.PodRef, binds)
 		}
 		if err != nil {
-			errs = append(errs, err)
+			skipped = append(skipped, err)
 			continue
 		}
 		if len(binds) > 0 {
@@ -226,9 +226,9 @@ func (m *Mapper) Sync(pods []Pod) error {
 		m.mu.Lock()
 		m.pods = saved
 		m.mu.Unlock()
-		return errors.Join(append(errs, err)...)
+		return skipped, err
 	}
-	return errors.Join(errs...)
+	return skipped, nil
 }
 
 // replaceAll replaces the table with one that holds rules, or deletes it
@@ -239,6 +239,13 @@ func (m *Mapper) replaceAll(rules []rule) error {
 	c, err := m.conn()
 	if err != nil {
 		return err
+	}
+	if len(rules) == 0 {
+		if have, err := listRules(c); err != nil {
+			return err
+		} else if have == nil {
+			return nil // no table, and none wanted
+		}
 	}
 	t := table()
 	c.AddTable(t) // so that the deletion below never fails
@@ -330,6 +337,14 @@ func (m *Mapper) Counts() []Count {
 		return strings.Compare(a.Family, b.Family)
 	})
 	return out
+}
+
+// Holds reports whether the pod with that ID holds mappings.
+func (m *Mapper) Holds(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.pods[id]
+	return ok
 }
 
 // Holders lists the IDs of the pods that hold mappings, sorted.

@@ -235,8 +235,8 @@ func TestMapper_SyncInNetNS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fresh.Sync([]hostport.Pod{pod("live", 5353), pod("new", 5355)}); err != nil {
-		t.Fatal(err)
+	if skipped, err := fresh.Sync([]hostport.Pod{pod("live", 5353), pod("new", 5355)}); err != nil || len(skipped) > 0 {
+		t.Fatal(skipped, err)
 	}
 	rules, err := fresh.Rules()
 	if err != nil {
@@ -253,14 +253,14 @@ func TestMapper_SyncInNetNS(t *testing.T) {
 		t.Errorf("holders %q", got)
 	}
 	// A conflict in the list: the second pod gets nothing, the first its rules.
-	err = fresh.Sync([]hostport.Pod{pod("live", 5353), pod("clash", 5353)})
-	if !errors.Is(err, hostport.ErrConflict) {
-		t.Errorf("Sync with a conflict: %v, want ErrConflict", err)
+	skipped, err := fresh.Sync([]hostport.Pod{pod("live", 5353), pod("clash", 5353)})
+	if err != nil || len(skipped) != 1 || !errors.Is(skipped[0], hostport.ErrConflict) {
+		t.Errorf("Sync with a conflict: skipped %v, %v; want one ErrConflict", skipped, err)
 	}
 	if got := fresh.Holders(); !slices.Equal(got, []string{"live"}) {
 		t.Errorf("holders after a conflicting Sync %q", got)
 	}
-	if err := fresh.Sync(nil); err != nil {
+	if _, err := fresh.Sync(nil); err != nil {
 		t.Fatal(err)
 	}
 	c, err := nftables.New(nftables.WithNetNSFd(int(ns.Fd())))
