@@ -1,6 +1,7 @@
 package podnet
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -24,7 +25,7 @@ func ensureBridge(name string, gateways []netip.Prefix, mtu int, netfilter bool,
 	switch {
 	case errors.As(err, &notFound):
 		attrs := netlink.NewLinkAttrs()
-		attrs.Name, attrs.MTU = name, mtu
+		attrs.Name, attrs.MTU, attrs.HardwareAddr = name, mtu, bridgeMAC(name)
 		if err := netlink.LinkAdd(&netlink.Bridge{LinkAttrs: attrs}); err != nil && !errors.Is(err, unix.EEXIST) {
 			return nil, fmt.Errorf("creating bridge %q: %w", name, err)
 		}
@@ -35,6 +36,13 @@ func ensureBridge(name string, gateways []netip.Prefix, mtu int, netfilter bool,
 		return nil, fmt.Errorf("bridge %q: %w", name, err)
 	case br.Type() != "bridge":
 		return nil, fmt.Errorf("interface %q exists and is a %s, not a bridge", name, br.Type())
+	}
+	if mac := bridgeMAC(name); !bytes.Equal(br.Attrs().HardwareAddr, mac) {
+		// A bridge made before nri-podnet fixed the MAC: fix it now.
+		if err := netlink.LinkSetHardwareAddr(br, mac); err != nil {
+			return nil, fmt.Errorf("bridge %q: setting its MAC to %s: %w", name, mac, err)
+		}
+		log.Info("fixed the bridge's MAC address", "bridge", name, "was", br.Attrs().HardwareAddr.String(), "now", mac.String())
 	}
 	if err := bridgeLinkLocal(br, gateways); err != nil {
 		return nil, fmt.Errorf("bridge %q: %w", name, err)
