@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
-	"log/slog"
 	"os"
 	"slices"
 
