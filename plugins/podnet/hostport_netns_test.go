@@ -43,7 +43,9 @@ type nodeEnv struct {
 	podNames, podPaths map[string]string // pod ID → name, namespace path
 }
 
-func newNodeEnv(t *testing.T) *nodeEnv {
+// newNodeEnv sets the namespaces up and starts the runtime and
+// nri-podnet, with the configuration edit changes (if not nil).
+func newNodeEnv(t *testing.T, edit func(*podnet.Config)) *nodeEnv {
 	t.Helper()
 	e := &nodeEnv{extEnv: newExtEnv(t), podNames: map[string]string{}, podPaths: map[string]string{}}
 	pfx := "nrh" + randHex(3)
@@ -71,6 +73,9 @@ func newNodeEnv(t *testing.T) *nodeEnv {
 		Subnets:  []string{fmt.Sprintf("198.18.%d.0/24", x), fmt.Sprintf("fd00:198:18:%x::/64", x)},
 		MTU:      1400,
 		StateDir: e.cfg.StateDir,
+	}
+	if edit != nil {
+		edit(&e.cfg)
 	}
 	b, _ := json.Marshal(e.cfg)
 	if err := os.WriteFile(e.cfgFile, b, 0o600); err != nil {
@@ -320,7 +325,7 @@ const (
 // takes out the rules of a pod gone meanwhile and restores lost ones; and
 // -uninstall.
 func TestPodnet_HostPorts(t *testing.T) {
-	e := newNodeEnv(t)
+	e := newNodeEnv(t, nil)
 	n4, n6 := e.nodeIP4, e.nodeIP6
 	ap := netip.AddrPortFrom
 	_, _, _ = e.runPod("client")
