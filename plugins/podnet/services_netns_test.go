@@ -4,6 +4,7 @@ import (
 	be "encoding/binary"
 	"net/netip"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +116,16 @@ func TestPodnet_ServicesOnTheBridge(t *testing.T) {
 	}
 	reachService("another pod of the bridge", b, true)
 	reachService("the endpoint itself", a, true)
+	// The bridge's switches, not the node's sysctls, which stay as they
+	// were; the change is logged.
+	for _, s := range []string{"net.bridge.bridge-nf-call-iptables", "net.bridge.bridge-nf-call-ip6tables"} {
+		if got := strings.TrimSpace(testutil.Run(t, "ip", "netns", "exec", e.node, "sysctl", "-n", s)); got != "0" {
+			t.Errorf("%s = %s in the node's namespace, want 0, as the test set it", s, got)
+		}
+	}
+	if !strings.Contains(e.proc.logs.String(), "bridged pod traffic now passes netfilter") {
+		t.Errorf("nri-podnet did not log turning the bridge's netfilter switches on:\n%s", e.proc.logs)
+	}
 
 	// Without the bridge's switches the endpoint's reply reaches the
 	// client with the endpoint's address, which the client drops.

@@ -32,7 +32,7 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("hostport: %s: host port %s is held by pod %s (%s)", e.Pod, e.Wanted.hostSide(), e.Holder, e.Held.hostSide())
+	return fmt.Sprintf("hostport: pod %s: host port %s is held by pod %s (%s)", e.Pod, e.Wanted.hostSide(), e.Holder, e.Held.hostSide())
 }
 
 // Is reports whether target is [ErrConflict].
