@@ -77,14 +77,7 @@ func (c *containerd) runPod(name, container string) *pod {
 // crictl create needs too).
 func (c *containerd) runSandbox(name string) (p *pod, podFile string) {
 	c.t.Helper()
-	uid := name + "-" + c.token
-	podCfg := map[string]any{
-		"metadata":      map[string]any{"name": name, "namespace": "nrinet-e2e", "uid": uid, "attempt": 0},
-		"hostname":      name,
-		"log_directory": filepath.Join(c.dir, "logs", name),
-		"linux":         map[string]any{"cgroup_parent": c.cgroupParent},
-	}
-	podFile = c.writeJSON("pod-"+name+".json", podCfg)
+	podFile = c.writeJSON("pod-"+name+".json", c.podConfig(name))
 	p = &pod{name: name}
 	p.id = strings.TrimSpace(c.must("runp", podFile))
 	c.seen.add(p.id)
@@ -94,6 +87,16 @@ func (c *containerd) runSandbox(name string) (p *pod, podFile string) {
 		c.seen.addVeths(bridgePorts(c.t, br))
 	}
 	return p, podFile
+}
+
+// podConfig is the CRI configuration of a pod named name.
+func (c *containerd) podConfig(name string) map[string]any {
+	return map[string]any{
+		"metadata":      map[string]any{"name": name, "namespace": "nrinet-e2e", "uid": name + "-" + c.token, "attempt": 0},
+		"hostname":      name,
+		"log_directory": filepath.Join(c.dir, "logs", name),
+		"linux":         map[string]any{"cgroup_parent": c.cgroupParent},
+	}
 }
 
 // containerConfig is the CRI configuration of a busybox container named

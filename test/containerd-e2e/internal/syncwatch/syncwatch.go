@@ -1,11 +1,12 @@
 // Package syncwatch checks what a late-joining NRI plugin learned against
-// the containers that were created around its joins: every container whose
-// creation had ended before a session's end must have reached that
-// session once, in its Synchronize request or as a CreateContainer event.
-// A StartContainer event alone does not count: a plugin that learns of a
-// container only when it starts has missed its creation (critest's NRI
-// specs count the same way). cmd/nri-sync-observer records the sessions;
-// the suite records the creations (crictl create, from start to return).
+// the pods and containers that were created around its joins: every one
+// whose creation had ended before a session's end must have reached that
+// session once, in its Synchronize request or as a RunPodSandbox or
+// CreateContainer event. A StartContainer event alone does not count: a
+// plugin that learns of a container only when it starts has missed its
+// creation (critest's NRI specs count the same way). cmd/nri-sync-observer
+// records the sessions; the suite records the creations (crictl runp or
+// create, from start to return).
 package syncwatch
 
 import (
@@ -48,22 +49,23 @@ type Event struct {
 	At   int64  `json:"at"`
 }
 
-// Creation is a container the test created: its ID, and when the create
-// request was sent and when it returned.
+// Creation is a pod or container the test created: its ID, and when the
+// request (RunPodSandbox, CreateContainer) was sent and when it returned.
 type Creation struct {
 	ID         string
+	Pod        bool
 	Start, End int64
 }
 
-// Problem is a container that a session should have learned about once
-// and did not.
+// Problem is a pod or container that a session should have learned
+// about once and did not.
 type Problem struct {
 	Session int
 	ID      string
-	// Twice is false for a lost container (in neither the Synchronize
-	// request nor a CreateContainer event), true for one the session
-	// learned twice (in Synchronize and as CreateContainer, or in two
-	// CreateContainer events).
+	// Twice is false for a lost pod or container (in neither the
+	// Synchronize request nor a RunPodSandbox or CreateContainer event),
+	// true for one the session learned twice (in Synchronize and as an
+	// event, or in two events).
 	Twice bool
 	// Started says that a lost container's StartContainer event arrived.
 	Started bool
@@ -80,14 +82,18 @@ func (p Problem) String() string {
 	case p.Started:
 		what = "lost (only its StartContainer arrived)"
 	}
-	return fmt.Sprintf("session %d: container %s %s (create from %+.3fs to %+.3fs of Synchronize)",
-		p.Session, p.ID, what, float64(p.Created.Start)/1e9, float64(p.Created.End)/1e9)
+	kind := "container"
+	if p.Created.Pod {
+		kind = "pod"
+	}
+	return fmt.Sprintf("session %d: %s %s %s (created from %+.3fs to %+.3fs of Synchronize)",
+		p.Session, kind, p.ID, what, float64(p.Created.Start)/1e9, float64(p.Created.End)/1e9)
 }
 
-// Check returns, for every complete session (one with an End), the
-// containers of created whose create returned before the session's end
-// and that the session did not learn about, and those it learned about
-// twice. Sessions that ended early (no End) are left out; Completed
+// Check returns, for every complete session (one with an End), the pods
+// and containers of created whose creation returned before the session's
+// end and that the session did not learn about, and those it learned
+// about twice. Sessions that ended early (no End) are left out; completed
 // counts the others.
 func Check(sessions []Session, created []Creation) (problems []Problem, completed int) {
 	for _, s := range sessions {
@@ -96,21 +102,21 @@ func Check(sessions []Session, created []Creation) (problems []Problem, complete
 		}
 		completed++
 		inSync := map[string]bool{}
-		for _, id := range s.Containers {
+		for _, id := range append(slices.Clone(s.Pods), s.Containers...) {
 			inSync[id] = true
 		}
-		creates := map[string]int{}
+		creates := map[string]int{} // RunPodSandbox and CreateContainer
 		started := map[string]bool{}
 		for _, ev := range s.Events {
 			switch ev.Type {
-			case CreateContainer:
+			case RunPodSandbox, CreateContainer:
 				creates[ev.ID]++
 			case StartContainer:
 				started[ev.ID] = true
 			}
 		}
 		for _, c := range created {
-			rel := Creation{ID: c.ID, Start: c.Start - s.Sync, End: c.End - s.Sync}
+			rel := Creation{ID: c.ID, Pod: c.Pod, Start: c.Start - s.Sync, End: c.End - s.Sync}
 			switch {
 			case c.End < s.End && !inSync[c.ID] && creates[c.ID] == 0:
 				problems = append(problems, Problem{Session: s.N, ID: c.ID, Started: started[c.ID], Created: rel})
