@@ -42,20 +42,29 @@ const (
 // spec "should receive a callback for container created during the
 // Synchronize call" asks, under load.
 //
-// On containerd on nrinet (compat) a problem fails the test. Stock
+// On containerd on nrinet, in CNI mode and in network mode nri with
+// nri-podnet (patches 0001 to 0007), a problem fails the test. Stock
 // containerd is run for comparison: its problems are logged, not failed
 // (docs/containerd.md, "Containers created while a plugin joins").
 func TestLateJoin(t *testing.T) {
 	skipUnlessEnabled(t)
 	for _, v := range []struct {
-		name, nri string
-		strict    bool
+		name   string
+		opts   options
+		podnet bool // nri-podnet sets up the pods' network
+		strict bool
 	}{
-		{name: "compat", nri: "compat", strict: true},
-		{name: "stock", nri: "upstream"},
+		{name: "compat", opts: options{nri: "compat", network: networkCNI}, strict: true},
+		{name: "compat-nri-podnet", podnet: true, strict: true,
+			opts: options{nri: "compat", network: networkNRI, requiredNetworkPlugins: []string{"podnet"}}},
+		{name: "stock", opts: options{nri: "upstream", network: networkCNI}},
 	} {
 		t.Run(v.name, func(t *testing.T) {
-			c := startContainerd(t, options{nri: v.nri, network: networkCNI})
+			c := startContainerd(t, v.opts)
+			if v.podnet {
+				podnetPlugin.start(c)
+				c.waitNetworkReady(true)
+			}
 			lateJoin(t, c, v.strict)
 		})
 	}
