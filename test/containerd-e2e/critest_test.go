@@ -326,7 +326,8 @@ func critestSummary(results map[string][]specResult, times map[string]time.Durat
 		for i, v := range variants {
 			row[i] = cmp.Or(state[n][v], "-")
 		}
-		fmt.Fprintf(&b, "| %s | %s |\n", strings.TrimPrefix(n, "[k8s.io] "), strings.Join(row, " | "))
+		name := strings.ReplaceAll(strings.TrimPrefix(n, "[k8s.io] "), "|", `\|`)
+		fmt.Fprintf(&b, "| %s | %s |\n", name, strings.Join(row, " | "))
 	}
 	b.WriteString("\n")
 	for _, v := range variants {
