@@ -102,6 +102,21 @@ e2e-containerd:
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
 	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(E2E_RUN)' .
 
+# critest v1.37.0 (cri-tools' CRI validation suite, built with go test -c
+# into $TMPDIR/nrinet-critest-v1.37.0) against stock containerd and
+# containerd on nrinet (CNI mode, and network mode nri with nri-podnet),
+# each with a registry on 127.0.0.1 that serves critest's busybox image as
+# registry.k8s.io's (docs/containerd.md, "critest"). CRITEST_FOCUS is
+# critest's -ginkgo.focus ('.' runs every spec, many of which need images
+# only a real registry has); per-spec results in CRITEST_OUT/results.md.
+CRITEST_FOCUS ?= NRI
+CRITEST_OUT ?= $(CURDIR)/critest-results
+.PHONY: critest
+critest:
+	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 NRINET_CRITEST=1 NRINET_CRITEST_FOCUS='$(CRITEST_FOCUS)' NRINET_CRITEST_OUT='$(CRITEST_OUT)' $(GO) test -count=1 -v -timeout 40m -run '^TestCritest$$' .
+
 # crictl runp until READY on stock containerd + CNI, containerd on nrinet
 # with nri-cni and with nri-podnet, and nrinetd with nri-podnet: one pod
 # per sample, BENCH_COUNT samples (docs/performance.md); raw results and

@@ -1,6 +1,7 @@
 package gobin
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,4 +43,50 @@ func Install(dir, pkg, version string) (string, error) {
 		return "", fmt.Errorf("installing %s@%s: %v\n%s", pkg, version, err, out)
 	}
 	return bin, nil
+}
+
+// InstallTest builds the test binary of package pkg (a path inside module
+// mod, e.g. "cmd/critest") at version with `go test -c`, into dir, unless
+// dir already holds it, and returns the binary's path. It is for programs
+// shipped as a package of tests only, which `go install` refuses ("no
+// non-test Go files"), such as cri-tools' critest. The module is fetched
+// through the module proxy and built in the module cache, with its own
+// go.mod and go.sum.
+func InstallTest(dir, mod, pkg, version string) (string, error) {
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	env := append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	dl := exec.Command("go", "mod", "download", "-json", mod+"@"+version)
+	dl.Env = env
+	out, err := dl.Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s@%s: %v\n%s", mod, version, err, out)
+	}
+	var info struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &info); err != nil || info.Dir == "" {
+		return "", fmt.Errorf("go mod download %s@%s: no module directory (%v %s)", mod, version, err, info.Error)
+	}
+	tmp := bin + ".tmp"
+	build := exec.Command("go", "test", "-c", "-o", tmp, "./"+pkg)
+	build.Dir, build.Env = info.Dir, env
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go test -c %s/%s@%s: %v\n%s", mod, pkg, version, err, out)
+	}
+	return bin, os.Rename(tmp, bin)
 }

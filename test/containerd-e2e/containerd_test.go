@@ -45,6 +45,12 @@ type options struct {
 	// metrics serves containerd's Prometheus metrics on a loopback port
 	// (c.metricsAddr).
 	metrics bool
+	// registryConfigPath is the CRI image service's registry config_path
+	// (hosts.toml files, see registry.writeHosts); empty: none.
+	registryConfigPath string
+	// nriRequestTimeout is the NRI configuration's plugin_request_timeout
+	// (containerd's default, 2 s, when zero).
+	nriRequestTimeout time.Duration
 }
 
 // Readiness and shutdown deadlines.
@@ -201,7 +207,7 @@ func (c *containerd) shimSocketDir() string { return filepath.Join(c.dir, "s") }
 func (c *containerd) configTOML() string {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	p := func(name string) string { return q(filepath.Join(c.dir, name)) }
-	cni, mode, required := "", "", ""
+	cni, mode, nriLines := "", "", ""
 	switch c.opts.network {
 	case networkCNI:
 		cni = fmt.Sprintf(`
@@ -210,11 +216,18 @@ func (c *containerd) configTOML() string {
       conf_dir = %s
       max_conf_num = 1`, q(env.cniBin), q(c.cni.confDir))
 	case networkNRI:
-		mode, required = criNetworkNRI(c)
+		mode, nriLines = criNetworkNRI(c)
 	}
 	metrics := ""
 	if c.metricsAddr != "" {
 		metrics = fmt.Sprintf("\n[metrics]\n  address = %s\n", q(c.metricsAddr))
+	}
+	if d := c.opts.nriRequestTimeout; d != 0 {
+		nriLines += fmt.Sprintf("\n    plugin_request_timeout = %s", q(d.String()))
+	}
+	registry := ""
+	if c.opts.registryConfigPath != "" {
+		registry = fmt.Sprintf("\n    [plugins.'io.containerd.cri.v1.images'.registry]\n      config_path = %s", q(c.opts.registryConfigPath))
 	}
 	return fmt.Sprintf(`version = 3
 root = %s
@@ -247,7 +260,7 @@ temp = %s
   [plugins.'io.containerd.cri.v1.images']
     snapshotter = 'overlayfs'
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
-      sandbox = %s
+      sandbox = %s%s
 
   [plugins.'io.containerd.cri.v1.runtime']
     restrict_oom_score_adj = true%s
@@ -260,7 +273,7 @@ temp = %s
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
           Root = %s%s
 `, p("root"), p("state"), p("tmp"), metrics, q(c.sock), q(c.sock+".ttrpc"), p("opt"), q(c.shimSocketDir()),
-		q(c.nriSock), p("nri-plugins"), p("nri-conf"), required, q(pauseRef), mode, p("runc"), cni)
+		q(c.nriSock), p("nri-plugins"), p("nri-conf"), nriLines, q(pauseRef), registry, mode, p("runc"), cni)
 }
 
 // criNetworkNRI returns the configuration lines of networkNRI: the

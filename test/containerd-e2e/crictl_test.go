@@ -62,24 +62,23 @@ type pod struct {
 // leak check.
 func (c *containerd) runPod(name, container string) *pod {
 	c.t.Helper()
-	uid := name + "-" + c.token
-	podCfg := map[string]any{
-		"metadata":      map[string]any{"name": name, "namespace": "nrinet-e2e", "uid": uid, "attempt": 0},
-		"hostname":      name,
-		"log_directory": filepath.Join(c.dir, "logs", name),
-		"linux":         map[string]any{"cgroup_parent": c.cgroupParent},
-	}
-	ctrCfg := map[string]any{
-		"metadata": map[string]any{"name": container},
-		"image":    map[string]any{"image": busyboxRef},
-		"command":  []string{"sleep", "3600"},
-		"log_path": container + ".log",
-		"linux":    map[string]any{},
-	}
-	podFile := c.writeJSON("pod-"+name+".json", podCfg)
-	ctrFile := c.writeJSON("ctr-"+name+".json", ctrCfg)
+	p, podFile := c.runSandbox(name)
+	p.container = container
+	ctrFile := c.writeJSON("ctr-"+name+".json", containerConfig(container))
+	p.ctrID = strings.TrimSpace(c.must("create", p.id, ctrFile, podFile))
+	c.seen.add(p.ctrID)
+	c.must("start", p.ctrID)
+	return p
+}
 
-	p := &pod{name: name, container: container}
+// runSandbox runs a pod sandbox named name, without containers, through
+// crictl runp, records its ID, network namespace and host veths for the
+// leak check, and returns it with the path of its configuration (which
+// crictl create needs too).
+func (c *containerd) runSandbox(name string) (p *pod, podFile string) {
+	c.t.Helper()
+	podFile = c.writeJSON("pod-"+name+".json", c.podConfig(name))
+	p = &pod{name: name}
 	p.id = strings.TrimSpace(c.must("runp", podFile))
 	c.seen.add(p.id)
 	p.netns = c.inspectp(p.id).Info.RuntimeSpec.netns()
@@ -87,10 +86,29 @@ func (c *containerd) runPod(name, container string) *pod {
 	for _, br := range c.scope().bridges {
 		c.seen.addVeths(bridgePorts(c.t, br))
 	}
-	p.ctrID = strings.TrimSpace(c.must("create", p.id, ctrFile, podFile))
-	c.seen.add(p.ctrID)
-	c.must("start", p.ctrID)
-	return p
+	return p, podFile
+}
+
+// podConfig is the CRI configuration of a pod named name.
+func (c *containerd) podConfig(name string) map[string]any {
+	return map[string]any{
+		"metadata":      map[string]any{"name": name, "namespace": "nrinet-e2e", "uid": name + "-" + c.token, "attempt": 0},
+		"hostname":      name,
+		"log_directory": filepath.Join(c.dir, "logs", name),
+		"linux":         map[string]any{"cgroup_parent": c.cgroupParent},
+	}
+}
+
+// containerConfig is the CRI configuration of a busybox container named
+// name that sleeps.
+func containerConfig(name string) map[string]any {
+	return map[string]any{
+		"metadata": map[string]any{"name": name},
+		"image":    map[string]any{"image": busyboxRef},
+		"command":  []string{"sleep", "3600"},
+		"log_path": name + ".log",
+		"linux":    map[string]any{},
+	}
 }
 
 // exec runs a command in the pod's container (crictl exec --sync) and

@@ -28,17 +28,29 @@ func writePauseImage(archive, ref, pauseBin string) error {
 	return writeImage(archive, ref, files, v1.Config{Entrypoint: []string{"/pause"}})
 }
 
-// writeBusyboxImage writes the busybox image: busybox at /bin/busybox,
-// the applets as symlinks to it, /etc/passwd and /etc/group with root, and
-// empty /tmp, /proc, /sys, /dev and /root.
+// writeBusyboxImage writes the busybox image with busyboxApplets.
 func writeBusyboxImage(archive, ref, busyboxBin string) error {
-	bin, err := os.ReadFile(busyboxBin)
+	img, err := busyboxImage(busyboxBin, busyboxApplets)
 	if err != nil {
 		return err
 	}
+	return imagebuild.Write(archive, img, ref)
+}
+
+// busyboxImage builds a busybox image: busybox at /bin/busybox, the
+// applets as symlinks to it, /etc/passwd and /etc/group with root, and
+// empty /tmp, /proc, /sys, /dev and /root.
+func busyboxImage(busyboxBin string, applets []string) (v1.Image, error) {
+	bin, err := os.ReadFile(busyboxBin)
+	if err != nil {
+		return nil, err
+	}
 	files := []imagebuild.File{{Name: "bin", Mode: fs.ModeDir | 0o755}}
 	files = append(files, imagebuild.File{Name: "bin/busybox", Mode: 0o755, Data: bin})
-	for _, a := range busyboxApplets {
+	for _, a := range applets {
+		if a == "busybox" {
+			continue
+		}
 		files = append(files, imagebuild.File{Name: "bin/" + a, Mode: fs.ModeSymlink | 0o777, Link: "busybox"})
 	}
 	for _, d := range []string{"dev", "etc", "proc", "root", "sys"} {
@@ -49,7 +61,7 @@ func writeBusyboxImage(archive, ref, busyboxBin string) error {
 		imagebuild.File{Name: "etc/passwd", Mode: 0o644, Data: []byte("root:x:0:0:root:/root:/bin/sh\n")},
 		imagebuild.File{Name: "etc/group", Mode: 0o644, Data: []byte("root:x:0:\n")},
 	)
-	return writeImage(archive, ref, files, v1.Config{Env: []string{"PATH=/bin"}, Cmd: []string{"sh"}})
+	return imagebuild.Image(files, runtime.GOARCH, v1.Config{Env: []string{"PATH=/bin"}, Cmd: []string{"sh"}})
 }
 
 // writeImage builds a one-layer OCI image of files for linux on this

@@ -45,6 +45,9 @@ type suiteEnv struct {
 	// upstream's stub and on nrinet's plugin package; podnet and nriCNI
 	// are cmd/nri-podnet and cmd/nri-cni.
 	stubAdjuster, pluginAdjuster, podnet, nriCNI string
+	// syncObserver is cmd/nri-sync-observer, the plugin that joins again
+	// and again (TestLateJoin).
+	syncObserver string
 	// nrinetd is cmd/nrinetd (the benchmark's fourth runtime).
 	nrinetd string
 	// crictl and cniBin are crictl and the CNI reference plugins' directory.
@@ -90,7 +93,7 @@ func setup(dir string) error {
 	if err := goBuild(".", dir, []string{"CGO_ENABLED=0"}, "./cmd/pause"); err != nil {
 		return err
 	}
-	if err := goBuild(".", dir, nil, "./cmd/nri-stub-adjuster", "./cmd/nri-plugin-adjuster"); err != nil {
+	if err := goBuild(".", dir, nil, "./cmd/nri-stub-adjuster", "./cmd/nri-plugin-adjuster", "./cmd/nri-sync-observer"); err != nil {
 		return err
 	}
 	// nrinet's commands, from the root module (their dependencies are in
@@ -100,6 +103,7 @@ func setup(dir string) error {
 	}
 	env.stubAdjuster = filepath.Join(dir, "nri-stub-adjuster")
 	env.pluginAdjuster = filepath.Join(dir, "nri-plugin-adjuster")
+	env.syncObserver = filepath.Join(dir, "nri-sync-observer")
 	env.podnet, env.nriCNI = filepath.Join(dir, "nri-podnet"), filepath.Join(dir, "nri-cni")
 	env.nrinetd = filepath.Join(dir, "nrinetd")
 
