@@ -232,6 +232,16 @@ func (c *containerd) writeFile(path, content string) {
 	}
 }
 
+// podCgroupParent is the cgroup parent of the pods the suite runs: none
+// in integration mode, as containerd's integration tests set none (runc
+// then puts them under /k8s.io), else c.cgroupParent.
+func (c *containerd) podCgroupParent() string {
+	if c.opts.integration {
+		return ""
+	}
+	return c.cgroupParent
+}
+
 // shimSocketDir is where the shims put their sockets (socket_dir), instead
 // of /run/containerd/s.
 func (c *containerd) shimSocketDir() string { return filepath.Join(c.dir, "s") }

@@ -67,11 +67,11 @@ func (c *containerd) runPod(name, container string) *pod {
 		"metadata":      map[string]any{"name": name, "namespace": "nrinet-e2e", "uid": uid, "attempt": 0},
 		"hostname":      name,
 		"log_directory": filepath.Join(c.dir, "logs", name),
-		"linux":         map[string]any{"cgroup_parent": c.cgroupParent},
+		"linux":         map[string]any{"cgroup_parent": c.podCgroupParent()},
 	}
 	ctrCfg := map[string]any{
 		"metadata": map[string]any{"name": container},
-		"image":    map[string]any{"image": busyboxRef},
+		"image":    map[string]any{"image": c.images()[1].ref},
 		"command":  []string{"sleep", "3600"},
 		"log_path": container + ".log",
 		"linux":    map[string]any{},

@@ -84,12 +84,16 @@ var integrationRuntimes = []integrationRuntime{
 	{
 		name: "nrinet-nri",
 		opts: options{nri: "compat", network: networkNRI, requiredNetworkPlugins: []string{"podnet"}, integration: true},
-		// nri-podnet gives the pods their network; afterwards, with every
-		// pod removed, its allocator must hold no address.
+		// nri-podnet gives the pods their network. Afterwards, with every
+		// pod removed, its allocator must hold no address once it is
+		// connected again: the tests' last pods are removed right after
+		// containerd's restart, before nri-podnet has reconnected, and it
+		// releases what it held for them when it synchronizes.
 		prepare: func(c *containerd) func() {
 			_, _, net := podnetPlugin.start(c)
 			c.waitNetworkReady(true)
 			return func() {
+				c.waitNetworkReady(true)
 				for _, p := range c.plugins {
 					p.stop()
 				}

@@ -90,6 +90,22 @@ func (k *keepalive) restarts() int {
 	return max(k.starts-1, 0)
 }
 
+// kill ends the loop and kills the running containerd with SIGKILL, as a
+// crash would, so that it cleans nothing up.
+func (k *keepalive) kill() {
+	k.mu.Lock()
+	if !k.stopping {
+		k.stopping = true
+		close(k.quit)
+	}
+	proc := k.proc
+	k.mu.Unlock()
+	if proc != nil {
+		proc.Kill()
+	}
+	<-k.done
+}
+
 // stop ends the loop and the running containerd: SIGTERM, and SIGKILL
 // after timeout (reported as an error).
 func (k *keepalive) stop(timeout time.Duration) error {
