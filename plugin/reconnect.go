@@ -82,6 +82,16 @@ func (b *backoff) delay() time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
+// awayPoll caps the delay between attempts while nothing listens on the
+// runtime's socket (retryDelay).
+const awayPoll = 250 * time.Millisecond
+
+// retryDelay is the delay after a failed attempt to join, which failed
+// with err.
+func retryDelay(b *backoff, err error) time.Duration {
+	return b.delay()
+}
+
 // reset makes the next delay the initial one.
 func (b *backoff) reset() { b.next = 0 }
 
@@ -119,7 +129,7 @@ func (s *Stub) runLoop(ctx context.Context) error {
 				// meet the same runtime and the same refusal.
 				return err
 			}
-			delay := b.delay()
+			delay := retryDelay(&b, err)
 			level := s.log.Warn
 			if err.Error() == lastFailure {
 				level = s.log.Debug
