@@ -1,7 +1,7 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run).
 GO ?= go
 
-.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd kube e2e-kube bench-kube
+.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test containerd-integration e2e-containerd bench-containerd kube e2e-kube bench-kube
 
 test: lint unit interop compat deploy-test
 
@@ -88,6 +88,23 @@ containerd:
 
 containerd-test:
 	GO=$(GO) NRINET_CONTAINERD_TEST=1 $(GO) test -count=1 -v -timeout 45m -run '^TestContainerdNRIPackages$$' ./test/containerd
+
+# containerd's own NRI integration tests (integration/nri_test.go and
+# nri_linux_test.go of containerd v2.4.2, NRI plugins on upstream's stub in
+# the test process), run as containerd's CI runs them: its test binary
+# (go test -c ./integration, cached beside each build) against a live
+# containerd kept alive across the tests' restarts. Three runtimes: stock
+# containerd (the anchor), containerd on nrinet with CNI, and containerd on
+# nrinet in network_mode nri with nri-podnet; every test that passes on
+# stock must pass on the other two (test/containerd-e2e,
+# TestContainerdIntegration; docs/containerd.md, "containerd's NRI
+# integration tests"). Not part of make test. Results, test output and
+# containerd's logs in INTEGRATION_OUT.
+INTEGRATION_OUT ?= $(CURDIR)/containerd-integration
+containerd-integration:
+	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 NRINET_CONTAINERD_INTEGRATION=1 NRINET_CONTAINERD_INTEGRATION_OUT=$(INTEGRATION_OUT) $(GO) test -count=1 -v -timeout 60m -run '^TestContainerdIntegration$$' .
 
 # The containerd end-to-end suite (test/containerd-e2e; docs/containerd.md,
 # "End-to-end suite"): builds, or finds built, stock containerd and

@@ -35,7 +35,9 @@
 // [WithRequiredNetworkExtension], it refuses such a runtime in Configure,
 // never joins it, and Start and Run return a [*NoNetworkExtensionError]
 // (matching [ErrNoNetworkExtension]), which ends Run even with
-// [WithReconnect]. See docs/network-contract.md.
+// [WithReconnect]. The other way round, a plugin built with
+// [WithoutNetworkExtension] declines the extension where it is offered and
+// is treated as an upstream plugin. See docs/network-contract.md.
 //
 // # Connecting
 //

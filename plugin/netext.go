@@ -1,6 +1,11 @@
 package plugin
 
-import "github.com/nrinet/nrinet/api"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nrinet/nrinet/api"
+)
 
 // WithRequiredNetworkExtension makes the plugin refuse a runtime that does
 // not support nrinet's pod network extension, for a plugin whose whole
@@ -26,6 +31,49 @@ func WithRequiredNetworkExtension() Option {
 		c.requireNetworkExtension = true
 		return nil
 	}
+}
+
+// WithoutNetworkExtension makes the plugin answer Configure as a plugin
+// of upstream NRI does, without the pod network extension, even where
+// the runtime offers it: it subscribes to the classic events only, and its
+// pods come without the extension's fields (port_mappings, dns_config).
+// A runtime built on nrinet takes no network from such a plugin, and lets
+// it share its name with other plugins without the extension, as
+// upstream's runtime lets any plugins do. compat/nri's stub, whose plugins
+// have upstream's interfaces and no way to return a network, is built
+// with it.
+//
+// New refuses it together with [WithRequiredNetworkExtension], and for a
+// handler that implements [RunPodSandboxNetworkHandler] or
+// [PodSandboxStatusHandler].
+func WithoutNetworkExtension() Option {
+	return func(c *config) error {
+		c.declineNetworkExtension = true
+		return nil
+	}
+}
+
+// checkNetworkExtension refuses WithoutNetworkExtension together with
+// what needs the extension.
+func (s *Stub) checkNetworkExtension() error {
+	switch {
+	case !s.cfg.declineNetworkExtension:
+		return nil
+	case s.cfg.requireNetworkExtension:
+		return errors.New("plugin: WithoutNetworkExtension and WithRequiredNetworkExtension together")
+	case s.implementsNetwork():
+		return fmt.Errorf("plugin: WithoutNetworkExtension: %T implements a pod network handler, which needs the extension", s.handler)
+	}
+	return nil
+}
+
+// offeredExtension is the version of the pod network extension the
+// runtime offers in req, 0 for a stub built with WithoutNetworkExtension.
+func (s *Stub) offeredExtension(req *api.ConfigureRequest) uint32 {
+	if s.cfg.declineNetworkExtension {
+		return 0
+	}
+	return req.GetNetworkExtension().GetVersion()
 }
 
 // refusal is the error a stub built with WithRequiredNetworkExtension

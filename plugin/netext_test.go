@@ -197,3 +197,80 @@ func TestRun_RefusalIsFinal(t *testing.T) {
 		})
 	}
 }
+
+// classicProbe is a plugin without network handlers that records what the
+// runtime offered and the port mappings of the pods it gets.
+type classicProbe struct {
+	offered chan uint32
+	ports   chan int
+}
+
+func (p *classicProbe) Configure(ctx context.Context, _, _, _ string) (api.EventMask, error) {
+	info, _ := plugin.RuntimeInfoFromContext(ctx)
+	p.offered <- info.NetworkExtension
+	return 0, nil
+}
+
+func (p *classicProbe) RunPodSandbox(_ context.Context, pod *api.PodSandbox) error {
+	p.ports <- len(pod.GetPortMappings())
+	return nil
+}
+
+// TestWithoutNetworkExtension: New refuses the option with
+// WithRequiredNetworkExtension and for a network handler. Against a
+// runtime that offers the extension, a plugin built with it answers as an
+// upstream plugin: its Configure handler sees no extension, and its pods
+// come without the extension's port mappings; without the option, the
+// same plugin gets them.
+func TestWithoutNetworkExtension(t *testing.T) {
+	sock := socketPath(t)
+	if _, err := plugin.New(&classicProbe{}, plugin.WithPluginName("x"), plugin.WithPluginIdx("10"), plugin.WithSocketPath(sock),
+		plugin.WithoutNetworkExtension(), plugin.WithRequiredNetworkExtension()); err == nil {
+		t.Error("New with WithoutNetworkExtension and WithRequiredNetworkExtension succeeded")
+	}
+	if _, err := plugin.New(&netCounter{}, plugin.WithPluginName("x"), plugin.WithPluginIdx("10"), plugin.WithSocketPath(sock),
+		plugin.WithoutNetworkExtension()); err == nil || !strings.Contains(err.Error(), "network handler") {
+		t.Errorf("New of a network handler with WithoutNetworkExtension = %v, want refused, naming the handler", err)
+	}
+
+	rt, _ := startRuntime(t, sock)
+	pod := netnsPod("pod-1")
+	pod.PortMappings = []*api.PortMapping{{Protocol: api.Protocol_PROTOCOL_TCP, ContainerPort: 80, HostPort: 8080}}
+	for _, tc := range []struct {
+		name        string
+		opts        []plugin.Option
+		wantOffered bool
+	}{
+		{name: "declined", opts: []plugin.Option{plugin.WithoutNetworkExtension()}},
+		{name: "taken", wantOffered: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &classicProbe{offered: make(chan uint32, 1), ports: make(chan int, 1)}
+			s, err := plugin.New(h, append([]plugin.Option{plugin.WithPluginName(tc.name), plugin.WithPluginIdx("10"),
+				plugin.WithSocketPath(sock)}, tc.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Stop()
+			if offered := receive(t, h.offered, "Configure"); (offered != 0) != tc.wantOffered {
+				t.Errorf("the Configure handler saw extension version %d, want offered: %v", offered, tc.wantOffered)
+			}
+			testutil.WaitFor(t, "the plugin to join", patience, func() bool { return joined(rt, s.Name()) })
+			if _, err := rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod}); err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			if tc.wantOffered {
+				want = 1
+			}
+			if got := receive(t, h.ports, "RunPodSandbox"); got != want {
+				t.Errorf("the plugin's pod has %d port mappings, want %d", got, want)
+			}
+			s.Stop()
+			testutil.WaitFor(t, "the plugin to leave", patience, func() bool { return !joined(rt, s.Name()) })
+		})
+	}
+}

@@ -29,6 +29,9 @@ type config struct {
 	// requireNetworkExtension: refuse a runtime without the pod network
 	// extension (WithRequiredNetworkExtension).
 	requireNetworkExtension bool
+	// declineNetworkExtension: answer Configure without the extension
+	// (WithoutNetworkExtension).
+	declineNetworkExtension bool
 	clientOpts              []ttrpc.ClientOpts
 	serverOpts              []ttrpc.ServerOpt
 }

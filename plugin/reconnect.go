@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/nrinet/nrinet/api"
@@ -34,7 +36,12 @@ const (
 // plugin synchronized, up to maxDelay; each delay is drawn at random
 // between half of it and all of it, so that plugins that lost the same
 // runtime do not come back in step. Once a connection has been
-// synchronized, the next delay starts at initial again. Zero selects
+// synchronized, the next delay starts at initial again. While nothing
+// listens on the runtime's socket (it is missing, or refuses connections:
+// the runtime is away or restarting) the delay is at most 250 ms, or
+// initial if that is longer: a failed dial costs next to nothing, and a
+// restarted runtime gets the plugin back within that of listening again,
+// before the pods that follow its restart need it. Zero selects
 // DefaultReconnectInitial and DefaultReconnectMax; maxDelay must not be
 // below initial. A failure that repeats the previous one is logged at
 // debug level, so that a runtime that stays away costs one warning.
@@ -82,6 +89,31 @@ func (b *backoff) delay() time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
+// awayPoll caps the delay between attempts while nothing listens on the
+// runtime's socket (retryDelay).
+const awayPoll = 250 * time.Millisecond
+
+// retryDelay is the delay after a failed attempt to join, which failed
+// with err: the backoff's, but at most awayPoll (or the initial delay, if
+// longer) when nothing listens on the socket, the runtime being away: a
+// failed dial costs next to nothing, and a restarted runtime gets its
+// plugins back at once (pods that come right after a restart need the
+// network plugins the runtime requires).
+func retryDelay(b *backoff, err error) time.Duration {
+	d := b.delay()
+	if runtimeAway(err) {
+		d = min(d, max(awayPoll, b.initial))
+	}
+	return d
+}
+
+// runtimeAway reports whether err is a dial to a socket nobody listens on:
+// it does not exist, or refuses connections.
+func runtimeAway(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" && (errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED))
+}
+
 // reset makes the next delay the initial one.
 func (b *backoff) reset() { b.next = 0 }
 
@@ -119,7 +151,7 @@ func (s *Stub) runLoop(ctx context.Context) error {
 				// meet the same runtime and the same refusal.
 				return err
 			}
-			delay := b.delay()
+			delay := retryDelay(&b, err)
 			level := s.log.Warn
 			if err.Error() == lastFailure {
 				level = s.log.Debug

@@ -20,7 +20,7 @@ var _ api.PluginService = (*service)(nil)
 
 func (svc *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*api.ConfigureResponse, error) {
 	s, sess := svc.stub, svc.sess
-	netExt := req.GetNetworkExtension().GetVersion()
+	netExt := s.offeredExtension(req)
 	info := RuntimeInfo{
 		Name:                req.GetRuntimeName(),
 		Version:             req.GetRuntimeVersion(),

@@ -51,6 +51,9 @@ func New(handler any, opts ...Option) (*Stub, error) {
 	if err := oneVariant(handler); err != nil {
 		return nil, err
 	}
+	if err := s.checkNetworkExtension(); err != nil {
+		return nil, err
+	}
 	if s.cfg.env == nil {
 		s.cfg.env = os.Getenv
 		s.cfg.args0 = os.Args[0]

@@ -31,6 +31,14 @@
 // plugins whose process exits are launched again, with backoff
 // ([WithRestartBackoff]).
 //
+// Plugins that did not take the pod network extension in Configure (those
+// on upstream's stub, or on this module's with
+// [github.com/nrinet/nrinet/plugin.WithoutNetworkExtension]) may share a
+// name, as on upstream NRI: each connection joins and gets the events. A
+// plugin that took it holds its name alone, since a pod's network parts
+// go by plugin name; in exchange a plugin without it has no part in pod
+// networks.
+//
 // # Requests and failures
 //
 // Every call to a plugin has the request timeout of the Runtime (an option,
@@ -66,7 +74,9 @@
 // persists it. [Runtime.PodSandboxStatus] refreshes it from the plugins in
 // parallel under a short deadline, keeping the last known part of any
 // plugin that fails, and [Runtime.NetworkReady] reports whether the
-// required network plugins are connected. The rules are in
+// required network plugins are connected. Only plugins that took the pod
+// network extension contribute: a network from any other is ignored, and
+// its UpdatePodSandboxNetwork refused. The rules are in
 // docs/network-contract.md.
 //
 // # Logging

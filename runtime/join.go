@@ -395,9 +395,10 @@ func (r *Runtime) addLocked(p *plugin) error {
 		return fmt.Errorf("connection closed while joining: %w", p.reason())
 	}
 	for _, q := range r.plugins {
-		if q.fullName() == p.fullName() && !q.isClosed() {
-			// Ownership and network authority go by name: a second
-			// connection may not take over a connected plugin's name.
+		if q.fullName() == p.fullName() && !q.isClosed() && !p.mayShareName(q) {
+			// Network authority goes by name: a second connection may not
+			// take over the name of a connected plugin with a part in pod
+			// networks, nor one with a part share a connected name.
 			return fmt.Errorf("plugin %q is already connected (%s, pid %d)", p.fullName(), q.kind, q.pid)
 		}
 	}

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/runtime"
 )
 
@@ -164,5 +167,79 @@ func TestJoin_EveryPodOnce(t *testing.T) {
 			}
 		}
 		l.mu.Unlock()
+	}
+}
+
+// countJoined counts the connections of that full name in the dispatch
+// list.
+func (e *env) countJoined(name string) int {
+	n := 0
+	for _, p := range e.rt.Plugins() {
+		if p.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
+// TestJoin_PluginsWithoutTheExtensionShareAName: plugins that do not take
+// the pod network extension may share a name, as on upstream NRI, whose
+// runtime keeps every connection: containerd's own integration tests
+// (integration/nri_test.go) start a plugin named 00-mock-plugin in every
+// test and leave it connected, and each test's plugin must still join
+// and get its events. Both connections join and both get a pod's
+// RunPodSandbox, on a runtime without the extension (containerd in
+// network mode cni) and for plugins that decline it (compat/nri's stub).
+func TestJoin_PluginsWithoutTheExtensionShareAName(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		runtime    []runtime.Option
+		pluginOpts []plugin.Option
+	}{
+		{"runtime without the extension", []runtime.Option{runtime.WithoutNetworkExtension()}, nil},
+		{"plugins declining the extension", nil, []plugin.Option{plugin.WithoutNetworkExtension()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.runtime...)
+			first, second := newLedger(), newLedger()
+			e.startPlugin(first, "00", "mock", tc.pluginOpts...)
+			e.startJoining(second, "00", "mock", tc.pluginOpts...)
+			if !eventually(10*time.Second, func() bool { return e.countJoined("00-mock") == 2 }) {
+				t.Fatalf("%d connections named 00-mock joined, want 2; logs:\n%s", e.countJoined("00-mock"), e.logs)
+			}
+			pod := testPod(1)
+			if _, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod}); err != nil {
+				t.Fatal(err)
+			}
+			for i, l := range []*ledger{first, second} {
+				if got := l.seenOf(pod.GetId()); !slices.Equal(got, []string{"run"}) {
+					t.Errorf("connection %d of 00-mock saw %v of the pod, want [run]", i+1, got)
+				}
+			}
+		})
+	}
+}
+
+// TestJoin_NetworkExtensionKeepsANameExclusive: a pod's network parts,
+// its record's owners and its network pushes go by plugin name, so a
+// plugin that took the pod network extension holds its name alone: no
+// second connection joins under it, and it does not join under the name
+// of a connected plugin without the extension either.
+func TestJoin_NetworkExtensionKeepsANameExclusive(t *testing.T) {
+	e := newEnv(t)
+	e.startPlugin(newLedger(), "10", "net")
+	e.startJoining(newLedger(), "10", "net", plugin.WithoutNetworkExtension())
+	e.startPlugin(newLedger(), "20", "classic", plugin.WithoutNetworkExtension())
+	e.startJoining(newLedger(), "20", "classic")
+	if !eventually(10*time.Second, func() bool {
+		l := e.logs.String()
+		return strings.Count(l, "is already connected") == 2
+	}) {
+		t.Fatalf("want both second connections refused as already connected; logs:\n%s", e.logs)
+	}
+	for _, name := range []string{"10-net", "20-classic"} {
+		if n := e.countJoined(name); n != 1 {
+			t.Errorf("%d connections named %s joined, want 1", n, name)
+		}
 	}
 }

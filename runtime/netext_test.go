@@ -2,8 +2,10 @@ package runtime_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
@@ -53,5 +55,79 @@ func TestRuntime_WithoutNetworkExtension(t *testing.T) {
 	<-status.seen
 	if !contains(e.logs.String(), "PodSandboxStatus") || e.joined("20-status") {
 		t.Errorf("the refusal is not logged naming the event, or the plugin joined:\n%s", e.logs)
+	}
+}
+
+// classicRaw is a raw plugin that answers Configure without the pod
+// network extension, and still returns a network from RunPodSandbox.
+type classicRaw struct {
+	rawPlugin
+	network *api.PodSandboxNetwork
+}
+
+func (p *classicRaw) RunPodSandbox(context.Context, *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
+	return &api.RunPodSandboxResponse{Adjust: &api.PodSandboxAdjustment{Network: p.network}}, nil
+}
+
+func (p *classicRaw) PodSandboxStatus(context.Context, *api.PodSandboxStatusRequest) (*api.PodSandboxStatusResponse, error) {
+	return &api.PodSandboxStatusResponse{Network: p.network}, nil
+}
+
+func (p *classicRaw) StopPodSandbox(context.Context, *api.StopPodSandboxRequest) (*api.StopPodSandboxResponse, error) {
+	return &api.StopPodSandboxResponse{}, nil
+}
+
+func (p *classicRaw) RemovePodSandbox(context.Context, *api.RemovePodSandboxRequest) (*api.RemovePodSandboxResponse, error) {
+	return &api.RemovePodSandboxResponse{}, nil
+}
+
+// TestRuntime_NetworksOnlyFromPluginsWithTheExtension: the pod network
+// is the extension's, so a plugin that did not answer Configure with it
+// has no part in it even where the runtime offers it (plugins without it
+// may share a name, so their name cannot stand for a network part): a
+// network it returns from RunPodSandbox is ignored, with a warning, its
+// UpdatePodSandboxNetwork is refused, and the network it reports in
+// PodSandboxStatus (a raw plugin may subscribe to it) is ignored.
+func TestRuntime_NetworksOnlyFromPluginsWithTheExtension(t *testing.T) {
+	store := newMemStore()
+	e := newEnv(t, runtime.WithPodNetworkStore(store))
+	e.startPlugin(netHandler{v4net("198.18.0.5")}, "10", "net")
+	raw := &classicRaw{rawPlugin: rawPlugin{events: int32(api.MaskFor(api.Event_RUN_POD_SANDBOX, api.Event_POD_SANDBOX_STATUS))}, network: &api.PodSandboxNetwork{Ips: []string{"fd00:198:18::9"}}}
+	rt, _ := connectRaw(t, e.dial(), raw)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := rt.RegisterPlugin(ctx, &api.RegisterPluginRequest{PluginName: "classic", PluginIdx: "20"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "20-classic to join", func() bool { return e.joined("20-classic") })
+
+	pod := netPod(1)
+	rec, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ips := rec.GetNetwork().GetIps(); !slices.Equal(ips, []string{"198.18.0.5"}) {
+		t.Errorf("pod addresses %v, want only 10-net's 198.18.0.5 (owners %v)", ips, rec.GetOwners())
+	}
+	if !contains(e.logs.String(), "network extension") {
+		t.Errorf("the dropped network is not logged:\n%s", e.logs)
+	}
+	store.mu.Lock()
+	store.recs[pod.GetId()] = rec
+	store.mu.Unlock()
+	if _, err := rt.UpdatePodSandboxNetwork(ctx, &api.UpdatePodSandboxNetworkRequest{PodId: pod.GetId(), Network: &api.PodSandboxNetwork{Ips: []string{"fd00:198:18::9"}}}); err == nil ||
+		!contains(err.Error(), "network extension") {
+		t.Errorf("UpdatePodSandboxNetwork from a plugin without the extension = %v, want refused, naming the extension", err)
+	}
+	if got, _ := store.PodNetwork(ctx, pod.GetId()); !slices.Equal(got.GetNetwork().GetIps(), []string{"198.18.0.5"}) {
+		t.Errorf("pod addresses now %v, want 198.18.0.5", got.GetNetwork().GetIps())
+	}
+
+	status, err := e.rt.PodSandboxStatus(ctx, pod, rec, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ips := status.GetNetwork().GetIps(); !slices.Equal(ips, []string{"198.18.0.5"}) {
+		t.Errorf("status has addresses %v, want only 10-net's 198.18.0.5 (owners %v)", ips, status.GetOwners())
 	}
 }

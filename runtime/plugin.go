@@ -167,6 +167,18 @@ func (p *plugin) labelLocked() string {
 	return fmt.Sprintf("unregistered %s plugin", p.kind)
 }
 
+// mayShareName reports whether p and q may be connected under one name at
+// the same time: only if neither took the pod network extension. A pod's
+// network parts, its record's owners and network pushes go by plugin
+// name, so a plugin that took the extension holds its name alone. Plugins
+// without it have no part in pod networks (they may not return, push or
+// report one) and may share a name, as on upstream NRI, whose runtime
+// keeps every connection: containerd's own integration tests leave a
+// plugin of one name connected from each test.
+func (p *plugin) mayShareName(q *plugin) bool {
+	return p.netExt.Load() == 0 && q.netExt.Load() == 0
+}
+
 // fullName is the plugin's "NN-name". It may be called without the lock
 // only once the plugin has registered.
 func (p *plugin) fullName() string { return p.full }
@@ -482,9 +494,10 @@ func rpc[Rsp any, PRsp interface {
 
 // mayAct reports whether the plugin may change pods and containers with
 // method: only a connection that has joined, or is joining under a name no
-// connected plugin holds (a plugin may ask from its Synchronize handler).
-// A second connection registered under a connected plugin's name, which
-// will be refused when it tries to join, may not act in its name.
+// connected plugin holds, or may share (a plugin may ask from its
+// Synchronize handler). A second connection registered under a connected
+// plugin's name, which will be refused when it tries to join, may not act
+// in its name.
 func (p *plugin) mayAct(method string) error {
 	r := p.r
 	r.mu.Lock()
@@ -493,7 +506,9 @@ func (p *plugin) mayAct(method string) error {
 		return nil
 	}
 	if _, joining := r.joining[p]; joining {
-		if !slices.ContainsFunc(r.plugins, func(q *plugin) bool { return q.fullName() == p.fullName() && !q.isClosed() }) {
+		if !slices.ContainsFunc(r.plugins, func(q *plugin) bool {
+			return q.fullName() == p.fullName() && !q.isClosed() && !p.mayShareName(q)
+		}) {
 			return nil
 		}
 		return fmt.Errorf("plugin %q: %s refused: another connection of that name is connected", p.fullName(), method)

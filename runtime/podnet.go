@@ -94,6 +94,13 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 			}
 			continue
 		}
+		if p.netExt.Load() == 0 {
+			if rsp.GetAdjust().GetNetwork() != nil {
+				p.logger().Warn("ignoring the network a plugin returned: it did not take the pod network extension",
+					"pod", pod.GetNamespace()+"/"+pod.GetName(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
+			}
+			continue
+		}
 		if hostNetwork {
 			if rsp.GetAdjust().GetNetwork() != nil {
 				p.logger().Warn("ignoring the network a plugin returned for a host-network pod",
@@ -186,6 +193,10 @@ func (r *Runtime) lateRunPodSandbox(ctx context.Context, p *plugin, pod *api.Pod
 		return err
 	}
 	n := rsp.GetAdjust().GetNetwork()
+	if n != nil && p.netExt.Load() == 0 {
+		p.logger().Warn("ignoring the network a plugin returned: it did not take the pod network extension", "pod", pod.GetId())
+		return nil
+	}
 	if n == nil || pod.NetNSPath() == "" || !r.track() {
 		return nil
 	}
@@ -272,6 +283,9 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 	store := r.cfg.netStore
 	if r.cfg.noNetExtension {
 		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: runtime %s has no pod network extension", name, r.name)
+	}
+	if p.netExt.Load() == 0 {
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: the plugin did not take the pod network extension in Configure", name)
 	}
 	if store == nil {
 		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork: runtime %s keeps no pod network records", name, r.name)

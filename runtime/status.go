@@ -198,6 +198,9 @@ func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *ap
 		if err != nil {
 			return nil, err
 		}
+		if p.netExt.Load() == 0 {
+			return nil, nil // no part in pod networks without the extension
+		}
 		return statusNetwork(p.fullName(), rsp)
 	})
 

@@ -51,6 +51,12 @@ type options struct {
 	// nriRequestTimeout is the NRI configuration's plugin_request_timeout
 	// (containerd's default, 2 s, when zero).
 	nriRequestTimeout time.Duration
+	// integration sets the instance up as containerd's CRI integration
+	// tests expect it (integration_test.go): the images under the names the
+	// tests use, containerd's default sandbox image, the CI configuration's
+	// CRI settings and debug log, and containerd under a name of its own
+	// (procName), started again whenever it exits (keepalive).
+	integration bool
 }
 
 // Readiness and shutdown deadlines.
@@ -87,6 +93,12 @@ type containerd struct {
 	log    *testutil.LogBuffer
 	cmd    *exec.Cmd
 	exited chan struct{}
+	// procName, when set, is the name containerd runs under: a symlink in
+	// dir to the build's binary, unique to the instance, so that a test
+	// that finds containerd by name (pkill -x, pidof) finds this one only.
+	procName string
+	// keepalive, when set, runs containerd instead of cmd (opts.integration).
+	keepalive *keepalive
 
 	// before is the host as it was before the instance started.
 	before snapshot
@@ -175,6 +187,22 @@ func startContainerd(t testing.TB, opts options) *containerd {
 	if opts.metrics {
 		c.metricsAddr = freeAddr(t)
 	}
+	if opts.integration {
+		// The integration tests run in a mount namespace of their own
+		// (runIntegrationTests) and look into the pods' network
+		// namespaces, which containerd mounts under dir: dir is made a
+		// shared mount, so that those mounts propagate there (the host's
+		// root mount may be private, as it is here). removeOwn unmounts it.
+		if err := shareMount(dir); err != nil {
+			t.Fatal(err)
+		}
+		// At most 15 characters, the kernel's limit for a process name,
+		// which pkill -x matches.
+		c.procName = "ctrd-" + token
+		if err := os.Symlink(filepath.Join(b.bin, "containerd"), filepath.Join(dir, c.procName)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c.writeFile(c.config, c.configTOML())
 	c.writeFile(c.crictlConfig, fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 20\n", c.sock, c.sock))
 
@@ -183,10 +211,24 @@ func startContainerd(t testing.TB, opts options) *containerd {
 	c.waitReady()
 	t.Logf("containerd %s (%s) ready in %v", b.version, b.nri, time.Since(start).Round(time.Millisecond))
 	start = time.Now()
-	c.importImage(env.pauseTar, pauseRef)
-	c.importImage(env.busyboxTar, busyboxRef)
+	for _, img := range c.images() {
+		c.importImage(img.archive, img.ref)
+	}
 	t.Logf("images imported in %v", time.Since(start).Round(time.Millisecond))
 	return c
+}
+
+// image is an OCI image archive and the name it holds.
+type image struct{ archive, ref string }
+
+// images are the instance's images, pause (the sandbox image) first: the
+// suite's own, or in integration mode the same images under the names
+// containerd's integration tests use.
+func (c *containerd) images() []image {
+	if c.opts.integration {
+		return []image{{env.integrationPauseTar, integrationPauseRef}, {env.integrationBusyboxTar, integrationBusyboxRef}}
+	}
+	return []image{{env.pauseTar, pauseRef}, {env.busyboxTar, busyboxRef}}
 }
 
 func (c *containerd) writeFile(path, content string) {
@@ -194,6 +236,16 @@ func (c *containerd) writeFile(path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+// podCgroupParent is the cgroup parent of the pods the suite runs: none
+// in integration mode, as containerd's integration tests set none (runc
+// then puts them under /k8s.io), else c.cgroupParent.
+func (c *containerd) podCgroupParent() string {
+	if c.opts.integration {
+		return ""
+	}
+	return c.cgroupParent
 }
 
 // shimSocketDir is where the shims put their sockets (socket_dir), instead
@@ -229,6 +281,16 @@ func (c *containerd) configTOML() string {
 	if c.opts.registryConfigPath != "" {
 		registry = fmt.Sprintf("\n    [plugins.'io.containerd.cri.v1.images'.registry]\n      config_path = %s", q(c.opts.registryConfigPath))
 	}
+	// What containerd's CI adds for its CRI integration tests
+	// (script/test/utils.sh), in configuration version 3.
+	snapshotter, runtimeExtra := "", ""
+	if c.opts.integration {
+		snapshotter = `
+  [plugins.'io.containerd.snapshotter.v1.overlayfs']
+    slow_chown = true
+`
+		runtimeExtra = "\n    drain_exec_sync_io_timeout = '10s'"
+	}
 	return fmt.Sprintf(`version = 3
 root = %s
 state = %s
@@ -256,14 +318,14 @@ temp = %s
   [plugins.'io.containerd.grpc.v1.cri']
     stream_server_address = '127.0.0.1'
     stream_server_port = '0'
-
+%s
   [plugins.'io.containerd.cri.v1.images']
     snapshotter = 'overlayfs'
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       sandbox = %s%s
 
   [plugins.'io.containerd.cri.v1.runtime']
-    restrict_oom_score_adj = true%s
+    restrict_oom_score_adj = true%s%s
     netns_mounts_under_state_dir = true
     cdi_spec_dirs = []
     [plugins.'io.containerd.cri.v1.runtime'.containerd]
@@ -273,7 +335,7 @@ temp = %s
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
           Root = %s%s
 `, p("root"), p("state"), p("tmp"), metrics, q(c.sock), q(c.sock+".ttrpc"), p("opt"), q(c.shimSocketDir()),
-		q(c.nriSock), p("nri-plugins"), p("nri-conf"), nriLines, q(pauseRef), registry, mode, p("runc"), cni)
+		q(c.nriSock), p("nri-plugins"), p("nri-conf"), nriLines, snapshotter, q(c.images()[0].ref), registry, mode, runtimeExtra, p("runc"), cni)
 }
 
 // criNetworkNRI returns the configuration lines of networkNRI: the
@@ -290,13 +352,37 @@ func criNetworkNRI(c *containerd) (runtime, nri string) {
 		"\n    required_network_plugins = [" + strings.Join(names, ", ") + "]"
 }
 
-// start runs containerd; its output goes to c.log.
-func (c *containerd) start() {
-	c.t.Helper()
-	cmd := exec.Command(filepath.Join(c.build.bin, "containerd"), "--config", c.config, "--log-level", "info")
+// command returns the command that runs containerd, its output going to
+// c.log; in integration mode under c.procName, with the debug log of
+// containerd's CI.
+func (c *containerd) command() *exec.Cmd {
+	bin, level := filepath.Join(c.build.bin, "containerd"), "info"
+	if c.procName != "" {
+		bin = filepath.Join(c.dir, c.procName)
+	}
+	if c.opts.integration {
+		level = "debug"
+	}
+	cmd := exec.Command(bin, "--config", c.config, "--log-level", level)
 	cmd.Stdout, cmd.Stderr = c.log, c.log
 	// The shim is found on PATH; runc too (Debian puts it in /usr/sbin).
 	cmd.Env = append(os.Environ(), "PATH="+c.build.bin+":"+os.Getenv("PATH")+":/usr/sbin:/sbin")
+	return cmd
+}
+
+// start runs containerd; in integration mode under a keepalive, which
+// starts it again whenever it exits.
+func (c *containerd) start() {
+	c.t.Helper()
+	if c.opts.integration {
+		c.keepalive = startKeepalive(c.command, integrationRestartWait, func(format string, args ...any) {
+			fmt.Fprintf(c.log, "nrinet-e2e: "+format+"\n", args...)
+		})
+		// Closed only if the loop ends on its own: containerd could not start.
+		c.exited = c.keepalive.done
+		return
+	}
+	cmd := c.command()
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
@@ -317,7 +403,7 @@ func (c *containerd) waitReady() {
 	for {
 		select {
 		case <-c.exited:
-			c.t.Fatalf("containerd exited: %v\n%s", c.cmd.ProcessState, c.log)
+			c.t.Fatalf("containerd exited: %v\n%s", c.exitStatus(), c.log)
 		default:
 		}
 		out, errOut, err := c.crictl("info")
@@ -402,8 +488,23 @@ func (c *containerd) importImage(archive, ref string) {
 	}
 }
 
+// exitStatus says how containerd ended, once c.exited is closed.
+func (c *containerd) exitStatus() string {
+	if c.keepalive != nil {
+		return fmt.Sprintf("keepalive ended: %v", c.keepalive.err)
+	}
+	return c.cmd.ProcessState.String()
+}
+
 // stop ends containerd: SIGTERM, and SIGKILL after stopTimeout.
 func (c *containerd) stop() {
+	if c.keepalive != nil {
+		if err := c.keepalive.stop(stopTimeout); err != nil {
+			c.t.Error(err)
+		}
+		c.keepalive = nil
+		return
+	}
 	if c.cmd == nil {
 		return
 	}
@@ -438,6 +539,8 @@ func (c *containerd) cleanup() {
 			t.Logf("plugin %s (%v): stdout:\n%s\nstderr:\n%s", p.name, p.cmd.ProcessState, p.stdout, p.stderr)
 		}
 	}
+	// Pods and containers the test did not report are in the log.
+	c.seen.add(loggedIDs(c.log.String())...)
 	for _, l := range c.scope().leaks(c.before, takeSnapshot()) {
 		t.Errorf("left behind: %s", l)
 		if err := l.remove(); err != nil {
@@ -454,6 +557,9 @@ func (c *containerd) cleanup() {
 
 // running reports whether containerd was started and has not exited.
 func (c *containerd) running() bool {
+	if c.keepalive != nil {
+		return c.keepalive.running()
+	}
 	if c.cmd == nil {
 		return false
 	}

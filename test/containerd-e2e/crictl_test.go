@@ -64,7 +64,7 @@ func (c *containerd) runPod(name, container string) *pod {
 	c.t.Helper()
 	p, podFile := c.runSandbox(name)
 	p.container = container
-	ctrFile := c.writeJSON("ctr-"+name+".json", containerConfig(container))
+	ctrFile := c.writeJSON("ctr-"+name+".json", c.containerConfig(container))
 	p.ctrID = strings.TrimSpace(c.must("create", p.id, ctrFile, podFile))
 	c.seen.add(p.ctrID)
 	c.must("start", p.ctrID)
@@ -95,16 +95,16 @@ func (c *containerd) podConfig(name string) map[string]any {
 		"metadata":      map[string]any{"name": name, "namespace": "nrinet-e2e", "uid": name + "-" + c.token, "attempt": 0},
 		"hostname":      name,
 		"log_directory": filepath.Join(c.dir, "logs", name),
-		"linux":         map[string]any{"cgroup_parent": c.cgroupParent},
+		"linux":         map[string]any{"cgroup_parent": c.podCgroupParent()},
 	}
 }
 
 // containerConfig is the CRI configuration of a busybox container named
-// name that sleeps.
-func containerConfig(name string) map[string]any {
+// name that sleeps, in the instance's busybox image.
+func (c *containerd) containerConfig(name string) map[string]any {
 	return map[string]any{
 		"metadata": map[string]any{"name": name},
-		"image":    map[string]any{"image": busyboxRef},
+		"image":    map[string]any{"image": c.images()[1].ref},
 		"command":  []string{"sleep", "3600"},
 		"log_path": name + ".log",
 		"linux":    map[string]any{},

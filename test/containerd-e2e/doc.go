@@ -11,6 +11,14 @@
 // from Debian's busybox-static, written as OCI image archives and imported
 // with `ctr -n k8s.io images import`.
 //
+// TestContainerdIntegration (make containerd-integration) runs
+// containerd's own NRI integration tests, its integration package's test
+// binary, against stock containerd and containerd on nrinet in both
+// network modes, each a containerd instance of this suite set up as
+// containerd's CI sets it up, and compares the outcomes with stock's
+// (testdata/integration-baseline.json). It runs only with
+// NRINET_CONTAINERD_INTEGRATION=1 as well.
+//
 // The tests need root, runc, /bin/busybox (a static build), crictl and the
 // CNI reference plugins, and run only with NRINET_CONTAINERD_E2E=1; without
 // it they skip. docs/containerd.md ("End-to-end suite") describes the

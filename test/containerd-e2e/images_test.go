@@ -14,7 +14,7 @@ import (
 // /bin/busybox.
 var busyboxApplets = []string{
 	"sh", "cat", "echo", "env", "grep", "head", "hostname", "ip", "ls", "mount",
-	"ping", "ping6", "ps", "sleep", "true", "wc",
+	"ping", "ping6", "ps", "sleep", "stat", "true", "wc",
 }
 
 // writePauseImage writes the pause image: the static binary at /pause, run

@@ -129,7 +129,7 @@ func lateJoin(t *testing.T, c *containerd, strict bool) {
 		wg.Go(func() {
 			for i := 0; time.Now().Before(deadline); i++ {
 				ctrFile := filepath.Join(c.dir, fmt.Sprintf("ctr-late-%d-%d.json", w, i))
-				b, _ := json.Marshal(containerConfig(fmt.Sprintf("late-%d-%d", w, i)))
+				b, _ := json.Marshal(c.containerConfig(fmt.Sprintf("late-%d-%d", w, i)))
 				if err := os.WriteFile(ctrFile, b, 0o600); err != nil {
 					load.add(syncwatch.Creation{}, err)
 					return

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,9 @@ const (
 	cniNetworksDir  = "/var/lib/cni/networks"
 	sysClassNet     = "/sys/class/net"
 	cgroupTopPrefix = "nrinet-ce2e-"
+	// cgroupDefaultParent is where runc puts a pod that has no cgroup
+	// parent, under containerd's CRI (cgroupfs driver).
+	cgroupDefaultParent = "k8s.io"
 )
 
 // seen records what an instance created, as the test learns it.
@@ -52,10 +56,25 @@ type seen struct {
 	veths []string   // host ends of the pods' veths
 }
 
-func (s *seen) add(id string) {
+func (s *seen) add(ids ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ids = append(s.ids, id)
+	for _, id := range ids {
+		if !slices.Contains(s.ids, id) {
+			s.ids = append(s.ids, id)
+		}
+	}
+}
+
+// idRE matches what looks like a sandbox or container ID: 64 hex digits.
+var idRE = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
+
+// loggedIDs returns the IDs in containerd's log, in order (image digests
+// among them, which match nothing of the host): the pods and containers
+// of a test that did not report them, such as containerd's integration
+// tests.
+func loggedIDs(log string) []string {
+	return slices.Compact(idRE.FindAllString(log, -1))
 }
 
 func (s *seen) addNetNS(path string) {
@@ -141,6 +160,13 @@ func takeSnapshot() snapshot {
 		add(item{kind: kindProcess, name: n + " " + args, pid: pid, cgroups: string(cg)})
 	}
 	for _, h := range cgroupHierarchies() {
+		// Pods without a cgroup parent (containerd's integration tests
+		// set none) get containerd's default, /k8s.io/<ID>.
+		for _, n := range readDirNames(filepath.Join(h, cgroupDefaultParent)) {
+			if idRE.MatchString(n) {
+				add(item{kind: kindCgroup, name: filepath.Join(h, cgroupDefaultParent, n)})
+			}
+		}
 		for _, top := range readDirNames(h) {
 			if !strings.HasPrefix(top, cgroupTopPrefix) {
 				continue
@@ -312,12 +338,15 @@ func (s scope) owns(i item) bool {
 		// is attached to one is.
 		return slices.Contains(s.veths, i.name) || (i.master != "" && slices.Contains(s.bridges, i.master))
 	case kindMount:
-		return under(i.name)
+		// dir itself may be a mount of the instance's own (shareMount),
+		// which removeOwn removes.
+		return under(i.name) && i.name != s.dir
 	case kindProcess:
-		return strings.Contains(i.name, s.dir+"/") || strings.Contains(i.cgroups, s.cgroupParent+"/")
+		return strings.Contains(i.name, s.dir+"/") || strings.Contains(i.cgroups, s.cgroupParent+"/") ||
+			slices.ContainsFunc(s.ids, func(id string) bool { return strings.Contains(i.cgroups, "/"+id) })
 	case kindCgroup:
 		_, rel, ok := strings.Cut(i.name, "/"+strings.TrimPrefix(s.cgroupParent, "/")+"/")
-		return ok && rel != ""
+		return (ok && rel != "") || slices.Contains(s.ids, filepath.Base(i.name))
 	case kindShimSock:
 		return slices.Contains(s.shimSockets(), i.name)
 	case kindCNIResult:
@@ -494,6 +523,11 @@ func (s scope) removeOwn() []error {
 			errs = append(errs, fmt.Errorf("ip link del %s: %v: %s", l, err, out))
 		}
 	}
+	if isMountPoint(s.dir) {
+		if err := syscall.Unmount(s.dir, 0); err != nil {
+			errs = append(errs, fmt.Errorf("unmounting %s: %w", s.dir, err))
+		}
+	}
 	for _, h := range cgroupHierarchies() {
 		p := filepath.Join(h, s.cgroupParent)
 		if _, err := os.Stat(p); err != nil {
@@ -504,6 +538,24 @@ func (s scope) removeOwn() []error {
 		}
 	}
 	return errs
+}
+
+// shareMount makes dir a mount of its own (a bind mount onto itself) and
+// shared: mounts made under it later propagate to the mount namespaces
+// that copy it afterwards (as slaves).
+func shareMount(dir string) error {
+	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind-mounting %s onto itself: %w", dir, err)
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_SHARED, ""); err != nil {
+		return fmt.Errorf("making %s a shared mount: %w", dir, err)
+	}
+	return nil
+}
+
+// isMountPoint reports whether path is a mount point.
+func isMountPoint(path string) bool {
+	return slices.Contains(mountPoints(), path)
 }
 
 // bridgePorts lists the interfaces enslaved to a bridge (none if there is

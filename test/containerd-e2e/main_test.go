@@ -39,8 +39,11 @@ const (
 type suiteEnv struct {
 	// dir holds the binaries and image archives; TestMain removes it.
 	dir string
-	// pauseTar and busyboxTar are the OCI image archives.
-	pauseTar, busyboxTar string
+	// pauseTar and busyboxTar are the OCI image archives;
+	// integrationPauseTar and integrationBusyboxTar hold the same images
+	// under the names containerd's integration tests use.
+	pauseTar, busyboxTar                       string
+	integrationPauseTar, integrationBusyboxTar string
 	// stubAdjuster and pluginAdjuster are the adjuster plugins on
 	// upstream's stub and on nrinet's plugin package; podnet and nriCNI
 	// are cmd/nri-podnet and cmd/nri-cni.
@@ -118,6 +121,13 @@ func setup(dir string) error {
 	if err := writeBusyboxImage(env.busyboxTar, busyboxRef, busybox); err != nil {
 		return fmt.Errorf("busybox image: %w", err)
 	}
+	env.integrationPauseTar, env.integrationBusyboxTar = filepath.Join(dir, "integration-pause.tar"), filepath.Join(dir, "integration-busybox.tar")
+	if err := writePauseImage(env.integrationPauseTar, integrationPauseRef, filepath.Join(dir, "pause")); err != nil {
+		return fmt.Errorf("pause image: %w", err)
+	}
+	if err := writeBusyboxImage(env.integrationBusyboxTar, integrationBusyboxRef, busybox); err != nil {
+		return fmt.Errorf("busybox image: %w", err)
+	}
 
 	env.crictl = os.Getenv("NRINET_CRICTL")
 	if env.crictl == "" {
@@ -175,8 +185,9 @@ type build struct {
 	// nri is what hack/containerd.sh built it against: upstream (stock
 	// containerd) or compat (containerd on nrinet).
 	nri string
-	// bin holds containerd, containerd-shim-runc-v2 and ctr.
-	bin string
+	// bin holds containerd, containerd-shim-runc-v2 and ctr; src is the
+	// source tree they were built from.
+	bin, src string
 	// version is containerd's version.
 	version string
 	err     error
@@ -227,9 +238,9 @@ func runContainerdScript(ctx context.Context, nri string) *build {
 			vars[k] = v
 		}
 	}
-	b := &build{nri: vars["NRINET_CONTAINERD_NRI"], bin: vars["NRINET_CONTAINERD_BIN"], version: vars["NRINET_CONTAINERD_VERSION"]}
-	if b.nri != nri || b.bin == "" || b.version == "" {
-		b.err = fmt.Errorf("hack/containerd.sh (NRINET_CONTAINERD_NRI=%s) printed %q; want NRINET_CONTAINERD_{NRI,BIN,VERSION}=...", nri, stdout.String())
+	b := &build{nri: vars["NRINET_CONTAINERD_NRI"], bin: vars["NRINET_CONTAINERD_BIN"], src: vars["NRINET_CONTAINERD_SRC"], version: vars["NRINET_CONTAINERD_VERSION"]}
+	if b.nri != nri || b.bin == "" || b.src == "" || b.version == "" {
+		b.err = fmt.Errorf("hack/containerd.sh (NRINET_CONTAINERD_NRI=%s) printed %q; want NRINET_CONTAINERD_{NRI,BIN,SRC,VERSION}=...", nri, stdout.String())
 	}
 	return b
 }

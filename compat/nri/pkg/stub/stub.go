@@ -136,6 +136,10 @@ func (s *stub) innerOptions() []plugin.Option {
 	opts := []plugin.Option{
 		plugin.WithLogger(slog.New(&logHandler{to: s.logger})),
 		plugin.WithTTRPCOptions(s.clientOpts, s.serverOpts),
+		// As upstream's stub: the plugin has no way to return a pod
+		// network, so it answers Configure without the extension, and
+		// may share its name with other such plugins.
+		plugin.WithoutNetworkExtension(),
 	}
 	if s.pluginName != "" {
 		opts = append(opts, plugin.WithPluginName(s.pluginName))
