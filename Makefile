@@ -28,11 +28,18 @@ compat:
 deploy-test:
 	cd deploy/test && $(GO) test -race -count=1 ./...
 
+# nrinet's version, stamped into every binary that make build, install,
+# release and image produce (and containerd's, as v2.4.2+nrinet.<it
+# without the v>): hack/version.sh, i.e. git describe --tags of the last
+# v* tag (v0.0.0-<commits>-g<hash> before the first), -dirty with changes.
+# A release is an annotated tag: git tag -a vX.Y.Z (docs/install.md).
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell hack/version.sh)
+endif
+
 # The images of nri-podnet and nri-cni as OCI image archives, offline, no
 # Docker: _output/images/<name>.tar, named localhost/nrinet/<name>:VERSION
-# and :latest (hack/image, docs/deploy.md). VERSION defaults to
-# `git describe --always --dirty`.
-VERSION ?=
+# and :latest (hack/image, docs/deploy.md).
 image:
 	$(GO) run ./hack/image $(if $(VERSION),-version $(VERSION))
 
