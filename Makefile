@@ -73,7 +73,7 @@ RELEASE_CACHE ?= $(or $(NRINET_CONTAINERD_CACHE),/var/cache/nrinet)/release
 # _output/bin/linux-$(GOARCH).
 COMMANDS := nrinetd nri-podnet nri-cni
 BUILD_DIR = _output/bin/linux-$(GOARCH)
-.PHONY: build install install-containerd uninstall uninstall-containerd
+.PHONY: build install install-containerd uninstall uninstall-containerd release release-test
 build:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH) $(GO) build -trimpath -buildvcs=false \
 		-ldflags '-s -w -X github.com/nrinet/nrinet/internal/version.version=$(VERSION)' \
@@ -152,6 +152,22 @@ uninstall-containerd:
 	rm -f $(DESTDIR)$(SYSCONFDIR)/containerd/conf.d/nrinet-network-mode.toml $(DESTDIR)$(DATADIR)/nrinet/containerd-config.toml
 	rm -f $(DESTDIR)$(DOCDIR)/containerd-nrinet/LICENSE $(DESTDIR)$(DOCDIR)/containerd-nrinet/NOTICE
 	rmdir $(DESTDIR)$(DATADIR)/nrinet $(DESTDIR)$(DOCDIR)/containerd-nrinet 2>/dev/null || true
+
+# The release artifacts in _output/release (hack/release): for linux/amd64
+# and linux/arm64, nrinet-<version>-linux-<arch>.tar.gz (make install's
+# files) and containerd-2.4.2-nrinet.<version>-linux-<arch>.tar.gz (make
+# install-containerd's), <version> being VERSION without the v; a
+# <tarball>.sha256sum for each and SHA256SUMS for all (sha256sum -c). Every
+# binary static; entries sorted, owned by root, dated at the commit
+# (SOURCE_DATE_EPOCH if set). The artifacts are checked before it returns.
+# release-test checks them again, and runs this machine's binaries
+# (-version, containerd config dump over the shipped drop-in).
+RELEASE_DIR ?= _output/release
+release:
+	env -u GOARCH -u GOOS $(GO) run ./hack/release -version '$(VERSION)' -out '$(RELEASE_DIR)' -make '$(MAKE)' -cache '$(RELEASE_CACHE)'
+
+release-test:
+	env -u GOARCH -u GOOS NRINET_RELEASE_DIR='$(abspath $(RELEASE_DIR))' $(GO) test -count=1 -v -run '^TestRelease' ./hack/release
 
 # Regenerate api/*.pb.go from api/api.proto with the generators pinned in go.mod.
 generate:
