@@ -93,7 +93,7 @@ func checkUnit(t *testing.T, name string, b []byte, bindir, command string) unit
 	if got := u.one(t, "Install", "WantedBy"); got != "multi-user.target" {
 		t.Errorf("%s: WantedBy=%s, want multi-user.target", name, got)
 	}
-	t.Run("systemd-analyze", func(t *testing.T) {
+	t.Run("systemd-analyze "+name, func(t *testing.T) {
 		sa, err := exec.LookPath("systemd-analyze")
 		if err != nil {
 			t.Skip("systemd-analyze is not installed (Debian: apt-get install systemd)")
