@@ -88,6 +88,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := checkVersion(o.version); err != nil {
 		return err
 	}
+	if strings.HasSuffix(o.version, "-dirty") {
+		fmt.Fprintf(stderr, "release: warning: version %s: the work tree has changes that no commit holds\n", o.version)
+	}
 	mtime, err := sourceDate(ctx)
 	if err != nil {
 		return err
