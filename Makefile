@@ -1,4 +1,6 @@
-# nrinet developer targets. `make test` is what CI runs (see .ci/run).
+# nrinet developer targets. `make test` is what CI runs (see .ci/run). make
+# build, install, install-containerd and release are for operators: see
+# "Build, install, release" below and docs/install.md.
 GO ?= go
 
 .PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test e2e-containerd bench-containerd kube e2e-kube bench-kube
