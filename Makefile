@@ -1,4 +1,6 @@
-# nrinet developer targets. `make test` is what CI runs (see .ci/run).
+# nrinet developer targets. `make test` is what CI runs (see .ci/run). make
+# build, install, install-containerd and release are for operators: see
+# "Build, install, release" below and docs/install.md.
 GO ?= go
 
 .PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test containerd-integration e2e-containerd bench-containerd kube e2e-kube bench-kube
@@ -28,13 +30,146 @@ compat:
 deploy-test:
 	cd deploy/test && $(GO) test -race -count=1 ./...
 
+# nrinet's version, stamped into every binary that make build, install,
+# release and image produce (and containerd's, as v2.4.2+nrinet.<it
+# without the v>): hack/version.sh, i.e. git describe --tags of the last
+# v* tag (v0.0.0-<commits>-g<hash> before the first), -dirty with changes.
+# A release is an annotated tag: git tag -a vX.Y.Z (docs/install.md).
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell hack/version.sh)
+endif
+
 # The images of nri-podnet and nri-cni as OCI image archives, offline, no
 # Docker: _output/images/<name>.tar, named localhost/nrinet/<name>:VERSION
-# and :latest (hack/image, docs/deploy.md). VERSION defaults to
-# `git describe --always --dirty`.
-VERSION ?=
+# and :latest (hack/image, docs/deploy.md).
 image:
 	$(GO) run ./hack/image $(if $(VERSION),-version $(VERSION))
+
+# ---- Build, install, release (docs/install.md) ----
+#
+# Where make install puts things, GNU style: DESTDIR is prepended to every
+# path (staging; the paths inside the files stay without it). The release
+# tarballs hold exactly what make install and make install-containerd write
+# with these defaults, less $(SYSCONFDIR)/containerd/config.toml: they
+# unpack with `tar -C / -xzf`.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+DOCDIR ?= $(DATADIR)/doc
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+DESTDIR ?=
+INSTALL ?= install
+# The architecture make build and the install targets build for (linux/GOARCH).
+GOARCH ?= $(shell $(GO) env GOARCH)
+# 1: make install-containerd also writes $(SYSCONFDIR)/containerd/config.toml
+# (contrib/containerd-config.toml) where there is none; never over one.
+INSTALL_CONFIG ?= 1
+# Where make install-containerd and make release build containerd on nrinet
+# (hack/containerd.sh, static): apart from the cache the tests use, so that
+# release builds and test builds never evict each other.
+RELEASE_CACHE ?= $(or $(NRINET_CONTAINERD_CACHE),/var/cache/nrinet)/release
+
+# nrinet's commands, static (CGO_ENABLED=0), stripped, reproducible
+# (-trimpath, no VCS stamp: the version comes from VERSION), into
+# _output/bin/linux-$(GOARCH).
+COMMANDS := nrinetd nri-podnet nri-cni
+BUILD_DIR = _output/bin/linux-$(GOARCH)
+.PHONY: build install install-containerd uninstall uninstall-containerd release release-test
+build:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH) $(GO) build -trimpath -buildvcs=false \
+		-ldflags '-s -w -X github.com/nrinet/nrinet/internal/version.version=$(VERSION)' \
+		-o $(BUILD_DIR)/ $(addprefix ./cmd/,$(COMMANDS))
+
+# The installed units and configuration files name the installed paths:
+# contrib/ has the defaults (/usr/local/..., /etc/...), rewritten here for
+# other values. containerd and nrinetd read /etc/... unless told otherwise,
+# so another SYSCONFDIR is also passed on their command lines.
+SED_PATHS = -e 's|/usr/local/bin|$(BINDIR)|g' -e 's|/usr/local/share/doc|$(DOCDIR)|g' \
+	-e 's|/usr/local/share|$(DATADIR)|g' -e 's|/usr/local/lib/systemd/system|$(SYSTEMDUNITDIR)|g' \
+	-e 's|/etc/containerd/|$(SYSCONFDIR)/containerd/|g' -e 's|/etc/nrinetd/|$(SYSCONFDIR)/nrinetd/|g'
+ifneq ($(SYSCONFDIR),/etc)
+SED_PATHS += -e 's|^\(ExecStart=.*/containerd\)$$|\1 --config $(SYSCONFDIR)/containerd/config.toml|' \
+	-e 's|^\(ExecStart=.*/nrinetd\)$$|\1 -config $(SYSCONFDIR)/nrinetd/config.toml|'
+endif
+# install_text SOURCE DEST: a text file, mode 0644, its paths rewritten.
+define install_text
+	@echo "install $(1) $(2)"
+	@$(INSTALL) -d $(dir $(2))
+	@sed $(SED_PATHS) $(1) > $(2).tmp && chmod 0644 $(2).tmp && mv -f $(2).tmp $(2)
+endef
+
+# nrinet's commands, nrinetd's systemd unit (Type=notify; not enabled:
+# systemctl enable --now nrinetd), the example configurations
+# (DATADIR/nrinet: nrinetd.toml for /etc/nrinetd/config.toml, which
+# nrinetd reads when it exists; 10-podnet.conf for nri-podnet run from
+# /opt/nri/plugins) and the license. Nothing under SYSCONFDIR.
+install: build
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 0755 $(addprefix $(BUILD_DIR)/,$(COMMANDS)) $(DESTDIR)$(BINDIR)/
+	$(call install_text,contrib/nrinetd.service,$(DESTDIR)$(SYSTEMDUNITDIR)/nrinetd.service)
+	$(call install_text,contrib/nrinetd.toml,$(DESTDIR)$(DATADIR)/nrinet/nrinetd.toml)
+	$(call install_text,contrib/10-podnet.conf,$(DESTDIR)$(DATADIR)/nrinet/10-podnet.conf)
+	$(INSTALL) -D -m 0644 LICENSE $(DESTDIR)$(DOCDIR)/nrinet/LICENSE
+
+# containerd v2.4.2 on nrinet (containerd, containerd-shim-runc-v2, ctr:
+# static, built by hack/containerd.sh in RELEASE_CACHE, reporting
+# v2.4.2+nrinet.<VERSION without v>), containerd.service (not enabled), the
+# drop-in SYSCONFDIR/containerd/conf.d/nrinet-network-mode.toml (network
+# mode nri, podnet required), the stock config.toml that imports conf.d
+# (DATADIR/nrinet/containerd-config.toml, and as SYSCONFDIR/containerd/config.toml
+# when there is none and INSTALL_CONFIG=1), and containerd's LICENSE and NOTICE.
+install-containerd:
+	@set -e; built=$$(NRINET_CONTAINERD_CACHE='$(RELEASE_CACHE)' NRINET_CONTAINERD_NRI=compat \
+		NRINET_CONTAINERD_GOARCH=$(GOARCH) NRINET_CONTAINERD_STATIC=1 \
+		NRINET_CONTAINERD_NRINET_VERSION='$(VERSION)' GO='$(GO)' hack/containerd.sh); \
+	eval "$$built"; set -x; \
+	$(INSTALL) -d $(DESTDIR)$(BINDIR); \
+	$(INSTALL) -m 0755 "$$NRINET_CONTAINERD_BIN/containerd" "$$NRINET_CONTAINERD_BIN/containerd-shim-runc-v2" \
+		"$$NRINET_CONTAINERD_BIN/ctr" $(DESTDIR)$(BINDIR)/; \
+	$(INSTALL) -D -m 0644 "$$NRINET_CONTAINERD_SRC/LICENSE" $(DESTDIR)$(DOCDIR)/containerd-nrinet/LICENSE; \
+	$(INSTALL) -D -m 0644 "$$NRINET_CONTAINERD_SRC/NOTICE" $(DESTDIR)$(DOCDIR)/containerd-nrinet/NOTICE
+	$(call install_text,contrib/containerd.service,$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service)
+	$(call install_text,contrib/nrinet-network-mode.toml,$(DESTDIR)$(SYSCONFDIR)/containerd/conf.d/nrinet-network-mode.toml)
+	$(call install_text,contrib/containerd-config.toml,$(DESTDIR)$(DATADIR)/nrinet/containerd-config.toml)
+ifeq ($(INSTALL_CONFIG),1)
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/containerd/config.toml ]; then \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/containerd/config.toml; it must import $(SYSCONFDIR)/containerd/conf.d/*.toml (docs/install.md)"; \
+	else \
+		set -x; $(INSTALL) -m 0644 $(DESTDIR)$(DATADIR)/nrinet/containerd-config.toml $(DESTDIR)$(SYSCONFDIR)/containerd/config.toml; \
+	fi
+endif
+
+# What make install and make install-containerd wrote, but configuration
+# you may have edited: SYSCONFDIR/containerd/config.toml stays (the drop-in
+# goes, so containerd is back in network mode cni at its next start), and
+# so does SYSCONFDIR/nrinetd. Stop the services first.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(COMMANDS)) $(DESTDIR)$(SYSTEMDUNITDIR)/nrinetd.service
+	rm -f $(DESTDIR)$(DATADIR)/nrinet/nrinetd.toml $(DESTDIR)$(DATADIR)/nrinet/10-podnet.conf $(DESTDIR)$(DOCDIR)/nrinet/LICENSE
+	rmdir $(DESTDIR)$(DATADIR)/nrinet $(DESTDIR)$(DOCDIR)/nrinet 2>/dev/null || true
+
+uninstall-containerd:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,containerd containerd-shim-runc-v2 ctr) $(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service
+	rm -f $(DESTDIR)$(SYSCONFDIR)/containerd/conf.d/nrinet-network-mode.toml $(DESTDIR)$(DATADIR)/nrinet/containerd-config.toml
+	rm -f $(DESTDIR)$(DOCDIR)/containerd-nrinet/LICENSE $(DESTDIR)$(DOCDIR)/containerd-nrinet/NOTICE
+	rmdir $(DESTDIR)$(DATADIR)/nrinet $(DESTDIR)$(DOCDIR)/containerd-nrinet 2>/dev/null || true
+
+# The release artifacts in _output/release (hack/release): for linux/amd64
+# and linux/arm64, nrinet-<version>-linux-<arch>.tar.gz (make install's
+# files) and containerd-2.4.2-nrinet.<version>-linux-<arch>.tar.gz (make
+# install-containerd's), <version> being VERSION without the v; a
+# <tarball>.sha256sum for each and SHA256SUMS for all (sha256sum -c). Every
+# binary static; entries sorted, owned by root, dated at the commit
+# (SOURCE_DATE_EPOCH if set). The artifacts are checked before it returns.
+# release-test checks them again, and runs this machine's binaries
+# (-version, containerd config dump over the shipped drop-in).
+RELEASE_DIR ?= _output/release
+release:
+	env -u GOARCH -u GOOS $(GO) run ./hack/release -version '$(VERSION)' -out '$(RELEASE_DIR)' -make '$(MAKE)' -cache '$(RELEASE_CACHE)'
+
+release-test:
+	env -u GOARCH -u GOOS NRINET_RELEASE_DIR='$(abspath $(RELEASE_DIR))' $(GO) test -count=1 -v -run '^TestRelease' ./hack/release
 
 # Regenerate api/*.pb.go from api/api.proto with the generators pinned in go.mod.
 generate:

@@ -29,7 +29,32 @@
 #                              it fixed so that it can be cached between runs.
 #   NRINET_CONTAINERD_VERSION  containerd's version. Default: v2.4.2 (the one test/containerd's
 #                              baseline was recorded with).
+#   NRINET_CONTAINERD_GOARCH   the architecture to build for (linux/<arch>). Default: go env GOARCH.
+#   NRINET_CONTAINERD_STATIC   1: build every binary static, without cgo, stripped, as make release
+#                              does (below). Default: 0, containerd's usual build: containerd and
+#                              ctr with cgo, linked against the C library; the shim static.
+#   NRINET_CONTAINERD_NRINET_VERSION
+#                              nrinet's version (hack/version.sh). When set, containerd reports
+#                              <containerd version>+nrinet.<it without the v>, e.g.
+#                              v2.4.2+nrinet.0.1.0 (semver build metadata: it orders as v2.4.2).
+#                              Default: unset; containerd reports its own version.
 #   GO                         the go command. Default: go.
+#
+# The default build (this machine's architecture, not static) goes to bin/;
+# any other to bin-<arch>/ or bin-static-<arch>/, with its own stamp
+# (built-<arch>, built-static-<arch>) in the same cache directory: the
+# prepared source tree is shared, and a release build never touches the bin/
+# that tests use.
+#
+# A static build (NRINET_CONTAINERD_STATIC=1) is CGO_ENABLED=0 with the build
+# tags urfave_cli_no_docs and no_btrfs (the shim also no_grpc, as always),
+# -ldflags -s -w: pure Go, so it needs no C toolchain for any architecture
+# and links no C library. containerd's own static release
+# (containerd-static-*) uses cgo with -extldflags -static and the tags
+# osusergo netgo static_build instead; without cgo two things are left out:
+# the btrfs snapshotter (github.com/containerd/btrfs is cgo) and PKCS#11 keys
+# for encrypted images (ocicrypt's pkcs11 helpers are cgo). overlayfs, the
+# default snapshotter, and everything else containerd does are unchanged.
 #
 # Layout of a cache directory, one per containerd version and per what it is
 # built against (<cache>/containerd-<version>-<key>, key "upstream" or a hash):
@@ -37,8 +62,10 @@
 #   src/go.mod.orig, src/go.sum.orig   go.mod and go.sum as containerd ships them
 #   go.mod.diff   what the replace lines changed in go.mod (empty for upstream)
 #   bin/          containerd, containerd-shim-runc-v2, ctr
+#   bin-*/        the same, built for another architecture or static
 #   prepared      stamp of the go.mod/vendor step (its inputs, one per line)
 #   built         stamp of the build step (the prepared stamp plus the Go version and flags)
+#   built-*       the same, for bin-*/
 # A step runs again only when its stamp differs from what it would write now.
 set -euo pipefail
 
@@ -48,6 +75,8 @@ nri_mode=${NRINET_CONTAINERD_NRI:-compat}
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 version=${NRINET_CONTAINERD_VERSION:-v2.4.2}
+static=${NRINET_CONTAINERD_STATIC:-0}
+nrinet_version=${NRINET_CONTAINERD_NRINET_VERSION:-}
 cache_root=${NRINET_CONTAINERD_CACHE:-/var/cache/nrinet}
 nri_dir=${NRINET_CONTAINERD_NRI_DIR:-$repo/compat/nri}
 # nrinet's patch series against containerd, applied in compat mode only: the
@@ -113,9 +142,23 @@ compat)
 	;;
 esac
 
+case $static in
+0 | 1) ;;
+*) die "NRINET_CONTAINERD_STATIC=$static: want 0 or 1" ;;
+esac
+goarch=${NRINET_CONTAINERD_GOARCH:-$("$GO" env GOARCH)}
+host_goarch=$(GOARCH= "$GO" env GOARCH)
+variant=
+if [ "$static" = 1 ]; then
+	variant=static-$goarch
+elif [ "$goarch" != "$host_goarch" ]; then
+	variant=$goarch
+fi
+
 dir=$cache_root/containerd-$version-$key
 src=$dir/src
-bin=$dir/bin
+bin=$dir/bin${variant:+-$variant}
+built=$dir/built${variant:+-$variant}
 mkdir -p "$cache_root"
 
 # One build per cache directory at a time: other checkouts on this machine
@@ -136,29 +179,47 @@ replace $nri_mod => $nri_dir
 replace $nrinet_mod => $repo"
 fi
 go_version=$("$GO" env GOVERSION)
-ldflags="-X $containerd_mod/version.Version=$version -X $containerd_mod/version.Revision=nri-$key -X $containerd_mod/version.Package=$containerd_mod"
+reported_version=$version
+if [ -n "$nrinet_version" ]; then
+	# Build metadata may hold [0-9A-Za-z-] and dots only.
+	[[ $nrinet_version =~ ^v?[0-9A-Za-z.-]+$ ]] ||
+		die "NRINET_CONTAINERD_NRINET_VERSION=$nrinet_version: want a version such as v0.1.0 (hack/version.sh)"
+	reported_version=$version+nrinet.${nrinet_version#v}
+fi
+ldflags="-X $containerd_mod/version.Version=$reported_version -X $containerd_mod/version.Revision=nri-$key -X $containerd_mod/version.Package=$containerd_mod"
 # Build flags as containerd's Makefile sets them (tag urfave_cli_no_docs; the
 # shim static, without cgo, with tag no_grpc), plus -trimpath so that the Go
 # build cache is shared between cache directories (their paths differ) and
-# with test/containerd's `go test -trimpath`.
+# with test/containerd's `go test -trimpath`. A static build drops cgo and
+# the btrfs snapshotter, and strips, as containerd's release builds do.
 build_flags="-mod=vendor -trimpath"
+tags="urfave_cli_no_docs"
+cgo=
+if [ "$static" = 1 ]; then
+	tags+=" no_btrfs"
+	cgo=0
+	ldflags="-s -w $ldflags"
+fi
 built_stamp="$prepared_stamp
 go $go_version
+goarch $goarch
+static $static
 flags $build_flags
+tags $tags
 ldflags $ldflags"
 
 # stamp_is FILE TEXT: whether FILE holds exactly TEXT.
 stamp_is() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 
 print_result() {
-	touch "$dir/built" # marks the directory as recently used, for pruning
-	log "containerd $version ($nri_mode) binaries in $bin:"
+	touch "$dir/prepared" # marks the directory as recently used, for pruning
+	log "containerd $reported_version ($nri_mode${variant:+, $variant}) binaries in $bin:"
 	for b in containerd containerd-shim-runc-v2 ctr; do log "  $bin/$b"; done
 	printf 'NRINET_CONTAINERD_VERSION=%s\nNRINET_CONTAINERD_NRI=%s\n' "$version" "$nri_mode"
 	printf 'NRINET_CONTAINERD_SRC=%s\nNRINET_CONTAINERD_BIN=%s\n' "$src" "$bin"
 }
 
-if stamp_is "$dir/built" "$built_stamp" && [ -x "$bin/containerd" ] &&
+if stamp_is "$built" "$built_stamp" && [ -x "$bin/containerd" ] &&
 	[ -x "$bin/containerd-shim-runc-v2" ] && [ -x "$bin/ctr" ]; then
 	log "up to date: $dir"
 	print_result
@@ -201,7 +262,7 @@ fi
 # vendor/ regenerated. `go mod tidy` runs only when `go mod vendor` says it
 # is needed ("updates to go.mod needed"); stock containerd never needs it.
 if ! stamp_is "$dir/prepared" "$prepared_stamp" || [ ! -f "$src/vendor/modules.txt" ]; then
-	rm -f "$dir/prepared" "$dir/built"
+	rm -f "$dir/prepared" "$dir/built" "$dir"/built-*
 	cp "$src/go.mod.orig" "$src/go.mod"
 	cp "$src/go.sum.orig" "$src/go.sum"
 	rm -rf "$src/vendor"
@@ -234,21 +295,22 @@ if ! stamp_is "$dir/prepared" "$prepared_stamp" || [ ! -f "$src/vendor/modules.t
 fi
 
 # Step 3: the binaries.
-rm -f "$dir/built"
+rm -f "$built"
 mkdir -p "$bin"
-log "building containerd and ctr"
-(cd "$src" && timed "go build containerd ctr" "$GO" build $build_flags -tags urfave_cli_no_docs \
-	-ldflags "$ldflags" -o "$bin/" ./cmd/containerd ./cmd/ctr)
+log "building containerd and ctr for linux/$goarch${variant:+ ($variant)}"
+(cd "$src" && timed "go build containerd ctr" env GOOS=linux GOARCH="$goarch" ${cgo:+CGO_ENABLED=$cgo} \
+	"$GO" build $build_flags -tags "$tags" -ldflags "$ldflags" -o "$bin/" ./cmd/containerd ./cmd/ctr)
 log "building containerd-shim-runc-v2"
-(cd "$src" && timed "go build containerd-shim-runc-v2" env CGO_ENABLED=0 "$GO" build $build_flags \
-	-tags "urfave_cli_no_docs no_grpc" -ldflags "$ldflags -extldflags -static" \
+(cd "$src" && timed "go build containerd-shim-runc-v2" env GOOS=linux GOARCH="$goarch" CGO_ENABLED=0 \
+	"$GO" build $build_flags -tags "$tags no_grpc" -ldflags "$ldflags -extldflags -static" \
 	-o "$bin/" ./cmd/containerd-shim-runc-v2)
-printf '%s\n' "$built_stamp" >"$dir/built"
+printf '%s\n' "$built_stamp" >"$built"
 
-# Keep the newest few hashed compat directories of this version; a directory
-# whose lock another build holds is left alone.
+# Keep the newest few hashed compat directories of this version (by when a
+# build last used them: print_result touches prepared); a directory whose
+# lock another build holds is left alone.
 if [ "$nri_mode" = compat ]; then
-	old_dirs=$(ls -1dt "$cache_root/containerd-$version-"*/built 2>/dev/null | sed 's|/built$||' |
+	old_dirs=$(ls -1dt "$cache_root/containerd-$version-"*/prepared 2>/dev/null | sed 's|/prepared$||' |
 		grep -v -e '-upstream$' | grep -vxF "$dir" | tail -n +$((keep_compat_dirs + 1))) || true
 	while read -r old; do
 		[ -n "$old" ] || continue
