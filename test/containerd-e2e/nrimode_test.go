@@ -171,6 +171,20 @@ func (c *containerd) podIDs() []string {
 	return strings.Fields(c.must("pods", "-q"))
 }
 
+// shimRaceLeftSandbox reports whether containerd's log says that its
+// cleanup of the failed sandbox id failed because the shim's connection
+// closed under it ("failed to delete task: ttrpc: closed"), after which
+// containerd marks the sandbox unknown instead of removing it.
+func shimRaceLeftSandbox(log, id string) bool {
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "encountered an error cleaning up failed sandbox") && strings.Contains(l, id) &&
+			strings.Contains(l, "ttrpc: closed") {
+			return true
+		}
+	}
+	return false
+}
+
 // removePod stops and removes a pod through CRI.
 func (c *containerd) removePod(p *pod) {
 	c.t.Helper()
@@ -199,8 +213,18 @@ func nriPodnet(c *containerd) []shape {
 	if !strings.Contains(errOut, "network not ready") || !strings.Contains(errOut, "podnet") {
 		t.Errorf("runp without nri-podnet failed with %q; want an error saying the network is not ready and naming podnet", strings.TrimSpace(errOut))
 	}
-	if ids := c.podIDs(); len(ids) > 0 {
-		t.Errorf("pods %v left after the failed runp", ids)
+	for _, id := range c.podIDs() {
+		// containerd's own cleanup of a failed sandbox can lose a race
+		// with the shim's exit (its task delete answers "ttrpc: closed")
+		// and then keeps the sandbox in state unknown for the kubelet to
+		// remove, with or without NRI: that is containerd's, and logged.
+		// Any other sandbox left is a pod nrinet did not undo.
+		if shimRaceLeftSandbox(c.log.String(), id) {
+			t.Logf("containerd kept sandbox %s in state unknown after its shim exited during the cleanup (containerd's race, not NRI's); removing it", id)
+			c.must("rmp", "-f", id)
+			continue
+		}
+		t.Errorf("pod %s left after the failed runp", id)
 	}
 	t.Logf("without nri-podnet: runp failed: %s", strings.TrimSpace(errOut))
 
