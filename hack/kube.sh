@@ -42,8 +42,9 @@
 # (a different Go, say); older cache directories beyond the newest two are
 # removed.
 #
-# The whole script is one function, parsed before it runs, so that editing
-# this file while a (long) build runs cannot change what that build does.
+# The whole script is one function, parsed before it runs, and the line that
+# calls it ends it, so that editing this file while a (long) build runs
+# cannot change what that build does.
 set -euo pipefail
 
 main() {
@@ -232,5 +233,7 @@ prune() {
 	done <<<"$old_dirs"
 }
 
-main "$@"
-exit
+# One line, parsed whole before main runs: bash reads a script as it goes,
+# so a separate `exit` line would be read from the file as it is when main
+# returns (an edited file gave "unexpected EOF" here after a build).
+main "$@"; exit
