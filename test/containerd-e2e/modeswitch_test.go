@@ -22,8 +22,8 @@ import (
 // configuration (the suite's bridge conflist) kept in every mode:
 //
 //  1. in network mode cni, pods c1 and c2 run on the CNI network;
-//  2. containerd is restarted in network mode nri with nri-podnet
-//     (required); c1 and c2 keep their addresses and are reported as CNI's,
+//  2. containerd is restarted in network mode nri, and nri-podnet
+//     (required) started; c1 and c2 keep their addresses and are reported as CNI's,
 //     new pods n1 and n2 get nri-podnet's network, and old and new pods
 //     ping each other across the two bridges, routed by the host;
 //  3. c1 and c2 are removed: CNI DEL ran (host-local's leases freed, the
@@ -57,9 +57,11 @@ func modeSwitch(c *containerd) []shape {
 	old := c.networks(c1, c2)
 	c.checkMode(criNetworkModeCNI, c1, c2)
 
-	// 2. NRI mode, nri-podnet required; the CNI pods run on.
-	plug, _, pnet := podnetPlugin.start(c)
+	// 2. NRI mode, nri-podnet required; the CNI pods run on. nri-podnet
+	// starts once containerd is in NRI mode: containerd in CNI mode with
+	// no pod of NRI mode would refuse it, and it would exit.
 	c.switchNetworkMode(networkNRI, "podnet")
+	plug, _, pnet := podnetPlugin.start(c)
 	c.waitNetworkReady(true)
 	c.checkKept(old, c1, c2)
 	c.checkMode(criNetworkModeCNI, c1, c2)
