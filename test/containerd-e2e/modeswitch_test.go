@@ -298,14 +298,27 @@ func (c *containerd) checkCNIReleased(nets map[string]podNet, pods ...*pod) {
 	}
 }
 
+// settleTimeout bounds how long checkRemoved waits for what goes away
+// on its own shortly after a pod's removal returned: nri-podnet deletes a
+// pod's host veth in the background, and the kernel tears down a removed
+// network namespace (and the veths in it) asynchronously.
+const settleTimeout = 3 * time.Second
+
 // checkRemoved is the leak check of removed pods while the instance and
 // its other pods run on: nothing of theirs may be left (processes, mounts,
 // network namespaces, host veths, shim sockets, CNI result caches,
-// cgroups). A leak fails the test and is removed, as the instance's
-// cleanup would.
+// cgroups), settleTimeout after their removal. A leak fails the test and
+// is removed, as the instance's cleanup would.
 func (c *containerd) checkRemoved(pods ...*pod) {
 	c.t.Helper()
-	for _, l := range podsScope(pods...).leaks(c.before, takeSnapshot()) {
+	s := podsScope(pods...)
+	deadline := time.Now().Add(settleTimeout)
+	leaks := s.leaks(c.before, takeSnapshot())
+	for len(leaks) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		leaks = s.leaks(c.before, takeSnapshot())
+	}
+	for _, l := range leaks {
 		c.t.Errorf("left behind by removed pods %s: %s", podNames(pods), l)
 		if err := l.remove(); err != nil {
 			c.t.Errorf("removing %s: %v", l, err)
