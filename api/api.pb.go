@@ -1247,9 +1247,19 @@ func (x *SynchronizeResponse) GetMore() bool {
 type RunPodSandboxRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The pod.
-	Pod           *PodSandbox `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Pod *PodSandbox `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// Pod network extension (nrinet): set when the runtime sets up the pod's
+	// network itself (CNI, say) although it lets NRI plugins set up the
+	// networks of other pods: a runtime that switched from its own network
+	// to NRI plugins' and back, with pods of both kinds running. No plugin
+	// has a part in such a pod's network: the plugin library does not call
+	// a network plugin's RunPodSandboxNetwork for it, and the runtime
+	// library ignores a network returned for it, as for a host-network
+	// pod. Sent only to plugins that negotiated the extension. The high
+	// field number keeps clear of future upstream fields.
+	RuntimeOwnsNetwork bool `protobuf:"varint,10001,opt,name=runtime_owns_network,json=runtimeOwnsNetwork,proto3" json:"runtime_owns_network,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *RunPodSandboxRequest) Reset() {
@@ -1287,6 +1297,13 @@ func (x *RunPodSandboxRequest) GetPod() *PodSandbox {
 		return x.Pod
 	}
 	return nil
+}
+
+func (x *RunPodSandboxRequest) GetRuntimeOwnsNetwork() bool {
+	if x != nil {
+		return x.RuntimeOwnsNetwork
+	}
+	return false
 }
 
 // RunPodSandboxResponse is the reply to RunPodSandbox. Upstream NRI sends
@@ -6891,9 +6908,10 @@ const file_pkg_api_api_proto_rawDesc = "" +
 	"\x04more\x18\x03 \x01(\bR\x04more\"h\n" +
 	"\x13SynchronizeResponse\x12=\n" +
 	"\x06update\x18\x01 \x03(\v2%.nri.pkg.api.v1alpha1.ContainerUpdateR\x06update\x12\x12\n" +
-	"\x04more\x18\x02 \x01(\bR\x04more\"J\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\"}\n" +
 	"\x14RunPodSandboxRequest\x122\n" +
-	"\x03pod\x18\x01 \x01(\v2 .nri.pkg.api.v1alpha1.PodSandboxR\x03pod\"[\n" +
+	"\x03pod\x18\x01 \x01(\v2 .nri.pkg.api.v1alpha1.PodSandboxR\x03pod\x121\n" +
+	"\x14runtime_owns_network\x18\x91N \x01(\bR\x12runtimeOwnsNetwork\"[\n" +
 	"\x15RunPodSandboxResponse\x12B\n" +
 	"\x06adjust\x18\x01 \x01(\v2*.nri.pkg.api.v1alpha1.PodSandboxAdjustmentR\x06adjust\"\xfc\x01\n" +
 	"\x17UpdatePodSandboxRequest\x122\n" +

@@ -213,6 +213,7 @@ func (m *RunPodSandboxRequest) CloneVT() *RunPodSandboxRequest {
 	}
 	r := new(RunPodSandboxRequest)
 	r.Pod = m.Pod.CloneVT()
+	r.RuntimeOwnsNetwork = m.RuntimeOwnsNetwork
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -2598,6 +2599,9 @@ func (this *RunPodSandboxRequest) EqualVT(that *RunPodSandboxRequest) bool {
 		return false
 	}
 	if !this.Pod.EqualVT(that.Pod) {
+		return false
+	}
+	if this.RuntimeOwnsNetwork != that.RuntimeOwnsNetwork {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
@@ -6139,6 +6143,20 @@ func (m *RunPodSandboxRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) 
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.RuntimeOwnsNetwork {
+		i--
+		if m.RuntimeOwnsNetwork {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x4
+		i--
+		dAtA[i] = 0xf1
+		i--
+		dAtA[i] = 0x88
 	}
 	if m.Pod != nil {
 		size, err := m.Pod.MarshalToSizedBufferVT(dAtA[:i])
@@ -11877,6 +11895,9 @@ func (m *RunPodSandboxRequest) SizeVT() (n int) {
 		l = m.Pod.SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
+	if m.RuntimeOwnsNetwork {
+		n += 4
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -15160,6 +15181,26 @@ func (m *RunPodSandboxRequest) UnmarshalVT(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 10001:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field RuntimeOwnsNetwork", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.RuntimeOwnsNetwork = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -31177,6 +31218,26 @@ func (m *RunPodSandboxRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 10001:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field RuntimeOwnsNetwork", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.RuntimeOwnsNetwork = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

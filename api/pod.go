@@ -29,21 +29,32 @@ func (p *PodSandbox) HasExtensionFields() bool {
 }
 
 // isExtensionField reports whether fd is a field of the pod network
-// extension in PodSandbox.
+// extension in PodSandbox (port_mappings, dns_config) or in
+// RunPodSandboxRequest (runtime_owns_network).
 func isExtensionField(fd protoreflect.FieldDescriptor) bool {
-	return fd.ContainingMessage().FullName() == podSandboxName &&
-		(fd.Number() == podPortMappingsField || fd.Number() == podDNSConfigField)
+	switch fd.ContainingMessage().FullName() {
+	case podSandboxName:
+		return fd.Number() == podPortMappingsField || fd.Number() == podDNSConfigField
+	case runPodSandboxRequestName:
+		return fd.Number() == runtimeOwnsNetworkField
+	}
+	return false
 }
 
-// Field numbers of the extension's fields of PodSandbox.
+// Field numbers of the extension's fields of PodSandbox and
+// RunPodSandboxRequest.
 const (
-	podPortMappingsField protowire.Number = 10001
-	podDNSConfigField    protowire.Number = 10002
+	podPortMappingsField    protowire.Number = 10001
+	podDNSConfigField       protowire.Number = 10002
+	runtimeOwnsNetworkField protowire.Number = 10001
 )
 
-// podSandboxName is PodSandbox's full name (a constant: the descriptor is
-// not yet initialized when package variables are).
-const podSandboxName protoreflect.FullName = "nri.pkg.api.v1alpha1.PodSandbox"
+// The full names of the messages with fields of the extension (constants:
+// the descriptors are not yet initialized when package variables are).
+const (
+	podSandboxName           protoreflect.FullName = "nri.pkg.api.v1alpha1.PodSandbox"
+	runPodSandboxRequestName protoreflect.FullName = "nri.pkg.api.v1alpha1.RunPodSandboxRequest"
+)
 
 // WithoutExtensionFields returns the pod as a plugin without the pod
 // network extension must see it: p itself when it carries none of the
@@ -58,25 +69,34 @@ func (p *PodSandbox) WithoutExtensionFields() *PodSandbox {
 }
 
 // ClassicView returns a request to a plugin as a plugin without the pod
-// network extension must see it: every pod among the message's own fields
-// (PodSandbox fields and lists of them, as in every request and event that
-// carries pods) without the extension's fields. It returns m itself when
-// no pod carries any, otherwise a shallow copy; m is not modified.
+// network extension must see it: without the extension's fields of its
+// own (RunPodSandboxRequest.runtime_owns_network), and every pod among
+// the message's own fields (PodSandbox fields and lists of them, as in
+// every request and event that carries pods) without the extension's
+// fields. It returns m itself when it carries none, otherwise a shallow
+// copy; m is not modified.
 func ClassicView(m VTMessage) VTMessage {
 	r := m.ProtoReflect()
 	if !r.IsValid() {
 		return m
 	}
 	var out protoreflect.Message
-	set := func(fd protoreflect.FieldDescriptor, v protoreflect.Value) {
+	copied := func() protoreflect.Message {
 		if out == nil {
 			out = shallowCopy(r, func(protoreflect.FieldDescriptor) bool { return true }).ProtoReflect()
 		}
-		out.Set(fd, v)
+		return out
 	}
+	set := func(fd protoreflect.FieldDescriptor, v protoreflect.Value) { copied().Set(fd, v) }
 	fields := r.Descriptor().Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
+		if isExtensionField(fd) {
+			if r.Has(fd) {
+				copied().Clear(fd)
+			}
+			continue
+		}
 		if fd.IsMap() || fd.Message() == nil || fd.Message().FullName() != podSandboxName || !r.Has(fd) {
 			continue
 		}

@@ -126,6 +126,8 @@ func TestClassicView(t *testing.T) {
 		same bool // returned as it is
 	}{
 		{"request with a pod", &api.RunPodSandboxRequest{Pod: fullPod(1)}, false},
+		{"pod whose network the runtime owns", &api.RunPodSandboxRequest{Pod: plain, RuntimeOwnsNetwork: true}, false},
+		{"pod whose network the runtime owns, with the extension", &api.RunPodSandboxRequest{Pod: fullPod(1), RuntimeOwnsNetwork: true}, false},
 		{"request with a pod and a container", &api.CreateContainerRequest{Pod: fullPod(1), Container: ctr}, false},
 		{"StateChange", &api.StateChangeEvent{Event: api.Event_RUN_POD_SANDBOX, Pod: fullPod(1), Container: ctr}, false},
 		{"Synchronize, some pods with the extension", &api.SynchronizeRequest{Pods: []*api.PodSandbox{plain, fullPod(1), fullPod(2)}, Containers: []*api.Container{ctr}, More: true}, false},
@@ -152,6 +154,7 @@ func TestClassicView(t *testing.T) {
 			switch w := want.(type) {
 			case *api.RunPodSandboxRequest:
 				strip(w.Pod)
+				w.RuntimeOwnsNetwork = false
 			case *api.CreateContainerRequest:
 				strip(w.Pod)
 			case *api.StateChangeEvent:

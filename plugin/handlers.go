@@ -46,7 +46,11 @@ type RunPodSandboxHandler interface {
 // returns the pod's network as this plugin set it up (nil for none): the
 // pod network extension's variant of RunPodSandboxHandler. A plugin
 // implements one or the other. Against a runtime without the extension it
-// is still called, and the network it returns is dropped.
+// is still called, and the network it returns is dropped. It is not called
+// for a pod whose network the runtime sets up itself
+// (RunPodSandboxRequest.runtime_owns_network: a runtime with pods of its
+// own network and pods of the plugins' at once): the plugin hears of such
+// a pod only from its StopPodSandbox, RemovePodSandbox and Synchronize.
 type RunPodSandboxNetworkHandler interface {
 	RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (*api.PodSandboxNetwork, error)
 }

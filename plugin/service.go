@@ -219,6 +219,13 @@ func (svc *service) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReq
 	if !ok {
 		return &api.RunPodSandboxResponse{}, svc.podEvent(ctx, api.Event_RUN_POD_SANDBOX, req.GetPod())
 	}
+	if req.GetRuntimeOwnsNetwork() {
+		// The runtime set the pod's network up itself: a network plugin
+		// has no part in it (and its interfaces would clash with the
+		// runtime's).
+		svc.stub.log.Debug("not setting up the network of a pod whose network the runtime owns", "pod", req.GetPod().GetId())
+		return &api.RunPodSandboxResponse{}, nil
+	}
 	n, err := h.RunPodSandboxNetwork(ctx, req.GetPod())
 	if err != nil {
 		return nil, svc.wrap(api.Event_RUN_POD_SANDBOX, err)

@@ -431,7 +431,7 @@ func (r *Runtime) late(ctx context.Context, p *plugin, q queued) error {
 	method := q.ev.Method()
 	switch m := q.msg.(type) {
 	case *api.RunPodSandboxRequest:
-		return r.lateRunPodSandbox(ctx, p, m.GetPod())
+		return r.lateRunPodSandbox(ctx, p, m)
 	case *api.CreateContainerRequest:
 		rsp, err := rpc[api.CreateContainerResponse](ctx, p, method, m)
 		if err != nil {

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -129,5 +130,98 @@ func TestRuntime_NetworksOnlyFromPluginsWithTheExtension(t *testing.T) {
 	}
 	if ips := status.GetNetwork().GetIps(); !slices.Equal(ips, []string{"198.18.0.5"}) {
 		t.Errorf("status has addresses %v, want only 10-net's 198.18.0.5 (owners %v)", ips, status.GetOwners())
+	}
+}
+
+// wireRecorder is a plugin on the wire that records the RunPodSandbox
+// requests it gets and returns its network whatever they say; with ext it
+// answers Configure with the pod network extension.
+type wireRecorder struct {
+	classicRaw
+	ext bool
+	got chan *api.RunPodSandboxRequest
+}
+
+func (p *wireRecorder) Configure(context.Context, *api.ConfigureRequest) (*api.ConfigureResponse, error) {
+	rsp := &api.ConfigureResponse{Events: p.events}
+	if p.ext {
+		rsp.NetworkExtension = &api.NetworkExtension{Version: 1}
+	}
+	return rsp, nil
+}
+
+func (p *wireRecorder) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
+	p.got <- req
+	return p.classicRaw.RunPodSandbox(ctx, req)
+}
+
+// countingNet is a network plugin that counts its RunPodSandboxNetwork
+// calls.
+type countingNet struct {
+	netHandler
+	calls chan string
+}
+
+func (h countingNet) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (*api.PodSandboxNetwork, error) {
+	h.calls <- pod.GetId()
+	return h.netHandler.RunPodSandboxNetwork(ctx, pod)
+}
+
+// TestRuntime_RuntimeOwnedNetwork: a pod whose network the runtime set up
+// itself (runtime_owns_network, a runtime running pods of its own network
+// besides the plugins') is not the plugins' to network. Network plugins on
+// the plugin library are not asked for it, a network a plugin returns for
+// it is ignored, and neither the required network plugins' connection nor
+// their addresses are asked for, as for a host-network pod; plugins with
+// the extension see the flag, plugins without it do not.
+func TestRuntime_RuntimeOwnedNetwork(t *testing.T) {
+	store := newMemStore()
+	e := newEnv(t, runtime.WithPodNetworkStore(store), runtime.WithRequiredNetworkPlugins("podnet"))
+	lib := countingNet{netHandler{v4net("198.18.0.5")}, make(chan string, 4)}
+	e.startPlugin(lib, "10", "net")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raws := map[string]*wireRecorder{}
+	for _, tc := range []struct {
+		name string
+		ext  bool
+	}{{"ext", true}, {"classic", false}} {
+		raw := &wireRecorder{
+			classicRaw: classicRaw{rawPlugin: rawPlugin{events: int32(api.MaskFor(api.Event_RUN_POD_SANDBOX))}, network: v4net("198.18.0.9")},
+			ext:        tc.ext, got: make(chan *api.RunPodSandboxRequest, 4),
+		}
+		rt, _ := connectRaw(t, e.dial(), raw)
+		if _, err := rt.RegisterPlugin(ctx, &api.RegisterPluginRequest{PluginName: tc.name, PluginIdx: "20"}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "20-"+tc.name+" to join", func() bool { return e.joined("20-" + tc.name) })
+		raws[tc.name] = raw
+	}
+
+	pod := netPod(1)
+	rec, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod, RuntimeOwnsNetwork: true})
+	if err != nil {
+		t.Fatalf("RunPodSandbox of a pod whose network the runtime owns, the required network plugin away: %v", err)
+	}
+	if rec != nil {
+		t.Errorf("RunPodSandbox returned the network %v for a pod whose network the runtime owns, want none", rec)
+	}
+	select {
+	case id := <-lib.calls:
+		t.Errorf("RunPodSandboxNetwork of 10-net called for pod %s, whose network the runtime owns", id)
+	default:
+	}
+	for name, want := range map[string]bool{"ext": true, "classic": false} {
+		if got := (<-raws[name].got).GetRuntimeOwnsNetwork(); got != want {
+			t.Errorf("20-%s got runtime_owns_network %v, want %v", name, got, want)
+		}
+	}
+	if !contains(e.logs.String(), "pod whose network the runtime owns") {
+		t.Errorf("the network 20-ext returned is not logged as ignored:\n%s", e.logs)
+	}
+
+	// Any other pod is the plugins': the required plugin is missing.
+	if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: netPod(2)}); !errors.Is(err, runtime.ErrNetworkNotReady) {
+		t.Errorf("RunPodSandbox of a pod the plugins network, the required plugin away = %v, want ErrNetworkNotReady", err)
 	}
 }

@@ -244,7 +244,8 @@ func WithUpdateFunc(fn UpdateFunc) Option {
 // changed a pod's network.
 type PodNetworkStore interface {
 	// PodNetwork returns the pod's record: an empty record for a pod no
-	// plugin has set a network for yet, nil for a host-network pod, and
+	// plugin has set a network for yet, nil for a host-network pod or a
+	// pod whose network the runtime owns (no plugin may update it), and
 	// an error for an unknown pod.
 	PodNetwork(ctx context.Context, podID string) (*api.PodNetworkRecord, error)
 	// SetPodNetwork persists rec as the pod's record after plugin changed

@@ -16,7 +16,8 @@ import (
 
 // RunPodSandbox relays the creation of a pod sandbox and returns the pod's
 // network as the plugins set it, merged, with the plugin that set each part
-// (nil if no plugin returned one, and always for host-network pods).
+// (nil if no plugin returned one, and always for host-network pods and pods
+// whose network the runtime owns: req.runtime_owns_network).
 //
 // Plugins are called in invocation order. Each sees in pod.ips the
 // addresses merged so far, after those the runtime put there. A plugin's
@@ -27,17 +28,27 @@ import (
 // nothing they allocated leaks.
 //
 // If required network plugins are configured (WithRequiredNetworkPlugins),
-// RunPodSandbox of a pod that is not host-network fails at once while one
-// of them is not connected, and fails (cleaning up) when one of them gave
-// the pod no address. A pod larger than api.MaxObjectSize is refused with
-// an error wrapping api.ErrTooLarge.
+// RunPodSandbox of a pod whose network the plugins set up fails at once
+// while one of them is not connected, and fails (cleaning up) when one of
+// them gave the pod no address. A pod larger than api.MaxObjectSize is
+// refused with an error wrapping api.ErrTooLarge.
+//
+// The plugins set up the network of a pod that has a network namespace,
+// unless req.runtime_owns_network says the runtime set it up itself (a
+// runtime that lets the plugins set up new pods' networks but still runs
+// pods it networked before, or the other way round): then no plugin has a
+// part in it, as for a host-network pod. The plugins that negotiated the
+// extension are told so in the request, and the plugin library calls no
+// RunPodSandboxNetwork for it.
 func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxRequest) (*api.PodNetworkRecord, error) {
 	pod := req.GetPod()
 	if err := checkSizes(pod, nil); err != nil {
 		return nil, fmt.Errorf("runtime: RunPodSandbox refused: %w", err)
 	}
 	hostNetwork := pod.NetNSPath() == ""
-	if !hostNetwork {
+	runtimeOwned := req.GetRuntimeOwnsNetwork()
+	pluginsNetwork := !hostNetwork && !runtimeOwned
+	if pluginsNetwork {
 		if ready, why := r.NetworkReady(); !ready {
 			return nil, fmt.Errorf("runtime: RunPodSandbox of pod %s/%s refused: %w: %s", pod.GetNamespace(), pod.GetName(), ErrNetworkNotReady, why)
 		}
@@ -68,7 +79,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		var rsp *api.RunPodSandboxResponse
 		v, err := p.call(ctx, api.Event_RUN_POD_SANDBOX, view, nil, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error
-			rsp, err = rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: view})
+			rsp, err = rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: view, RuntimeOwnsNetwork: runtimeOwned})
 			return err
 		})
 		if v != useAnswer && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
@@ -108,6 +119,13 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 			}
 			continue
 		}
+		if runtimeOwned {
+			if rsp.GetAdjust().GetNetwork() != nil {
+				p.logger().Warn("ignoring the network a plugin returned for a pod whose network the runtime owns",
+					"pod", pod.GetNamespace()+"/"+pod.GetName(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
+			}
+			continue
+		}
 		n, err := normalizePluginNetwork(p.fullName(), "RunPodSandbox", rsp.GetAdjust().GetNetwork())
 		if err != nil {
 			return failed(err)
@@ -137,7 +155,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 			}
 		}
 	}
-	if !hostNetwork {
+	if pluginsNetwork {
 		if err := r.checkAuthority(pod, rec); err != nil {
 			return failed(err)
 		}
@@ -183,18 +201,24 @@ func requiredMatches(want, full string) bool {
 	return ok && name == want
 }
 
-// lateRunPodSandbox delivers a pod created while a plugin joined: the
-// network the plugin returns is merged into the pod's record like an
-// UpdatePodSandboxNetwork, or, if that cannot be done yet (the runtime has
-// not stored the pod), reported at the pod's next PodSandboxStatus.
-func (r *Runtime) lateRunPodSandbox(ctx context.Context, p *plugin, pod *api.PodSandbox) error {
-	rsp, err := rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: pod})
+// lateRunPodSandbox delivers a pod created while a plugin joined (req, as
+// the request was made): the network the plugin returns is merged into the
+// pod's record like an UpdatePodSandboxNetwork, or, if that cannot be done
+// yet (the runtime has not stored the pod), reported at the pod's next
+// PodSandboxStatus.
+func (r *Runtime) lateRunPodSandbox(ctx context.Context, p *plugin, req *api.RunPodSandboxRequest) error {
+	pod := req.GetPod()
+	rsp, err := rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: pod, RuntimeOwnsNetwork: req.GetRuntimeOwnsNetwork()})
 	if err != nil {
 		return err
 	}
 	n := rsp.GetAdjust().GetNetwork()
 	if n != nil && p.netExt.Load() == 0 {
 		p.logger().Warn("ignoring the network a plugin returned: it did not take the pod network extension", "pod", pod.GetId())
+		return nil
+	}
+	if n != nil && req.GetRuntimeOwnsNetwork() {
+		p.logger().Warn("ignoring the network a plugin returned for a pod whose network the runtime owns", "pod", pod.GetId())
 		return nil
 	}
 	if n == nil || pod.NetNSPath() == "" || !r.track() {
@@ -310,7 +334,7 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: %w", name, podID, err)
 	}
 	if old == nil {
-		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: the pod has no pod network (host network)", name, podID)
+		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: the pod has no pod network of the plugins' (host network, or the runtime's own)", name, podID)
 	}
 	parts := partsOf(old)
 	if req.GetWithdraw() {

@@ -260,14 +260,17 @@ func (c *containerd) configTOML() string {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	p := func(name string) string { return q(filepath.Join(c.dir, name)) }
 	cni, mode, nriLines := "", "", ""
-	switch c.opts.network {
-	case networkCNI:
+	// The CNI configuration stays when network mode nri follows CNI mode
+	// on the same instance (scenario 6): pods CNI set up are torn down by
+	// CNI in any mode.
+	if c.cni != nil {
 		cni = fmt.Sprintf(`
     [plugins.'io.containerd.cri.v1.runtime'.cni]
       bin_dirs = [%s]
       conf_dir = %s
       max_conf_num = 1`, q(env.cniBin), q(c.cni.confDir))
-	case networkNRI:
+	}
+	if c.opts.network == networkNRI {
 		mode, nriLines = criNetworkNRI(c)
 	}
 	metrics := ""

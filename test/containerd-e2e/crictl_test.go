@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -54,6 +55,9 @@ type pod struct {
 	ctrID     string // the container's ID
 	// netns is the pod's network namespace (from crictl inspectp).
 	netns string
+	// veths are the host interfaces its creation attached to the
+	// instance's bridges: the host ends of its veths.
+	veths []string
 }
 
 // runPod runs a pod sandbox named name with one busybox container named
@@ -78,13 +82,23 @@ func (c *containerd) runPod(name, container string) *pod {
 func (c *containerd) runSandbox(name string) (p *pod, podFile string) {
 	c.t.Helper()
 	podFile = c.writeJSON("pod-"+name+".json", c.podConfig(name))
+	var portsBefore []string
+	for _, br := range c.scope().bridges {
+		portsBefore = append(portsBefore, bridgePorts(c.t, br)...)
+	}
 	p = &pod{name: name}
 	p.id = strings.TrimSpace(c.must("runp", podFile))
 	c.seen.add(p.id)
 	p.netns = c.inspectp(p.id).Info.RuntimeSpec.netns()
 	c.seen.addNetNS(p.netns)
 	for _, br := range c.scope().bridges {
-		c.seen.addVeths(bridgePorts(c.t, br))
+		ports := bridgePorts(c.t, br)
+		for _, port := range ports {
+			if !slices.Contains(portsBefore, port) {
+				p.veths = append(p.veths, port)
+			}
+		}
+		c.seen.addVeths(ports)
 	}
 	return p, podFile
 }

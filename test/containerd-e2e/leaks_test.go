@@ -327,9 +327,30 @@ func (s scope) shimSockets() []string {
 	return out
 }
 
-// owns reports whether an item belongs to the instance.
+// podsScope is the scope of some of the instance's pods only (see
+// checkRemoved): their sandbox and container IDs, network namespaces and
+// host veths; no directory, cgroup parent, bridge or network of the
+// instance, which its other pods share.
+func podsScope(pods ...*pod) scope {
+	var s scope
+	for _, p := range pods {
+		s.ids = append(s.ids, p.id)
+		if p.ctrID != "" {
+			s.ids = append(s.ids, p.ctrID)
+		}
+		if p.netns != "" {
+			s.netns = append(s.netns, p.netns)
+		}
+		s.veths = append(s.veths, p.veths...)
+	}
+	return s
+}
+
+// owns reports whether an item belongs to the instance (or to the pods
+// of a podsScope: a scope without a directory or a cgroup parent claims
+// nothing by them).
 func (s scope) owns(i item) bool {
-	under := func(p string) bool { return p == s.dir || strings.HasPrefix(p, s.dir+"/") }
+	under := func(p string) bool { return s.dir != "" && (p == s.dir || strings.HasPrefix(p, s.dir+"/")) }
 	switch i.kind {
 	case kindNetNS:
 		return slices.Contains(s.netns, i.name) || under(i.name)
@@ -339,14 +360,17 @@ func (s scope) owns(i item) bool {
 		return slices.Contains(s.veths, i.name) || (i.master != "" && slices.Contains(s.bridges, i.master))
 	case kindMount:
 		// dir itself may be a mount of the instance's own (shareMount),
-		// which removeOwn removes.
-		return under(i.name) && i.name != s.dir
+		// which removeOwn removes. A pod's mounts (rootfs, shm) are named
+		// after its IDs.
+		return (under(i.name) && i.name != s.dir) ||
+			(s.dir == "" && slices.ContainsFunc(s.ids, func(id string) bool { return strings.Contains(i.name, "/"+id+"/") || strings.HasSuffix(i.name, "/"+id) }))
 	case kindProcess:
-		return strings.Contains(i.name, s.dir+"/") || strings.Contains(i.cgroups, s.cgroupParent+"/") ||
+		return (s.dir != "" && strings.Contains(i.name, s.dir+"/")) ||
+			(s.cgroupParent != "" && strings.Contains(i.cgroups, s.cgroupParent+"/")) ||
 			slices.ContainsFunc(s.ids, func(id string) bool { return strings.Contains(i.cgroups, "/"+id) })
 	case kindCgroup:
 		_, rel, ok := strings.Cut(i.name, "/"+strings.TrimPrefix(s.cgroupParent, "/")+"/")
-		return (ok && rel != "") || slices.Contains(s.ids, filepath.Base(i.name))
+		return (s.cgroupParent != "" && ok && rel != "") || slices.Contains(s.ids, filepath.Base(i.name))
 	case kindShimSock:
 		return slices.Contains(s.shimSockets(), i.name)
 	case kindCNIResult:
@@ -375,8 +399,18 @@ func (s scope) leaks(before, after snapshot) []leak {
 	var out []leak
 	// Network namespaces the CRI plugin bind-mounted in its state
 	// directory (netns_mounts_under_state_dir): reported as namespaces,
-	// not as mounts; removing one unmounts it.
-	netnsUnderState, _ := filepath.Glob(filepath.Join(s.dir, "state", "*", "netns", "*"))
+	// not as mounts; removing one unmounts it. A podsScope has only its
+	// pods' own.
+	var netnsUnderState []string
+	if s.dir != "" {
+		netnsUnderState, _ = filepath.Glob(filepath.Join(s.dir, "state", "*", "netns", "*"))
+	} else {
+		for _, p := range s.netns {
+			if _, err := os.Stat(p); err == nil && !strings.HasPrefix(p, netnsDir+"/") {
+				netnsUnderState = append(netnsUnderState, p)
+			}
+		}
+	}
 	for _, p := range netnsUnderState {
 		out = append(out, leak{item{kind: kindNetNS, name: p}})
 	}
@@ -389,8 +423,10 @@ func (s scope) leaks(before, after snapshot) []leak {
 		}
 		out = append(out, leak{i})
 	}
-	for _, n := range readDirNames(filepath.Join(s.dir, "s")) {
-		out = append(out, leak{item{kind: kindShimSock, name: filepath.Join(s.dir, "s", n)}})
+	if s.dir != "" {
+		for _, n := range readDirNames(filepath.Join(s.dir, "s")) {
+			out = append(out, leak{item{kind: kindShimSock, name: filepath.Join(s.dir, "s", n)}})
+		}
 	}
 	for _, d := range s.ipamDirs {
 		for _, n := range readDirNames(d) {

@@ -62,6 +62,10 @@ var scenarios = []scenario{
 		name: "4-cni-refused/stock", opts: options{nri: "upstream", network: networkCNI},
 		run: refused(cniPlugin), sameNetworkAs: "1-cni/stock",
 	},
+	{
+		name: "6-mode-switch", opts: options{nri: "compat", network: networkCNI},
+		run: modeSwitch,
+	},
 }
 
 func TestContainerd(t *testing.T) {

@@ -162,3 +162,76 @@ func TestNrinet_NoPodNetworksByDefault(t *testing.T) {
 		t.Fatalf("a plugin requiring the network extension joined, or failed otherwise: %v", err)
 	}
 }
+
+// countingNetPlugin is nrinetNetPlugin, counting its RunPodSandboxNetwork
+// calls by pod.
+type countingNetPlugin struct {
+	nrinetNetPlugin
+	calls chan string
+}
+
+func (p countingNetPlugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (*nri.PodSandboxNetwork, error) {
+	p.calls <- pod.GetId()
+	return p.nrinetNetPlugin.RunPodSandboxNetwork(ctx, pod)
+}
+
+// TestNrinet_RunPodSandboxKeepsNetworkPluginsOut: with pod networks
+// enabled, the classic RunPodSandbox is for pods whose network the runtime
+// sets up itself (containerd's CNI pods on a node switched between its
+// network modes): a network plugin is not asked to set one up, while
+// RunPodSandboxNetwork asks it as before.
+func TestNrinet_RunPodSandboxKeepsNetworkPluginsOut(t *testing.T) {
+	store := &nrinetNetStore{recs: map[string]*nri.PodNetworkRecord{}, set: make(chan string, 1)}
+	sock := filepath.Join(t.TempDir(), "nri.sock")
+	r, err := nri.New("runtime", "v1", nrinetNoSync, nrinetNoUpdate, nri.WithSocketPath(sock), nri.WithPluginPath(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.EnablePodNetworks(store); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	net := countingNetPlugin{nrinetNetPlugin{addr: "198.18.7.5/24"}, make(chan string, 64)}
+	s, err := plugin.New(net, plugin.WithPluginName("net"), plugin.WithPluginIdx("10"), plugin.WithSocketPath(sock), plugin.WithRequiredNetworkExtension())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	pod := func(id string) *api.PodSandbox {
+		return &api.PodSandbox{Id: id, Name: id, Namespace: "default", Uid: id,
+			Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: "network", Path: "/var/run/netns/nrinet-compat-" + id}}}}
+	}
+	// The plugin has joined once a pod of its network gets its address.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec, err := r.RunPodSandboxNetwork(ctx, &api.RunPodSandboxRequest{Pod: pod("plugins")})
+		if err == nil && len(rec.GetNetwork().GetIps()) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the network plugin did not join: %v %v", rec, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// (A call made while the plugin joined reaches it too, late.)
+
+	req := &api.RunPodSandboxRequest{Pod: pod("runtimes")}
+	if err := r.RunPodSandbox(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if req.GetRuntimeOwnsNetwork() {
+		t.Error("RunPodSandbox modified the caller's request")
+	}
+	for len(net.calls) > 0 {
+		if got := <-net.calls; got != "plugins" {
+			t.Errorf("RunPodSandbox had the network plugin set up pod %q, whose network the runtime owns", got)
+		}
+	}
+}

@@ -5,11 +5,23 @@ import "context"
 // The lifecycle requests: each is relayed to the plugins subscribed to its
 // event, in index order, and merged, as nrinet's runtime does.
 
-// RunPodSandbox relays the creation of a pod.
+// RunPodSandbox relays the creation of a pod whose network the runtime
+// sets up itself, as upstream's runtimes do. With pod networks enabled
+// (EnablePodNetworks; RunPodSandboxNetwork is for the pods the plugins
+// network) the request says so (runtime_owns_network): the network plugins
+// keep out of the pod's network, which a runtime that runs pods of both
+// kinds at once (containerd switched between its network modes) needs.
+// req is not modified.
 func (r *Adaptation) RunPodSandbox(ctx context.Context, req *RunPodSandboxRequest) error {
 	rt, err := r.runtime("RunPodSandbox")
 	if err != nil {
 		return err
+	}
+	r.mu.Lock()
+	podNetworks := r.podNetworks
+	r.mu.Unlock()
+	if podNetworks && !req.GetRuntimeOwnsNetwork() {
+		req = &RunPodSandboxRequest{Pod: req.GetPod(), RuntimeOwnsNetwork: true}
 	}
 	_, err = rt.RunPodSandbox(ctx, req)
 	return err
