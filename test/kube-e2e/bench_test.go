@@ -169,17 +169,19 @@ func (n *kubeNode) writeCNIConfig() {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(n.dir, "cni-conf", "10-"+n.cniNetName()+".conflist"), string(b))
-	// libcni caches each attachment's result under /var/lib/cni/results,
-	// named after the network (which carries the token): none may be left
-	// once the node's pods are gone.
-	t.Cleanup(func() {
-		entries, _ := os.ReadDir("/var/lib/cni/results")
-		for _, e := range entries {
-			if strings.Contains(e.Name(), n.cniNetName()) {
-				t.Errorf("left behind: /var/lib/cni/results/%s", e.Name())
-			}
+}
+
+// checkCNIResultsGone fails the test for a result libcni cached for the
+// node's CNI network that is left once the node's pods are gone: libcni
+// caches each attachment's result under /var/lib/cni/results, named after
+// the network (which carries the token) and the sandbox.
+func (n *kubeNode) checkCNIResultsGone() {
+	entries, _ := os.ReadDir("/var/lib/cni/results")
+	for _, e := range entries {
+		if strings.Contains(e.Name(), n.cniNetName()) {
+			n.t.Errorf("left behind: /var/lib/cni/results/%s", e.Name())
 		}
-	})
+	}
 }
 
 // metricSums scrapes the node's containerd metrics and returns, for each

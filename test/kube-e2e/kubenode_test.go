@@ -231,8 +231,12 @@ func launchKubeNode(t testing.TB, cp *controlPlane, suffix string, opts kubeNode
 	// The kubelet makes its root directory a (shared) mount point of its
 	// own, and mounts pods' volumes under it.
 	t.Cleanup(func() { unmountUnder(t, n.kubeletRoot) })
-	// After containerd stopped: the pods' network namespaces are gone.
+	// After containerd stopped: the pods' network namespaces are gone, and
+	// so are libcni's results.
 	t.Cleanup(n.checkSandboxNetnsGone)
+	if opts.cni {
+		t.Cleanup(n.checkCNIResultsGone)
+	}
 	// Registered after the above, so it runs before them; the node's
 	// processes have no cleanups of their own (launchProc), so that a
 	// restarted one cannot be stopped out of turn.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,15 @@ func (n *kubeNode) startKubeProxy() {
 		if _, err := os.Stat("/usr/sbin/nft"); err != nil {
 			t.Fatal("nft not found: kube-proxy's nftables mode needs it (Debian package nftables)")
 		}
+	}
+	// The node's own connections to a Service (host-network pods, the
+	// kubelet) need a route to its cluster IP before kube-proxy's output
+	// chain rewrites the destination: a real node's default route does
+	// that. Here, a route of the service ranges to the uplink: the node
+	// has no default route, so that nothing of it leaves the test's
+	// networks.
+	for _, c := range []netip.Prefix{serviceCIDR4, serviceCIDR6} {
+		run(t, "ip", "-n", n.netns, ipFamily(c.Addr()), "route", "add", c.String(), "dev", "eth0")
 	}
 	kubeconfig := n.cp.kubeconfig("kube-proxy-"+n.name, "system:kube-proxy")
 	start := time.Now()

@@ -1,0 +1,197 @@
+package kubee2e
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// conformanceEnv selects TestConformance's selection: "full" (make
+// conformance) or "ci" (make conformance-ci); unset, the test skips.
+const conformanceEnv = "NRINET_CONFORMANCE"
+
+// Further settings of TestConformance (docs/conformance.md):
+const (
+	// networksEnv: the clusters to run, comma-separated, in order;
+	// default baseline,nrinet for full, nrinet for ci.
+	networksEnv = "NRINET_CONFORMANCE_NETWORKS"
+	// outEnv: where each cluster's e2e.test log, JUnit report and TSV go
+	// (<out>/<network>/); default _output/conformance of the repository.
+	outEnv = "NRINET_CONFORMANCE_OUT"
+	// procsEnv: ginkgo's parallel processes; default 4.
+	procsEnv = "NRINET_CONFORMANCE_PROCS"
+	// focusEnv: a ginkgo focus replacing the selection's, to run a few
+	// specs while investigating (the results directory is then not
+	// written).
+	focusEnv = "NRINET_CONFORMANCE_FOCUS"
+)
+
+// resultsDir holds the committed results of the full selection, one TSV
+// per network (docs/conformance.md).
+var resultsDir = filepath.Join("conformance", "results")
+
+// skipFile holds the skip rules of both selections.
+var skipFile = filepath.Join("conformance", "skip.tsv")
+
+// fullFocus is the full selection (make conformance): every [sig-network]
+// [Conformance] spec, and the network specs a cluster network must pass:
+// Networking (Granular Checks among them), HostPort, Services, DNS,
+// EndpointSlice(s), Proxy and dual-stack.
+var fullFocus = []string{
+	`\[sig-network\].*\[Conformance\]`,
+	`\[sig-network\] Networking`,
+	`\[sig-network\] HostPort`,
+	`\[sig-network\] Services`,
+	`\[sig-network\] DNS`,
+	`\[sig-network\] EndpointSlice`,
+	`\[sig-network\] Proxy`,
+	`\[sig-network\] \[Feature:IPv6DualStack\]`,
+}
+
+// ciFocus is the CI subset (make conformance-ci): the Networking Granular
+// Checks, HostPort, one ClusterIP Service spec and one DNS spec.
+var ciFocus = []string{
+	`\[sig-network\] Networking Granular Checks`,
+	`\[sig-network\] HostPort`,
+	`\[sig-network\] Services should serve a basic endpoint from pods`,
+	`\[sig-network\] DNS should provide DNS for the cluster `,
+}
+
+// TestConformance runs Kubernetes' e2e network specs (e2e.test) against a
+// conformance cluster of each network (cluster_test.go): baseline, then
+// nrinet, one at a time, each with a control plane of its own. Each
+// cluster's results go to <out>/<network>/ (e2e.log, report/junit_01.xml,
+// results.tsv) and, for the full selection, to conformance/results/
+// <network>.tsv. Then every spec that passed on baseline must pass on
+// nrinet; with nrinet alone, the committed baseline is the reference for
+// the full selection, and the ci selection must pass entirely.
+func TestConformance(t *testing.T) {
+	mode := os.Getenv(conformanceEnv)
+	if mode == "" {
+		t.Skipf("set %s=full or ci (make conformance, make conformance-ci)", conformanceEnv)
+	}
+	skipUnlessEnabled(t)
+	sel := selection{name: mode}
+	var networks []clusterNetwork
+	switch mode {
+	case "full":
+		sel.focus, networks = fullFocus, []clusterNetwork{networkBaseline, networkNrinet}
+	case "ci":
+		sel.focus, networks = ciFocus, []clusterNetwork{networkNrinet}
+	default:
+		t.Fatalf("%s=%q: want full or ci", conformanceEnv, mode)
+	}
+	focused := false
+	if f := os.Getenv(focusEnv); f != "" {
+		sel.name, sel.focus, focused = "focus", []string{f}, true
+	}
+	if s := os.Getenv(networksEnv); s != "" {
+		networks = nil
+		for _, n := range strings.Split(s, ",") {
+			networks = append(networks, clusterNetwork(strings.TrimSpace(n)))
+		}
+	}
+	var err error
+	if sel.skip, err = readSkipRules(skipFile); err != nil {
+		t.Fatal(err)
+	}
+	procs := 4
+	if s := os.Getenv(procsEnv); s != "" {
+		if procs, err = strconv.Atoi(s); err != nil || procs < 1 {
+			t.Fatalf("%s=%q: want a positive number", procsEnv, s)
+		}
+	}
+	out := os.Getenv(outEnv)
+	if out == "" {
+		out = filepath.Join("..", "..", "_output", "conformance")
+	}
+	if out, err = filepath.Abs(out); err != nil {
+		t.Fatal(err)
+	}
+	tools := findE2ETools(t)
+	images := conformanceImages(t)
+
+	results := map[clusterNetwork]specResults{}
+	for _, network := range networks {
+		t.Run(string(network), func(t *testing.T) {
+			start := time.Now()
+			dir := filepath.Join(out, string(network))
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: conformanceControllers})
+			c := startCluster(t, cp, network, images)
+			up := time.Since(start)
+			res := c.runE2E(tools, sel, procs, dir)
+			results[network] = res
+			if err := writeResultsFile(filepath.Join(dir, "results.tsv"), res); err != nil {
+				t.Fatal(err)
+			}
+			if mode == "full" && !focused {
+				if err := writeResultsFile(filepath.Join(resultsDir, string(network)+".tsv"), res); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("cluster %s: %s; cluster up in %v, all of it %v (before the cleanup)", network, res.summary(),
+				up.Round(time.Second), time.Since(start).Round(time.Second))
+			if mode == "ci" {
+				for _, name := range slices.Sorted(maps.Keys(res)) {
+					if res[name] == specFailed {
+						t.Errorf("cluster %s: failed: %s", network, name)
+					}
+				}
+			}
+		})
+	}
+
+	nrinet, ok := results[networkNrinet]
+	if !ok || mode != "full" {
+		return
+	}
+	baseline, ok := results[networkBaseline]
+	if !ok && focused {
+		return // nothing to compare a few specs with
+	}
+	if !ok {
+		// nrinet alone: the committed baseline is the reference.
+		f, err := os.Open(filepath.Join(resultsDir, string(networkBaseline)+".tsv"))
+		if err != nil {
+			t.Logf("no baseline to compare with: %v", err)
+			return
+		}
+		defer f.Close()
+		if baseline, err = readTSV(f); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("comparing with the committed baseline (%s)", baseline.summary())
+	}
+	regs := regressions(baseline, nrinet)
+	for _, r := range regs {
+		t.Errorf("passed on baseline, %s on nrinet: %s", r.state, r.spec)
+	}
+	t.Logf("baseline %s; nrinet %s; %d passed on baseline only", baseline.summary(), nrinet.summary(), len(regs))
+}
+
+// conformanceImages writes the images every node of a conformance cluster
+// imports: for now CoreDNS alone, its binary at /coredns (interim, until
+// the e2e images are written by the suite).
+func conformanceImages(t testing.TB) []imageArchive {
+	t.Helper()
+	bin, err := os.ReadFile(filepath.Join(env.kubeBin, "coredns"))
+	if err != nil {
+		t.Fatalf("CoreDNS: %v", err)
+	}
+	archive := filepath.Join(env.dir, "coredns.tar")
+	if err := writeImage(archive, corednsRef, []imageFile{{path: "coredns", mode: 0o755, data: bin}},
+		v1.Config{Entrypoint: []string{"/coredns"}}); err != nil {
+		t.Fatal(err)
+	}
+	return []imageArchive{{archive, corednsRef}}
+}
