@@ -198,6 +198,10 @@ func (cp *controlPlane) startAPIServer() {
 		"--tls-cert-file", serving.Cert, "--tls-private-key-file", serving.Key,
 		"--client-ca-file", cp.pki.CA,
 		"--kubelet-client-certificate", kubeletClient.Cert, "--kubelet-client-key", kubeletClient.Key,
+		// As kubeadm sets it: the kubelets' host names (their Nodes' names)
+		// resolve nowhere here; their InternalIPs are their underlay
+		// addresses (exec, logs and the proxy to nodes go there).
+		"--kubelet-preferred-address-types", "InternalIP,ExternalIP,Hostname",
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file", cp.saKey.Cert,
 		"--service-account-signing-key-file", cp.saKey.Key,

@@ -408,9 +408,14 @@ temp = %s
 	config := filepath.Join(n.dir, "containerd.toml")
 	writeFile(t, config, n.adjustContainerdConfig(conf))
 	// The shim is found on PATH; runc too (Debian puts it in /usr/sbin).
+	// containerd runs in a UTS namespace of its own whose host name is the
+	// Node's, as on a machine of that name: host-network pods (whose
+	// containers share the runtime's UTS namespace) see it, and agnhost
+	// answers with it where the e2e specs expect the Node's host name.
 	n.runContainerd = func() {
 		n.containerd = n.launch(n.name+"/containerd",
 			[]string{"PATH=" + n.containerdBin + ":" + os.Getenv("PATH") + ":/usr/sbin:/sbin"},
+			"unshare", "--uts", "--", "sh", "-c", `printf %s "$0" >/proc/sys/kernel/hostname && exec "$@"`, n.name,
 			filepath.Join(n.containerdBin, "containerd"), "--config", config, "--log-level", "info")
 		waitFor(t, "containerd's CRI", containerdReadyTimeout, 100*time.Millisecond, func() (bool, string) {
 			if !n.containerd.running() {

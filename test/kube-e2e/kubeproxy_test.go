@@ -16,8 +16,10 @@ import (
 // first rules (its /healthz answers 200 once it has).
 const kubeProxyReadyTimeout = 60 * time.Second
 
-// kubeProxyHealthz is where kube-proxy serves /healthz, in the node's
-// namespace (its own loopback).
+// kubeProxyHealthz is where the test asks kube-proxy's /healthz, in the
+// node's namespace: kube-proxy serves it on every address of the node,
+// port 10256 (its default; its metrics, 127.0.0.1:10249, are the default
+// too, which the e2e spec "should check kube-proxy urls" reads).
 const kubeProxyHealthz = "127.0.0.1:10256"
 
 // startKubeProxy starts kube-proxy in the node's namespace in nftables mode
@@ -56,8 +58,6 @@ func (n *kubeNode) startKubeProxy() {
 		"--proxy-mode", "nftables",
 		"--hostname-override", n.name,
 		"--cluster-cidr", clusterCIDR4.String()+","+clusterCIDR6.String(),
-		"--healthz-bind-address", kubeProxyHealthz,
-		"--metrics-bind-address", "127.0.0.1:10249",
 		"--conntrack-max-per-core", "0",
 		"--conntrack-tcp-timeout-established", "0",
 		"--conntrack-tcp-timeout-close-wait", "0",
