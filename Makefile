@@ -116,11 +116,14 @@ bench-containerd:
 	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -run '^$$' -bench RunPodSandbox -benchtime $(BENCH_PODS)x -count $(BENCH_COUNT) -timeout 30m . > $(BENCH_OUT)/runp.txt
 	cd test/containerd-e2e && $(GO) tool benchstat $(BENCH_OUT)/runp.txt | tee $(BENCH_OUT)/benchstat.txt
 
-# etcd v3.6.16 and Kubernetes v1.34.4 (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubelet, kubectl) from the Go module proxy, built into
+# etcd v3.6.16, Kubernetes v1.34.4 (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet, kubectl, kube-proxy), Kubernetes' e2e suite
+# (e2e.test, agnhost, the ginkgo CLI it requires) and CoreDNS v1.12.1, all
+# from the Go module proxy, built into
 # $(NRINET_KUBE_CACHE)/kubernetes-v1.34.4-<key>/bin (default cache
-# /var/cache/nrinet); a no-op when built. A cold build took 11 minutes here
-# (docs/kube-e2e.md).
+# /var/cache/nrinet); a no-op when built. A cold build takes about half an
+# hour on this 2-core machine, e2e.test and CoreDNS most of it
+# (docs/kube-e2e.md has the steps' times).
 kube:
 	GO=$(GO) hack/kube.sh
 

@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
-# hack/kube.sh: build the Kubernetes binaries test/kube-e2e runs, from the Go
-# module proxy alone.
+# hack/kube.sh: build the Kubernetes binaries test/kube-e2e runs, and
+# Kubernetes' own end-to-end suite, from the Go module proxy alone.
 #
-# Builds etcd (through a small wrapper module generated in the cache
-# directory: `go install` refuses etcd's server module, whose go.mod has
-# replace lines) and kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubelet and kubectl (a copy of k8s.io/kubernetes from the module cache, its
-# ./staging replace lines dropped and the published k8s.io/* modules of the
-# same release required instead, since a module zip has no staging/ tree)
-# into <cache dir>/bin. Run it again with nothing changed and it returns in
-# well under a second.
+# Builds into <cache dir>/bin:
+#   - etcd (through a small wrapper module generated in the cache directory:
+#     `go install` refuses etcd's server module, whose go.mod has replace
+#     lines);
+#   - from a copy of k8s.io/kubernetes from the module cache, its ./staging
+#     replace lines dropped and the published k8s.io/* modules of the same
+#     release required instead (a module zip has no staging/ tree), in one
+#     go build: kube-apiserver, kube-controller-manager, kube-scheduler,
+#     kubelet, kubectl, kube-proxy, agnhost (test/images/agnhost, the e2e
+#     suite's all-purpose test image's binary) and the ginkgo CLI at the
+#     version Kubernetes' go.mod requires (as Kubernetes' own `make ginkgo`
+#     builds it, from its module);
+#   - e2e.test, `go test -c` of Kubernetes' test/e2e;
+#   - CoreDNS (`go install` of github.com/coredns/coredns, whose go.mod has
+#     no replace lines), the version kubeadm of this release deploys.
+# All static (no cgo) and stamped with the release's version. Run it again
+# with nothing changed and it returns in well under a second.
 #
 # On success it prints, on stdout and nothing else:
 #   NRINET_KUBE_VERSION=<Kubernetes version>
 #   NRINET_ETCD_VERSION=<etcd version>
+#   NRINET_COREDNS_VERSION=<CoreDNS version>
+#   NRINET_GINKGO_VERSION=<ginkgo version, as Kubernetes' go.mod requires it>
 #   NRINET_KUBE_BIN=<directory holding the binaries>
+#   NRINET_KUBE_SRC=<Kubernetes' source, go.mod edited (test/images/agnhost/porter's
+#                   certificate goes into agnhost's image)>
 # so that `eval "$(hack/kube.sh)"` works; progress goes to stderr.
 # test/kube-e2e runs it; docs/kube-e2e.md describes both.
 #
@@ -23,11 +36,11 @@
 #                        fixed so that it can be kept between runs.
 #   NRINET_KUBE_VERSION  the Kubernetes version. Default: v1.34.4.
 #   NRINET_ETCD_VERSION  the etcd version. Default: v3.6.16.
+#   NRINET_COREDNS_VERSION  the CoreDNS version. Default: v1.12.1 (kubeadm v1.34's).
 #   NRINET_KUBE_BUILD_P  go build's -p (packages built in parallel). Default: go's (the number
-#                        of CPUs). A cold build (empty module and build caches) took 11 min here
-#                        on 2 cores shared with other work (430 s of CPU, at most 1.9 GB in one
-#                        process); run it under `nice` on a shared machine. docs/kube-e2e.md has
-#                        the numbers.
+#                        of CPUs). A cold build (empty module and build caches) takes tens of
+#                        minutes on 2 cores shared with other work; run it under `nice` on a
+#                        shared machine. docs/kube-e2e.md has the numbers.
 #   GO                   the go command. Default: go.
 #
 # Layout of a cache directory, one per version pair and version of this script
@@ -36,28 +49,37 @@
 #   etcd/         the wrapper module: go.mod and go.sum requiring etcd's server module
 #   src/          Kubernetes' source, writable, go.mod edited (src/go.mod.orig as shipped)
 #   go.mod.diff   what the edit changed in go.mod
-#   bin/          etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kubectl
+#   bin/          etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
+#                 kubectl, kube-proxy, agnhost, ginkgo, e2e.test, coredns
+#   timings       seconds each step of the last build took, "<step> <seconds>" a line
 #   built         stamp of the build (its inputs, one per line)
 # The build runs again only when its stamp differs from what it would write now
 # (a different Go, say); older cache directories beyond the newest two are
 # removed.
 #
-# The whole script is one function, parsed before it runs, so that editing
-# this file while a (long) build runs cannot change what that build does.
+# The whole script is one function, parsed before it runs, and the line that
+# calls it ends it, so that editing this file while a (long) build runs
+# cannot change what that build does.
 set -euo pipefail
 
 main() {
-	local repo version etcd_version cache_root GO
+	local repo version etcd_version coredns_version cache_root GO
 	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 	version=${NRINET_KUBE_VERSION:-v1.34.4}
 	etcd_version=${NRINET_ETCD_VERSION:-v3.6.16}
+	coredns_version=${NRINET_COREDNS_VERSION:-v1.12.1}
 	cache_root=${NRINET_KUBE_CACHE:-/var/cache/nrinet}
 	GO=${GO:-go}
 
 	local kube_mod=k8s.io/kubernetes
 	local etcd_mod=go.etcd.io/etcd/server/v3
-	# The binaries, as cmd/ directories of Kubernetes, and etcd.
-	local kube_cmds="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl"
+	local coredns_mod=github.com/coredns/coredns
+	local ginkgo_mod=github.com/onsi/ginkgo/v2
+	# The binaries: cmd/ directories of Kubernetes; packages built in the same
+	# go build (agnhost from Kubernetes' module, the ginkgo CLI from a module
+	# it requires); and the rest, each built on its own.
+	local kube_cmds="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy"
+	local all_bins="etcd $kube_cmds agnhost ginkgo e2e.test coredns"
 	local keep_dirs=2
 
 	# Go settings that must not come from the caller: no workspace (Kubernetes
@@ -67,7 +89,8 @@ main() {
 
 	local self_hash key dir src bin
 	self_hash=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
-	key=$(printf 'kubernetes %s\netcd %s\nscript %s\n' "$version" "$etcd_version" "$self_hash" | sha256sum | cut -c1-12)
+	key=$(printf 'kubernetes %s\netcd %s\ncoredns %s\nscript %s\n' "$version" "$etcd_version" "$coredns_version" "$self_hash" |
+		sha256sum | cut -c1-12)
 	dir=$cache_root/kubernetes-$version-$key
 	src=$dir/src
 	bin=$dir/bin
@@ -107,6 +130,7 @@ main() {
 	go_version=$("$GO" env GOVERSION)
 	local built_stamp="kubernetes $version
 etcd $etcd_version
+coredns $coredns_version
 script $self_hash
 go $go_version
 flags $build_flags
@@ -114,17 +138,18 @@ ldflags $ldflags
 cgo 0"
 
 	local b all_built=1
-	for b in etcd $kube_cmds; do
+	for b in $all_bins; do
 		[ -x "$bin/$b" ] || all_built=0
 	done
-	if stamp_is "$dir/built" "$built_stamp" && [ $all_built = 1 ]; then
+	if stamp_is "$dir/built" "$built_stamp" && [ $all_built = 1 ] && [ -f "$dir/ginkgo-version" ]; then
 		log "up to date: $dir"
-		print_result "$dir" "$bin" "$version" "$etcd_version" "etcd $kube_cmds"
+		print_result "$dir" "$bin" "$version" "$etcd_version" "$coredns_version" "$all_bins"
 		exit 0
 	fi
-	rm -f "$dir/built"
+	rm -f "$dir/built" "$dir/timings" "$dir/ginkgo-version"
 	mkdir -p "$dir"
 	local total_start=$SECONDS
+	local timings=$dir/timings
 
 	# Step 1: etcd, through a wrapper module that requires etcd's server
 	# module; its main package is built from there, the replace lines of its
@@ -133,8 +158,8 @@ cgo 0"
 	rm -rf "$dir/etcd"
 	mkdir -p "$dir/etcd"
 	printf 'module nrinet.invalid/kube-etcd\n\ngo 1.24\n' >"$dir/etcd/go.mod"
-	(cd "$dir/etcd" && timed "go get $etcd_mod@$etcd_version" "$GO" get "$etcd_mod@$etcd_version")
-	(cd "$dir/etcd" && timed "go build etcd" env CGO_ENABLED=0 "$GO" build $build_flags -ldflags "-s -w" \
+	(cd "$dir/etcd" && timed etcd-get "$GO" get "$etcd_mod@$etcd_version")
+	(cd "$dir/etcd" && timed etcd-build env CGO_ENABLED=0 "$GO" build $build_flags -ldflags "-s -w" \
 		-o "$bin/etcd" "$etcd_mod")
 
 	# Step 2: Kubernetes' source. The module cache holds it read-only and
@@ -145,7 +170,7 @@ cgo 0"
 	if [ ! -f "$src/go.mod.orig" ]; then
 		log "downloading $kube_mod@$version through the Go module proxy"
 		local modjson moddir
-		modjson=$(cd / && "$GO" mod download -json "$kube_mod@$version") ||
+		modjson=$(cd / && timed kube-download "$GO" mod download -json "$kube_mod@$version") ||
 			die "go mod download $kube_mod@$version failed: $modjson"
 		moddir=$(printf '%s\n' "$modjson" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
 		[ -n "$moddir" ] && [ -f "$moddir/go.mod" ] || die "no module directory in: $modjson"
@@ -171,21 +196,51 @@ cgo 0"
 	(cd "$src" && "$GO" mod edit "${edits[@]}")
 	diff -u "$src/go.mod.orig" "$src/go.mod" >"$dir/go.mod.diff" || true
 
-	# Step 3: the Kubernetes binaries, in one go build so that the packages
-	# they share are compiled once.
-	local targets=() c
+	# Step 3: the Kubernetes binaries, agnhost and the ginkgo CLI, in one go
+	# build so that the packages they share are compiled once. ginkgo is the
+	# version Kubernetes' go.mod requires, built with its dependencies as
+	# Kubernetes selects them (Kubernetes' `make ginkgo` does the same); the
+	# CLI warns when it runs a suite built with another version.
+	local targets=() c ginkgo_version
 	for c in $kube_cmds; do
 		targets+=("./cmd/$c")
 	done
-	log "building $kube_cmds (minutes when the Go build cache is cold)"
-	(cd "$src" && timed "go build $kube_cmds" env CGO_ENABLED=0 "$GO" build $build_flags \
+	targets+=(./test/images/agnhost "$ginkgo_mod/ginkgo")
+	ginkgo_version=$(cd "$src" && "$GO" list -mod=mod -m -f '{{.Version}}' "$ginkgo_mod") ||
+		die "$ginkgo_mod is not a requirement of $kube_mod@$version"
+	log "building $kube_cmds agnhost ginkgo (minutes when the Go build cache is cold)"
+	(cd "$src" && timed kube-build env CGO_ENABLED=0 "$GO" build $build_flags \
 		-ldflags "$ldflags" -o "$bin/" "${targets[@]}")
 	"$bin/kubectl" version --client >&2 || die "$bin/kubectl does not run"
+
+	# Step 4: e2e.test, Kubernetes' end-to-end suite (test/e2e/e2e_test.go
+	# and the packages it imports), as a test binary: most of what it
+	# imports step 3 compiled already. It embeds its manifests
+	# (test/e2e/testing-manifests), so it needs no file of the source tree
+	# at run time; with the version stamped it reports this release.
+	(cd "$src" && timed e2e-test-build env CGO_ENABLED=0 "$GO" test $build_flags \
+		-ldflags "$ldflags" -c -o "$bin/e2e.test" ./test/e2e)
+
+	# Step 5: CoreDNS, the cluster DNS kubeadm deploys. Its go.mod has no
+	# replace lines, so `go install module@version` builds it in a module
+	# of its own (its requirements as CoreDNS pins them), as its own
+	# Makefile does: static, -s -w.
+	(cd "$dir" && timed coredns-install env CGO_ENABLED=0 GOBIN="$bin" "$GO" install -trimpath \
+		-ldflags "-s -w" "$coredns_mod@$coredns_version")
+
+	"$bin/e2e.test" --version >&2 || die "$bin/e2e.test does not run"
+	"$bin/ginkgo" version >&2 || die "$bin/ginkgo does not run"
+	"$bin/coredns" -version >&2 || die "$bin/coredns does not run"
+	for b in $all_bins; do
+		is_static "$bin/$b" || die "$bin/$b is not linked statically"
+	done
+	printf '%s\n' "$ginkgo_version" >"$dir/ginkgo-version"
+	printf 'total %s\n' "$((SECONDS - total_start))" >>"$timings"
 	printf '%s\n' "$built_stamp" >"$dir/built"
 	log "built in $((SECONDS - total_start)) s; $(du -sh "$dir" | cut -f1) in $dir"
 
 	prune "$cache_root" "$version" "$dir" "$keep_dirs"
-	print_result "$dir" "$bin" "$version" "$etcd_version" "etcd $kube_cmds"
+	print_result "$dir" "$bin" "$version" "$etcd_version" "$coredns_version" "$all_bins"
 }
 
 log() { printf 'kube.sh: %s\n' "$*" >&2; }
@@ -194,25 +249,48 @@ die() {
 	exit 1
 }
 
-# timed NAME CMD...: runs CMD, logging how long it took.
+# timed STEP CMD...: runs CMD, logging how long it took, and appending
+# "STEP <seconds>" to the file $timings when set.
 timed() {
 	local name=$1 start=$SECONDS rc=0
 	shift
+	log "$name: $*"
 	"$@" || rc=$?
 	log "$name: $((SECONDS - start)) s"
+	if [ -n "${timings:-}" ]; then
+		printf '%s %s\n' "$name" "$((SECONDS - start))" >>"$timings"
+	fi
 	return $rc
+}
+
+# is_static FILE: whether the ELF file FILE has no program interpreter
+# (PT_INTERP), i.e. was linked without cgo and runs in any image.
+is_static() {
+	# readelf is in binutils, which a Go build machine need not have: read the
+	# ELF program headers with od instead. 64-bit little-endian only.
+	local phoff phentsize phnum i type
+	[ "$(od -An -tx1 -N6 "$1" | tr -d ' ')" = 7f454c460201 ] || return 1
+	phoff=$(od -An -tu8 -j32 -N8 "$1" | tr -d ' ')
+	phentsize=$(od -An -tu2 -j54 -N2 "$1" | tr -d ' ')
+	phnum=$(od -An -tu2 -j56 -N2 "$1" | tr -d ' ')
+	for ((i = 0; i < phnum; i++)); do
+		type=$(od -An -tu4 -j$((phoff + i * phentsize)) -N4 "$1" | tr -d ' ')
+		[ "$type" != 3 ] || return 1 # PT_INTERP
+	done
 }
 
 # stamp_is FILE TEXT: whether FILE holds exactly TEXT.
 stamp_is() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 
-# print_result DIR BIN VERSION ETCD_VERSION BINARIES
+# print_result DIR BIN VERSION ETCD_VERSION COREDNS_VERSION BINARIES
 print_result() {
-	local b
+	local b ginkgo_version
 	touch "$1/built" # marks the directory as recently used, for pruning
-	log "Kubernetes $3 and etcd $4 binaries in $2:"
-	for b in $5; do log "  $2/$b"; done
-	printf 'NRINET_KUBE_VERSION=%s\nNRINET_ETCD_VERSION=%s\nNRINET_KUBE_BIN=%s\n' "$3" "$4" "$2"
+	ginkgo_version=$(cat "$1/ginkgo-version")
+	log "Kubernetes $3, etcd $4, CoreDNS $5 and ginkgo $ginkgo_version binaries in $2:"
+	for b in $6; do log "  $2/$b"; done
+	printf 'NRINET_KUBE_VERSION=%s\nNRINET_ETCD_VERSION=%s\nNRINET_COREDNS_VERSION=%s\nNRINET_GINKGO_VERSION=%s\nNRINET_KUBE_BIN=%s\nNRINET_KUBE_SRC=%s\n' \
+		"$3" "$4" "$5" "$ginkgo_version" "$2" "$1/src"
 }
 
 # prune CACHE_ROOT VERSION KEEP_DIR KEEP: removes all but the newest KEEP
@@ -232,5 +310,7 @@ prune() {
 	done <<<"$old_dirs"
 }
 
-main "$@"
-exit
+# One line, parsed whole before main runs: bash reads a script as it goes,
+# so a separate `exit` line would be read from the file as it is when main
+# returns (an edited file gave "unexpected EOF" here after a build).
+main "$@"; exit

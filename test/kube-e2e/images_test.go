@@ -3,6 +3,7 @@ package kubee2e
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"debug/elf"
 	"fmt"
 	"io"
@@ -32,17 +33,39 @@ type imageFile struct {
 	mode fs.FileMode // permissions, with fs.ModeDir or fs.ModeSymlink
 	data []byte
 	link string // a symlink's target
+	// xattrs are extended attributes, e.g. "security.capability" for a
+	// file capability, written as PAX records ("SCHILY.xattr.<name>"),
+	// which containerd applies when it unpacks the layer.
+	xattrs map[string]string
 }
+
+// epoch is the modification time of every file of the suite's images.
+var epoch = time.Unix(0, 0)
 
 // writeImage writes a one-layer image of files for linux on this
 // machine's architecture, with the configuration cfg, as an image archive
 // (docker save format) tagged ref, for `ctr images import`.
 func writeImage(archive, ref string, files []imageFile, cfg v1.Config) error {
+	layer, err := layerTar(files)
+	if err != nil {
+		return fmt.Errorf("image %s: %w", ref, err)
+	}
+	return writeLayerImage(archive, ref, layer, cfg)
+}
+
+// layerTar returns the uncompressed tar stream of files, in the given
+// order, owned by root and dated at the epoch.
+func layerTar(files []imageFile) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	epoch := time.Unix(0, 0)
 	for _, f := range files {
 		h := &tar.Header{Name: f.path, Mode: int64(f.mode.Perm()), ModTime: epoch, Format: tar.FormatPAX}
+		for k, v := range f.xattrs {
+			if h.PAXRecords == nil {
+				h.PAXRecords = map[string]string{}
+			}
+			h.PAXRecords["SCHILY.xattr."+k] = v
+		}
 		switch {
 		case f.mode&fs.ModeDir != 0:
 			h.Typeflag, h.Name = tar.TypeDir, f.path+"/"
@@ -55,20 +78,28 @@ func writeImage(archive, ref string, files []imageFile, cfg v1.Config) error {
 			h.Typeflag, h.Size = tar.TypeReg, int64(len(f.data))
 		}
 		if err := tw.WriteHeader(h); err != nil {
-			return err
+			return nil, fmt.Errorf("layer file %s: %w", f.path, err)
 		}
 		if h.Typeflag == tar.TypeReg {
 			if _, err := tw.Write(f.data); err != nil {
-				return err
+				return nil, fmt.Errorf("layer file %s: %w", f.path, err)
 			}
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return err
+		return nil, err
 	}
+	return buf.Bytes(), nil
+}
+
+// writeLayerImage writes the image of the one layer layerTar (an
+// uncompressed tar stream) and the configuration cfg, as writeImage does.
+// The layer is compressed at gzip's fastest level: the archive is read
+// once, on this machine.
+func writeLayerImage(archive, ref string, layerTar []byte, cfg v1.Config) error {
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(buf.Bytes())), nil
-	})
+		return io.NopCloser(bytes.NewReader(layerTar)), nil
+	}, tarball.WithCompressionLevel(gzip.BestSpeed))
 	if err != nil {
 		return err
 	}

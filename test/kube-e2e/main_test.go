@@ -31,6 +31,10 @@ type suiteEnv struct {
 	kubeBin string
 	// kubeVersion and etcdVersion are what hack/kube.sh built.
 	kubeVersion, etcdVersion string
+	// kubeSrc is Kubernetes' source hack/kube.sh built from
+	// (NRINET_KUBE_SRC); with NRINET_KUBE_BIN set, the environment's
+	// NRINET_KUBE_SRC, maybe empty.
+	kubeSrc string
 	// nrinetd and podnet are cmd/nrinetd and cmd/nri-podnet of this
 	// checkout.
 	nrinetd, podnet string
@@ -118,6 +122,7 @@ func findKube() error {
 	if bin := os.Getenv("NRINET_KUBE_BIN"); bin != "" {
 		env.kubeBin = bin
 		env.kubeVersion, env.etcdVersion = "(NRINET_KUBE_BIN)", "(NRINET_KUBE_BIN)"
+		env.kubeSrc = os.Getenv("NRINET_KUBE_SRC")
 		return nil
 	}
 	cmd := exec.Command("bash", filepath.Join("..", "..", "hack", "kube.sh"))
@@ -134,6 +139,7 @@ func findKube() error {
 		}
 	}
 	env.kubeBin, env.kubeVersion, env.etcdVersion = vars["NRINET_KUBE_BIN"], vars["NRINET_KUBE_VERSION"], vars["NRINET_ETCD_VERSION"]
+	env.kubeSrc = vars["NRINET_KUBE_SRC"]
 	if env.kubeBin == "" || env.kubeVersion == "" || env.etcdVersion == "" {
 		return fmt.Errorf("hack/kube.sh printed %q; want NRINET_KUBE_{BIN,VERSION} and NRINET_ETCD_VERSION", stdout.String())
 	}
