@@ -129,8 +129,10 @@ func (n *kubeNode) adjustContainerdConfig(conf string) string {
 	return conf
 }
 
-// cniNetName is the CNI network of a node with the cni option.
-func (n *kubeNode) cniNetName() string { return "nrke-" + n.cp.token + "-cni" }
+// cniNetName is the CNI network of a node with the cni option, named
+// after the node: libcni's cached results carry it, and each node checks
+// its own (checkCNIResultsGone).
+func (n *kubeNode) cniNetName() string { return n.name + "-cni" }
 
 // writeCNIConfig writes the bridge conflist of a node with the cni option:
 // test/containerd-e2e's (bridge + host-local, dual-stack, no masquerading)

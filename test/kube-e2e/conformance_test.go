@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // conformanceEnv selects TestConformance's selection: "full" (make
@@ -180,18 +178,25 @@ func TestConformance(t *testing.T) {
 }
 
 // conformanceImages writes the images every node of a conformance cluster
-// imports: for now CoreDNS alone, its binary at /coredns (interim, until
-// the e2e images are written by the suite).
+// imports (writeE2EImages: those the selected specs run, the pause image
+// under its published name, CoreDNS) and returns their archives.
 func conformanceImages(t testing.TB) []imageArchive {
 	t.Helper()
-	bin, err := os.ReadFile(filepath.Join(env.kubeBin, "coredns"))
-	if err != nil {
-		t.Fatalf("CoreDNS: %v", err)
-	}
-	archive := filepath.Join(env.dir, "coredns.tar")
-	if err := writeImage(archive, corednsRef, []imageFile{{path: "coredns", mode: 0o755, data: bin}},
-		v1.Config{Entrypoint: []string{"/coredns"}}); err != nil {
+	prepareStage3(t) // the static pause binary
+	dir := filepath.Join(env.dir, "e2e-images")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return []imageArchive{{archive, corednsRef}}
+	archives, err := writeE2EImages(dir, kubeImageBins(env.kubeBin, env.kubeSrc, filepath.Join(env.dir, "pause")))
+	if err != nil {
+		t.Fatalf("the e2e images: %v", err)
+	}
+	if archives[corednsImage] == "" {
+		t.Fatalf("the e2e images have no %s", corednsImage)
+	}
+	var out []imageArchive
+	for _, ref := range slices.Sorted(maps.Keys(archives)) {
+		out = append(out, imageArchive{archives[ref], ref})
+	}
+	return out
 }

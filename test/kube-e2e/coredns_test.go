@@ -11,10 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// corednsRef is the CoreDNS image kubeadm v1.34 deploys, imported into
-// every node (the cluster's images) and never pulled.
-const corednsRef = "registry.k8s.io/coredns/coredns:v1.12.1"
-
 // corednsReadyTimeout bounds how long CoreDNS takes from kubectl apply
 // until the kube-dns Service answers on every node.
 const corednsReadyTimeout = 2 * time.Minute
@@ -198,7 +194,7 @@ func (c *cluster) deployCoreDNS() {
 	t.Helper()
 	start := time.Now()
 	manifest := filepath.Join(c.cp.dir, "coredns.yaml")
-	writeFile(t, manifest, fmt.Sprintf(corednsManifest, kubeDNS4, kubeDNS6, corednsRef))
+	writeFile(t, manifest, fmt.Sprintf(corednsManifest, kubeDNS4, kubeDNS6, corednsImage))
 	c.cp.kubectl("apply", "-f", manifest)
 	waitFor(t, "CoreDNS's 2 replicas ready", corednsReadyTimeout, 250*time.Millisecond, func() (bool, string) {
 		d, err := c.cp.client.AppsV1().Deployments("kube-system").Get(t.Context(), "coredns", metav1.GetOptions{})
