@@ -133,6 +133,9 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			if mode == "full" && !focused {
+				if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+					t.Fatal(err)
+				}
 				if err := writeResultsFile(filepath.Join(resultsDir, string(network)+".tsv"), res); err != nil {
 					t.Fatal(err)
 				}

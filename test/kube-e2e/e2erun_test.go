@@ -116,6 +116,10 @@ func (c *cluster) runE2E(tools e2eTools, sel selection, procs int, out string) s
 		"--e2e-output-dir=" + out,
 		"--disable-log-dump",
 		"--allowed-not-ready-nodes=0",
+		// Only ginkgo's first process counts the nodes; the others would
+		// skip every spec that needs two ("Requires at least 2 nodes (not
+		// -1)").
+		"--num-nodes=" + strconv.Itoa(len(c.nodes)),
 		"--prepull-images=false",
 	}
 	ginkgoArgs := []string{
@@ -163,4 +167,17 @@ func (c *cluster) runE2E(tools e2eTools, sel selection, procs int, out string) s
 	}
 	t.Logf("cluster %s: %s", c.network, res.summary())
 	return res
+}
+
+func TestSkipRules_FileParses(t *testing.T) {
+	rules, err := readSkipRules(skipFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) == 0 {
+		t.Fatalf("%s has no rule", skipFile)
+	}
+	if _, err := regexp.Compile(selection{skip: rules}.skipRegexp()); err != nil {
+		t.Errorf("the skip rules joined: %v", err)
+	}
 }
