@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nrinet/nrinet/plugins/podnet"
+	"github.com/nrinet/nrinet/plugins/podnet/hostport"
 	"github.com/nrinet/nrinet/plugins/podnet/kube"
 	"github.com/nrinet/nrinet/plugins/podnet/masq"
 )
@@ -39,7 +40,7 @@ func addClusterFlags(fs *flag.FlagSet) *clusterFlags {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file for -kube (default: the in-cluster configuration)")
 	fs.StringVar(&f.nodeName, "node-name", os.Getenv("NODE_NAME"), "this node's name, for -kube (default $NODE_NAME)")
 	fs.StringVar(&f.clusterCIDR, "cluster-cidr", "", "comma-separated cluster CIDRs, both families: traffic from the pod CIDRs to destinations outside them is masqueraded (nftables table inet nrinet-podnet); empty: no masquerade, and the table is removed")
-	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables table inet nrinet-podnet, the bridge of -config or nrinet0) and exit")
+	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet and inet nrinet-podnet-hostport, the bridge of -config or nrinet0) and exit")
 	return f
 }
 
@@ -284,8 +285,10 @@ func warnUnmasqueraded(pods, cluster []netip.Prefix, log *slog.Logger) {
 }
 
 // uninstall removes what nri-podnet set up in this network namespace:
-// the routes of protocol 78, the nftables table inet nrinet-podnet, and
-// the bridge (-config's, or the default). It leaves the state directory.
+// the routes of protocol 78, the nftables tables inet nrinet-podnet
+// (masquerade) and inet nrinet-podnet-hostport (host ports), and the
+// bridge (-config's, or the default), with its ports. It leaves the state
+// directory.
 func uninstall(configPath string, log *slog.Logger) error {
 	bridge := podnet.DefaultBridge
 	if configPath != "" {
@@ -307,6 +310,13 @@ func uninstall(configPath string, log *slog.Logger) error {
 		errs = append(errs, err)
 	} else {
 		log.Info("uninstall: nftables table removed", "table", "inet "+masq.TableName)
+	}
+	if hp, err := hostport.New(); err != nil {
+		errs = append(errs, err)
+	} else if err := hp.Uninstall(); err != nil {
+		errs = append(errs, err)
+	} else {
+		log.Info("uninstall: nftables table removed", "table", "inet "+hostport.TableName)
 	}
 	link, err := netlink.LinkByName(bridge)
 	var notFound netlink.LinkNotFoundError

@@ -52,8 +52,9 @@
 // pods; see package plugins/podnet/kube for a change of the pod CIDRs
 // while it runs (/readyz then fails). -cluster-cidr with a static -config
 // masquerades its subnets, set once at start. "nri-podnet -uninstall
-// [-config FILE]" removes the routes, the table and the bridge of this
-// node, and exits.
+// [-config FILE]" removes the routes, the nftables tables (inet
+// nrinet-podnet, the masquerade, and inet nrinet-podnet-hostport, the
+// pods' host ports) and the bridge of this node, and exits.
 package main
 
 import (

@@ -37,6 +37,7 @@ func TestImportRules(t *testing.T) {
 		{pkg: mod + "ipam", forbidden: []string{mod + "api", mod + "runtime", mod + "plugin", mod + "mux"}},
 		{pkg: mod + "plugins/podnet", forbidden: []string{mod + "runtime", mod + "cri", "github.com/containernetworking/", "k8s.io/"}},
 		{pkg: mod + "plugins/podnet/masq", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", "k8s.io/", "github.com/vishvananda/"}},
+		{pkg: mod + "plugins/podnet/hostport", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq", "k8s.io/", "github.com/vishvananda/"}},
 		{pkg: mod + "plugins/podnet/kube", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq"}},
 		{pkg: mod + "plugins/cni", forbidden: []string{mod + "runtime", mod + "cri", "k8s.io/"}},
 		{pkg: mod + "internal/pluginops", forbidden: []string{mod + "runtime", mod + "cri", mod + "plugins/", "k8s.io/"}},

@@ -27,6 +27,13 @@ type Config struct {
 	// one that group or others may access, or with setuid, setgid or
 	// sticky bits, is tightened to 0700, with a warning.
 	StateDir string `json:"stateDir,omitempty"`
+	// NoBridgeNetfilter leaves the bridge's nf_call_iptables and
+	// nf_call_ip6tables as they are. By default nri-podnet turns them on,
+	// so that bridged traffic between the pods passes the node's IPv4 and
+	// IPv6 netfilter hooks (with br_netfilter): the replies of a Service
+	// endpoint or of a host port's pod to a client pod on the same bridge
+	// are then un-NATed (see the package documentation).
+	NoBridgeNetfilter bool `json:"noBridgeNetfilter,omitempty"`
 }
 
 // Defaults.

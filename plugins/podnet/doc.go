@@ -17,7 +17,8 @@
 // the addresses at StopPodSandbox, and at Synchronize (on every join,
 // after a restart of the plugin or of the runtime) releases the addresses
 // of pods that no longer exist and deletes their host veths, and any other
-// host veth of its naming on the bridge that no existing pod owns.
+// host veth of its naming on the bridge that no existing pod owns. It
+// publishes the pods' host ports (below).
 //
 // # Runtimes
 //
@@ -46,21 +47,66 @@
 //	  "exclude":  ["198.18.0.250/31"],
 //	  "gateways": [],
 //	  "mtu":      1500,
-//	  "stateDir": "/var/lib/nri-podnet"
+//	  "stateDir": "/var/lib/nri-podnet",
+//	  "noBridgeNetfilter": false
 //	}
 //
 // Gateways default to the first host of each subnet. The bridge is created
-// if missing and reused if present. The state directory is created with
+// if missing and reused if present; its MAC address is fixed, derived from
+// its name (an existing bridge is given it), so that it does not change
+// when the port whose MAC the kernel would otherwise lend it goes away,
+// which would leave the pods' neighbour entries for the gateway wrong for
+// seconds. The state directory is created with
 // mode 0700; an existing one that group or others may access is tightened
 // to 0700.
+//
+// # Host ports
+//
+// A pod's port mappings with a host port (Kubernetes' hostPort; the pod
+// network extension's PodSandbox.port_mappings, from the pod's CRI
+// configuration) are published before RunPodSandbox returns, by package
+// [github.com/nrinet/nrinet/plugins/podnet/hostport]: DNAT rules in the
+// nftables table inet nrinet-podnet-hostport, for TCP, UDP and SCTP, on
+// the given host IP or, with none, on every local address of the node in
+// each family the pod has an address of. They work for traffic from
+// outside the node, from the node itself (a host IP of 127.0.0.1 too, from
+// a non-loopback source address; a connection from 127.0.0.1 is not
+// supported: see that package), from the node's pods and from the pod
+// itself (hairpin, masqueraded so that the reply comes back through the
+// node). A pod asking for a host port, protocol and host IP another pod
+// holds (an empty host IP overlaps every address of its family) fails
+// RunPodSandbox with a [*hostport.ConflictError] naming the port, the
+// protocol, the host IP and both pods, and nothing of it is left: no
+// addresses, no veth, no rules. StopPodSandbox removes the pod's rules
+// before its addresses are released. The mappings are not stored by the
+// plugin: the runtime sends them with every pod, in RunPodSandbox and in
+// Synchronize (nrinetd persists them with the sandbox; containerd keeps
+// the sandbox's CRI configuration), and Synchronize replaces the table
+// with the rules of the existing pods that hold addresses, in one
+// transaction: after a crash, rules of pods that are gone go, and those of
+// live pods are kept or restored.
+//
+// # Services and bridged traffic
+//
+// Every pod's bridge port is in hairpin mode, so that a pod reaches itself
+// through a Service whose endpoint it is (the service proxy's DNAT sends
+// the packet back out of the port it came in on). The bridge's own
+// nf_call_iptables and nf_call_ip6tables are turned on (logged when they
+// change): with br_netfilter, IPv4 and IPv6 traffic bridged between pods
+// then passes netfilter, so that a Service endpoint's reply to a client
+// pod on the same bridge, or a host port pod's, is un-NATed, whatever the
+// node's net.bridge.bridge-nf-call-iptables and -ip6tables say; other
+// bridges of the node are not affected. "noBridgeNetfilter": true leaves
+// the bridge's switches as they are.
 //
 // # Metrics
 //
 // Given [WithMetrics], the plugin records Prometheus metrics on a
 // Registerer of the caller's ([NewMetrics]): addresses in use and free
 // per subnet (read from the allocator at each scrape), setup and teardown
-// latency, failures by operation, and reconciliations by kind; [Metrics]
-// lists them. cmd/nri-podnet serves them on -health-address.
+// latency, failures by operation, reconciliations by kind, host ports
+// published by protocol and family, and pods refused for a host port
+// conflict; [Metrics] lists them. cmd/nri-podnet serves them on -health-address.
 //
 // # With Kubernetes
 //

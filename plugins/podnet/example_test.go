@@ -30,6 +30,7 @@ func ExampleNewMetrics() {
 	}
 	// Output:
 	// nri_podnet_errors_total 4
+	// nri_podnet_hostport_conflicts_total 1
 	// nri_podnet_reconciles_total 3
 	// nri_podnet_setup_duration_seconds 1
 	// nri_podnet_teardown_duration_seconds 1

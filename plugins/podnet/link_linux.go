@@ -1,8 +1,10 @@
 package podnet
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -14,14 +16,16 @@ import (
 )
 
 // ensureBridge creates the bridge if it is missing, sets its MTU, gives it
-// the gateway addresses and brings it up. An existing bridge is reused.
-func ensureBridge(name string, gateways []netip.Prefix, mtu int) (netlink.Link, error) {
+// the gateway addresses, with netfilter turns on the bridge's
+// nf_call_iptables and nf_call_ip6tables (see bridgeNetfilter), and
+// brings it up. An existing bridge is reused.
+func ensureBridge(name string, gateways []netip.Prefix, mtu int, netfilter bool, log *slog.Logger) (netlink.Link, error) {
 	br, err := netlink.LinkByName(name)
 	var notFound netlink.LinkNotFoundError
 	switch {
 	case errors.As(err, &notFound):
 		attrs := netlink.NewLinkAttrs()
-		attrs.Name, attrs.MTU = name, mtu
+		attrs.Name, attrs.MTU, attrs.HardwareAddr = name, mtu, bridgeMAC(name)
 		if err := netlink.LinkAdd(&netlink.Bridge{LinkAttrs: attrs}); err != nil && !errors.Is(err, unix.EEXIST) {
 			return nil, fmt.Errorf("creating bridge %q: %w", name, err)
 		}
@@ -33,8 +37,20 @@ func ensureBridge(name string, gateways []netip.Prefix, mtu int) (netlink.Link, 
 	case br.Type() != "bridge":
 		return nil, fmt.Errorf("interface %q exists and is a %s, not a bridge", name, br.Type())
 	}
+	if mac := bridgeMAC(name); !bytes.Equal(br.Attrs().HardwareAddr, mac) {
+		// A bridge made before nri-podnet fixed the MAC: fix it now.
+		if err := netlink.LinkSetHardwareAddr(br, mac); err != nil {
+			return nil, fmt.Errorf("bridge %q: setting its MAC to %s: %w", name, mac, err)
+		}
+		log.Info("fixed the bridge's MAC address", "bridge", name, "was", br.Attrs().HardwareAddr.String(), "now", mac.String())
+	}
 	if err := bridgeLinkLocal(br, gateways); err != nil {
 		return nil, fmt.Errorf("bridge %q: %w", name, err)
+	}
+	if netfilter {
+		if err := bridgeNetfilter(br, log); err != nil {
+			return nil, fmt.Errorf("bridge %q: %w", name, err)
+		}
 	}
 	for _, gw := range gateways {
 		addr := &netlink.Addr{IPNet: prefixNet(gw)}
@@ -145,9 +161,10 @@ func (p *podNS) createPair(l podLink) error {
 	}
 	err := netlink.LinkAdd(veth)
 	if errors.Is(err, unix.EEXIST) {
-		if _, herr := netlink.LinkByName(l.hostName); herr == nil {
+		if host, herr := netlink.LinkByName(l.hostName); herr == nil {
 			if _, perr := p.h.LinkByName(podIfName); perr == nil {
 				err = nil
+				veth.Index = host.Attrs().Index
 			} else if err = deleteHostVeth(l.hostName); err == nil {
 				err = netlink.LinkAdd(veth)
 			}
@@ -155,6 +172,12 @@ func (p *podNS) createPair(l podLink) error {
 	}
 	if err != nil {
 		return fmt.Errorf("creating veth %s/%s in %s: %w", l.hostName, podIfName, p.path, err)
+	}
+	// Hairpin mode: the bridge may send a frame back out of the port it
+	// came in on, so that a pod reaches itself through a Service whose
+	// DNAT the bridge's netfilter hooks apply to bridged traffic.
+	if err := netlink.LinkSetHairpin(veth, true); err != nil {
+		return fmt.Errorf("hairpin mode on %s: %w", l.hostName, err)
 	}
 	return nil
 }

@@ -36,16 +36,23 @@ const (
 //	nri_podnet_teardown_duration_seconds    histogram: StopPodSandbox of such pods
 //	nri_podnet_errors_total{op}             counter: failed setup, teardown, status, sync
 //	nri_podnet_reconciles_total{kind}       counter: reconciliations (sync, routes, masquerade)
+//	nri_podnet_hostports{protocol,family}   gauge: host ports published, per protocol (tcp, udp, sctp) and family (ipv4, ipv6)
+//	nri_podnet_hostport_conflicts_total     counter: pods refused because another pod holds a host port they ask for
 //
 // The address gauges are read from the allocator ([ipam.Allocator.Usage])
 // at each scrape, for the subnets configured then; before the plugin is
 // configured there are none. Every op and kind has its series from the
-// start, at 0. Pass Metrics to [New] with [WithMetrics]; one Metrics
+// start, at 0. The host port gauge counts a mapping once per family it is
+// published in (an empty host IP of a dual-stack pod: twice), read from
+// the plugin at each scrape; a protocol and family without mappings has
+// no series. Pass Metrics to [New] with [WithMetrics]; one Metrics
 // serves one Plugin. The methods of a nil *Metrics do nothing.
 type Metrics struct {
 	setup, teardown    prometheus.Histogram
 	errors, reconciles *prometheus.CounterVec
+	conflicts          prometheus.Counter
 	inUse, free        *prometheus.Desc
+	hostports          *prometheus.Desc
 
 	mu     sync.Mutex // guards plugin
 	plugin *Plugin    // whose allocator the address gauges read; nil before WithMetrics
@@ -75,6 +82,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: ns, Name: "reconciles_total",
 			Help: "Reconciliations, by kind: sync (Synchronize with the runtime's pods), routes (to other nodes), masquerade.",
 		}, []string{"kind"}),
+		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Name: "hostport_conflicts_total",
+			Help: "Pods refused (RunPodSandbox failed) because another pod holds a host port, protocol and host IP they ask for.",
+		}),
+		hostports: prometheus.NewDesc(ns+"_hostports", "Host ports published, by protocol and family (a mapping for every local address of a dual-stack pod counts in both).",
+			[]string{"protocol", "family"}, nil),
 		inUse: prometheus.NewDesc(ns+"_addresses_in_use", "Addresses of the subnet that pods hold.", []string{"subnet"}, nil),
 		free:  prometheus.NewDesc(ns+"_addresses_free", "Addresses of the subnet still free to hand out (saturates at 2^64-1).", []string{"subnet"}, nil),
 	}
@@ -84,7 +97,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	for _, kind := range []string{ReconcileSync, ReconcileRoutes, ReconcileMasquerade} {
 		m.reconciles.WithLabelValues(kind)
 	}
-	for _, c := range []prometheus.Collector{m.setup, m.teardown, m.errors, m.reconciles, addressCollector{m}} {
+	for _, c := range []prometheus.Collector{m.setup, m.teardown, m.errors, m.reconciles, m.conflicts, addressCollector{m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("podnet: registering metrics: %w", err)
 		}
@@ -105,6 +118,13 @@ func (m *Metrics) Reconciled(kind string) {
 func (m *Metrics) Failed(op string) {
 	if m != nil {
 		m.errors.WithLabelValues(op).Inc()
+	}
+}
+
+// hostPortConflict counts a pod refused for a host port another holds.
+func (m *Metrics) hostPortConflict() {
+	if m != nil {
+		m.conflicts.Inc()
 	}
 }
 
@@ -137,12 +157,14 @@ func (m *Metrics) bind(p *Plugin) error {
 	return nil
 }
 
-// addressCollector collects the address gauges at scrape time.
+// addressCollector collects the address and host port gauges at scrape
+// time.
 type addressCollector struct{ m *Metrics }
 
 func (c addressCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.m.inUse
 	ch <- c.m.free
+	ch <- c.m.hostports
 }
 
 func (c addressCollector) Collect(ch chan<- prometheus.Metric) {
@@ -151,6 +173,9 @@ func (c addressCollector) Collect(ch chan<- prometheus.Metric) {
 	c.m.mu.Unlock()
 	if p == nil {
 		return
+	}
+	for _, n := range p.hostports.Counts() {
+		ch <- prometheus.MustNewConstMetric(c.m.hostports, prometheus.GaugeValue, float64(n.N), n.Protocol.String(), n.Family)
 	}
 	usage, err := p.usage()
 	if err != nil {

@@ -99,6 +99,12 @@ func TestMetrics(t *testing.T) {
 	const free4, free6 = 13, math.MaxUint64 - 1
 	gatherAndCompare(t, reg, "at start", addresses(v4, v6, 0, free4, 0, free6), strings.Fields(gauges)...)
 	gatherAndCompare(t, reg, "at start", counters(0, 0, 0, 0, 0, 0, 0), strings.Fields(counts)...)
+	// No pod has a host port: no host port series, no conflict (the
+	// traffic tests on a node namespace count them: TestPodnet_HostPorts).
+	gatherAndCompare(t, reg, "at start", `# HELP nri_podnet_hostport_conflicts_total Pods refused (RunPodSandbox failed) because another pod holds a host port, protocol and host IP they ask for.
+# TYPE nri_podnet_hostport_conflicts_total counter
+nri_podnet_hostport_conflicts_total 0
+`, "nri_podnet_hostport_conflicts_total", "nri_podnet_hostports")
 
 	ctx := context.Background()
 	pfx := "nrpm" + randHex(3)

@@ -42,3 +42,15 @@ func podMAC(podID string) net.HardwareAddr {
 	mac[0] = (mac[0] | 0x02) &^ 0x01
 	return mac
 }
+
+// bridgeMAC is the bridge's hardware address: locally administered,
+// unicast, derived from its name. A bridge whose address was set keeps
+// it; one left to the kernel takes the lowest of its ports' and changes
+// when that port goes, and the pods' neighbour entries for the gateway
+// then point nowhere until they expire (seconds of lost replies).
+func bridgeMAC(bridge string) net.HardwareAddr {
+	sum := sha256.Sum256([]byte("bridge-mac:" + bridge))
+	mac := net.HardwareAddr(sum[:6])
+	mac[0] = (mac[0] | 0x02) &^ 0x01
+	return mac
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/ipam"
 	"github.com/nrinet/nrinet/plugin"
+	"github.com/nrinet/nrinet/plugins/podnet/hostport"
 )
 
 // Info keys nri-podnet puts into the networks it returns.
@@ -39,8 +40,9 @@ type Plugin struct {
 	bridge   netlink.Link
 	gateways []netip.Prefix
 
-	metrics *Metrics       // nil: none recorded
-	wg      sync.WaitGroup // background veth deletions
+	hostports *hostport.Mapper // the pods' host ports (nftables table inet nrinet-podnet-hostport)
+	metrics   *Metrics         // nil: none recorded
+	wg        sync.WaitGroup   // background veth deletions
 }
 
 var (
@@ -65,7 +67,11 @@ func New(cfg *Config, log *slog.Logger, opts ...Option) (*Plugin, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Plugin{log: log, metrics: o.metrics}
+	hp, err := hostport.New()
+	if err != nil {
+		return nil, fmt.Errorf("podnet: %w", err)
+	}
+	p := &Plugin{log: log, metrics: o.metrics, hostports: hp}
 	if cfg != nil {
 		if err := p.setup(*cfg); err != nil {
 			return nil, err
@@ -94,7 +100,7 @@ func (p *Plugin) setup(cfg Config) error {
 		return fmt.Errorf("podnet: %w", err)
 	}
 	gws := alloc.Gateways()
-	br, err := ensureBridge(cfg.Bridge, gws, cfg.MTU)
+	br, err := ensureBridge(cfg.Bridge, gws, cfg.MTU, !cfg.NoBridgeNetfilter, p.log)
 	if err != nil {
 		alloc.Close()
 		return fmt.Errorf("podnet: %w", err)
@@ -164,7 +170,10 @@ func (p *Plugin) state() (Config, *ipam.Allocator, netlink.Link, []netip.Prefix,
 // deletes their host veths, and any other host veth of nri-podnet's naming
 // on the bridge that belongs to no existing pod (left behind by a plugin
 // killed between releasing a pod's addresses and deleting its veth). Pods
-// that exist keep theirs. It runs on every (re)join.
+// that exist keep theirs. It then replaces the host port rules with those
+// of the existing pods that hold addresses (their port mappings come with
+// them), so that the rules of pods that are gone go and those of live pods
+// are kept or restored. It runs on every (re)join.
 func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*api.Container) (_ []*api.ContainerUpdate, err error) {
 	defer p.metrics.observe(OpSync, time.Now(), &err)
 	defer p.metrics.Reconciled(ReconcileSync)
@@ -204,10 +213,18 @@ func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*a
 		p.log.Info("released the addresses and veths of pods that no longer exist",
 			"pods", len(released), "strayVeths", len(stale)-len(released))
 	}
+	// The host ports of the pods that still hold addresses, from the
+	// mappings the runtime sends; every other pod's rules go.
+	if err := p.syncHostPorts(pods, alloc.Lookup); err != nil {
+		return nil, err
+	}
 	return nil, nil
 }
 
-// RunPodSandboxNetwork allocates the pod's addresses and wires eth0.
+// RunPodSandboxNetwork allocates the pod's addresses, wires eth0 and
+// publishes the pod's host ports. If any of it fails, nothing of the pod
+// is left: a host port another pod holds fails it with a
+// [*hostport.ConflictError] that names both pods.
 func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (_ *api.PodSandboxNetwork, err error) {
 	path := pod.NetNSPath()
 	if path == "" {
@@ -248,9 +265,16 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 	if err == nil && a.err == nil {
 		err = pns.configure(link)
 	}
+	if err == nil && a.err == nil {
+		err = p.publish(pod, link.addrs)
+	}
 	if err != nil || a.err != nil {
 		// Give the addresses back, and the half-built veth, even if the
-		// setup failed because the request's deadline passed.
+		// setup failed because the request's deadline passed; no host
+		// port rule may point at them.
+		if herr := p.hostports.Remove(id); herr != nil {
+			p.log.Warn("removing host ports after a failed setup", "pod", id, "error", herr)
+		}
 		if derr := deleteHostVeth(link.hostName); derr != nil {
 			p.log.Warn("deleting the veth after a failed setup", "pod", id, "error", derr)
 		}
@@ -315,8 +339,8 @@ func (p *Plugin) PodSandboxStatus(_ context.Context, pod *api.PodSandbox, verbos
 	return n, nil
 }
 
-// StopPodSandbox takes the pod's addresses off eth0, releases them and
-// deletes its veth. The deletion runs in the background: the kernel's veth teardown takes tens
+// StopPodSandbox removes the pod's host port rules, takes its addresses
+// off eth0, releases them and deletes its veth. The deletion runs in the background: the kernel's veth teardown takes tens
 // of milliseconds and nothing waits for it (the runtime deletes the
 // namespace next, which would remove the pod end anyway).
 func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err error) {
@@ -328,6 +352,10 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 		return err
 	}
 	id := pod.GetId()
+	// No host port rule may point at an address given back.
+	if err := p.hostports.Remove(id); err != nil {
+		return fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
+	}
 	// Take the addresses off eth0 before they go back to the allocator,
 	// so that they are never free and in use at once.
 	if addrs, ok, err := alloc.Lookup(id); err == nil && ok {

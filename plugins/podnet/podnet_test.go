@@ -494,3 +494,41 @@ func TestPodnet_BridgeLinkLocalUsableAtOnce(t *testing.T) {
 	e.rt.StopPodSandbox(context.Background(), &api.StopPodSandboxRequest{Pod: pod})
 	testutil.DeleteNetNS(ns)
 }
+
+// The bridge's MAC address is fixed (derived from its name), so that it
+// does not change when the port whose MAC the kernel would otherwise
+// take goes away: the pods' neighbour entries for their gateway stay
+// right.
+func TestPodnet_BridgeMACStable(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	mac := func() string {
+		f := strings.Fields(testutil.Run(t, "ip", "-o", "link", "show", "dev", e.cfg.Bridge))
+		i := slices.Index(f, "link/ether")
+		if i < 0 || i+1 >= len(f) {
+			t.Fatalf("no MAC in %q", f)
+		}
+		return f[i+1]
+	}
+	want := mac()
+	if b, err := strconv.ParseUint(want[:2], 16, 8); err != nil || b&0x02 == 0 || b&0x01 != 0 {
+		t.Errorf("bridge MAC %s is not a locally administered unicast address", want)
+	}
+	var pods []*api.PodSandbox
+	for i := range 4 {
+		pod, _ := e.pod(i)
+		if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: pod}); err != nil {
+			t.Fatal(err)
+		}
+		pods = append(pods, pod)
+	}
+	for i, pod := range pods {
+		if err := e.rt.StopPodSandbox(ctx, &api.StopPodSandboxRequest{Pod: pod}); err != nil {
+			t.Fatal(err)
+		}
+		testutil.WaitFor(t, "the veth to go", 10*time.Second, func() bool { return len(e.bridgePorts()) == len(pods)-i-1 })
+		if got := mac(); got != want {
+			t.Fatalf("after pod %d went, the bridge's MAC is %s, was %s", i, got, want)
+		}
+	}
+}

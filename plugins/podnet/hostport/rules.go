@@ -1,0 +1,218 @@
+package hostport
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"github.com/google/nftables/userdata"
+	"golang.org/x/sys/unix"
+)
+
+// Names of what the package owns.
+const (
+	// TableName is the nftables table (family inet) the package owns.
+	TableName = "nrinet-podnet-hostport"
+	// The table's base chains.
+	ChainPrerouting  = "prerouting"  // type nat, hook prerouting, priority dstnat (-100): DNAT of traffic arriving at the node
+	ChainOutput      = "output"      // type nat, hook output, priority dstnat (-100): DNAT of traffic the node sends
+	ChainPostrouting = "postrouting" // type nat, hook postrouting, priority srcnat (100): masquerade of a pod's connections to itself
+	// commentPrefix starts the comment of every rule; "pod=ID " follows.
+	commentPrefix = "nrinet-podnet-hostport "
+)
+
+// maxPodIDLen keeps a rule's comment within nftables' 256 bytes of user
+// data, with room for the mapping it describes.
+const maxPodIDLen = 128
+
+func table() *nftables.Table {
+	return &nftables.Table{Name: TableName, Family: nftables.TableFamilyINet}
+}
+
+// chains returns the table's base chains, prerouting, output and
+// postrouting.
+func chains(t *nftables.Table) []*nftables.Chain {
+	accept := nftables.ChainPolicyAccept
+	mk := func(name string, hook *nftables.ChainHook, prio *nftables.ChainPriority) *nftables.Chain {
+		return &nftables.Chain{Name: name, Table: t, Type: nftables.ChainTypeNAT, Hooknum: hook, Priority: prio, Policy: &accept}
+	}
+	return []*nftables.Chain{
+		mk(ChainPrerouting, nftables.ChainHookPrerouting, nftables.ChainPriorityNATDest),
+		mk(ChainOutput, nftables.ChainHookOutput, nftables.ChainPriorityNATDest),
+		mk(ChainPostrouting, nftables.ChainHookPostrouting, nftables.ChainPriorityNATSource),
+	}
+}
+
+// rule is one rule the package writes: its chain, expressions and
+// comment.
+type rule struct {
+	chain   string
+	exprs   []expr.Any
+	comment string
+}
+
+// podRules returns the rules of a pod's binds. For each bind, in
+// prerouting and in output (the same rule):
+//
+//	meta nfproto ipv4 meta l4proto tcp th dport HOSTPORT ip daddr HOSTIP counter dnat ip to PODADDR:PORT
+//	meta nfproto ipv4 meta l4proto tcp th dport HOSTPORT fib daddr type local counter dnat ip to PODADDR:PORT
+//
+// (the second for every local address), and in postrouting, once per
+// address of the pod that a bind targets, the masquerade of the pod's
+// own connections that were sent back to it (hairpin), whose replies
+// would otherwise never reach the node to be un-NATed:
+//
+//	meta nfproto ipv4 ip saddr PODADDR ip daddr PODADDR ct status dnat counter masquerade
+func podRules(id string, binds []bind) []rule {
+	var out []rule
+	var hairpin []netip.Addr
+	for _, b := range binds {
+		dnat := rule{exprs: dnatExprs(b), comment: commentPrefix + "pod=" + id + " " + b.describe()}
+		for _, ch := range []string{ChainPrerouting, ChainOutput} {
+			dnat.chain = ch
+			out = append(out, dnat)
+		}
+		if !slices.Contains(hairpin, b.addr) {
+			hairpin = append(hairpin, b.addr)
+		}
+	}
+	for _, a := range hairpin {
+		out = append(out, rule{chain: ChainPostrouting, exprs: hairpinExprs(a),
+			comment: commentPrefix + "pod=" + id + " hairpin " + a.String() + " to itself: masquerade"})
+	}
+	return out
+}
+
+// describe says what a bind's DNAT rule does: "tcp *:8080 -> 198.18.0.5:80",
+// "udp [fd00::1]:53 -> [fd00:198:18::5]:53".
+func (b bind) describe() string {
+	host := "*"
+	if b.dst.IsValid() {
+		host = b.dst.String()
+	}
+	if b.v6 {
+		host = "[" + host + "]"
+	}
+	return b.m.Protocol.String() + " " + host + ":" + strconv.Itoa(int(b.m.HostPort)) + " -> " +
+		netip.AddrPortFrom(b.addr, b.m.ContainerPort).String()
+}
+
+// commentPod returns the pod ID a rule comment names, or "" if the
+// comment is not one of the package's.
+func commentPod(comment string) string {
+	rest, ok := strings.CutPrefix(comment, commentPrefix+"pod=")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, " ")
+	return id
+}
+
+// network header offsets and lengths of the addresses.
+func addrField(v6, dst bool) (off, n uint32) {
+	switch {
+	case !v6 && !dst:
+		return 12, 4
+	case !v6 && dst:
+		return 16, 4
+	case v6 && !dst:
+		return 8, 16
+	default:
+		return 24, 16
+	}
+}
+
+func nfproto(v6 bool) byte {
+	if v6 {
+		return unix.NFPROTO_IPV6
+	}
+	return unix.NFPROTO_IPV4
+}
+
+func port(p uint16) []byte { return binary.BigEndian.AppendUint16(nil, p) }
+
+// match returns the expressions of "meta nfproto F meta l4proto P".
+func match(v6 bool, p Protocol) []expr.Any {
+	return []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{nfproto(v6)}},
+		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{byte(p)}},
+	}
+}
+
+// thPort is "th sport|dport P" (the port fields of TCP, UDP and SCTP sit
+// at the same offsets).
+func thPort(dst bool, p uint16) []expr.Any {
+	off := uint32(0)
+	if dst {
+		off = 2
+	}
+	return []expr.Any{
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: off, Len: 2},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: port(p)},
+	}
+}
+
+// addrIs is "ip[6] saddr|daddr A".
+func addrIs(v6, dst bool, a netip.Addr) []expr.Any {
+	off, n := addrField(v6, dst)
+	return []expr.Any{
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: a.AsSlice()},
+	}
+}
+
+// dnatExprs builds a bind's DNAT rule.
+func dnatExprs(b bind) []expr.Any {
+	e := append(match(b.v6, b.m.Protocol), thPort(true, b.m.HostPort)...)
+	if b.dst.IsValid() {
+		e = append(e, addrIs(b.v6, true, b.dst)...)
+	} else {
+		e = append(e,
+			&expr.Fib{Register: 1, FlagDADDR: true, ResultADDRTYPE: true},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binary.NativeEndian.AppendUint32(nil, unix.RTN_LOCAL)},
+		)
+	}
+	return append(e,
+		&expr.Counter{},
+		&expr.Immediate{Register: 1, Data: b.addr.AsSlice()},
+		&expr.Immediate{Register: 2, Data: port(b.m.ContainerPort)},
+		&expr.NAT{Type: expr.NATTypeDestNAT, Family: uint32(nfproto(b.v6)), RegAddrMin: 1, RegProtoMin: 2, Specified: true},
+	)
+}
+
+// ipsDstNAT is IPS_DST_NAT of the conntrack status bits.
+const ipsDstNAT = 1 << 5
+
+// hairpinExprs builds the masquerade of a pod's connections to itself.
+func hairpinExprs(a netip.Addr) []expr.Any {
+	e := []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{nfproto(a.Is6())}},
+	}
+	e = append(e, addrIs(a.Is6(), false, a)...)
+	e = append(e, addrIs(a.Is6(), true, a)...)
+	return append(e,
+		&expr.Ct{Register: 1, Key: expr.CtKeySTATUS},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+			Mask: binary.NativeEndian.AppendUint32(nil, ipsDstNAT), Xor: make([]byte, 4)},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
+		&expr.Counter{},
+		&expr.Masq{},
+	)
+}
+
+// nftRule makes an nftables rule of r in the table t's chain.
+func (r rule) nftRule(t *nftables.Table) *nftables.Rule {
+	return &nftables.Rule{
+		Table:    t,
+		Chain:    &nftables.Chain{Name: r.chain, Table: t},
+		Exprs:    r.exprs,
+		UserData: userdata.AppendString(nil, userdata.TypeComment, r.comment),
+	}
+}
