@@ -121,9 +121,10 @@ bench-containerd:
 # (e2e.test, agnhost, the ginkgo CLI it requires) and CoreDNS v1.12.1, all
 # from the Go module proxy, built into
 # $(NRINET_KUBE_CACHE)/kubernetes-v1.34.4-<key>/bin (default cache
-# /var/cache/nrinet); a no-op when built. A cold build takes about half an
-# hour on this 2-core machine, e2e.test and CoreDNS most of it
-# (docs/kube-e2e.md has the steps' times).
+# /var/cache/nrinet); a no-op when built. A cold build took 49 minutes here
+# on 2 cores under heavy load from other work (23 minutes of CPU): etcd a
+# tenth of it, the Kubernetes binaries half, e2e.test and CoreDNS a third
+# (docs/kube-e2e.md has each step's time).
 kube:
 	GO=$(GO) hack/kube.sh
 
@@ -132,13 +133,15 @@ kube:
 # nrinet (hack/containerd.sh), then runs a control plane, two nodes of
 # nrinetd + nri-podnet and a real node (kubelet, containerd in network mode
 # nri, nri-podnet) with pods, and checks that nothing is left on the host.
-# Needs root, iproute2, ping, runc and busybox-static (.ci/run installs
-# them). KUBE_E2E_RUN is go test's -run pattern, e.g. 'TestKube/^2-'.
+# Needs root, iproute2, ping, runc and busybox-static, and for the images
+# of Kubernetes' own e2e specs (TestE2EImages) curl, bind9-dnsutils,
+# netcat-openbsd and nginx (.ci/run installs them). KUBE_E2E_RUN is go
+# test's -run pattern, e.g. 'TestKube/^2-'.
 KUBE_E2E_RUN ?= .
 e2e-kube:
 	GO=$(GO) hack/kube.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
-	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(KUBE_E2E_RUN)' .
+	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 20m -run '$(KUBE_E2E_RUN)' .
 
 # Time from the creation of a 20-replica Deployment to all pods Running on
 # a real kubelet node: stock containerd with the CNI bridge plugin vs

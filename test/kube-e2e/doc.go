@@ -31,6 +31,14 @@
 // docs/kube-e2e.md says exactly what each stage checks and how long it
 // all takes.
 //
+// For running Kubernetes' own [sig-network] e2e specs (e2e.test, which
+// hack/kube.sh builds) against the cluster network, the package also has
+// writeE2EImages, which writes the images those specs run (agnhost,
+// jessie-dnsutils, nginx, busybox, pause, CoreDNS) offline under their
+// published names, and the selection of specs in conformance/ (focus.txt,
+// skip.txt, and the specs they select, selected-specs.txt);
+// TestE2EImages and TestE2ESelection check both.
+//
 // The tests need root, iproute2, ping and crictl (stage 3 also runc, a
 // static busybox and nft), and run only with NRINET_KUBE_E2E=1; without
 // it they skip. Every process, network namespace, link, mount, cgroup and

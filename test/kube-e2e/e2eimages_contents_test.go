@@ -168,7 +168,8 @@ func TestE2EImages(t *testing.T) {
 		}
 	}
 
-	for ref, want := range wantImages {
+	for _, img := range e2eImages {
+		ref, want := img.ref, wantImages[img.ref]
 		t.Run(ref[strings.LastIndex(ref, "/")+1:], func(t *testing.T) {
 			archive, ok := archives[ref]
 			if !ok {
@@ -181,6 +182,9 @@ func TestE2EImages(t *testing.T) {
 		if _, ok := wantImages[ref]; !ok {
 			t.Errorf("image %s is not checked", ref)
 		}
+	}
+	if len(archives) != len(wantImages) {
+		t.Errorf("%d images written, %d expected", len(archives), len(wantImages))
 	}
 }
 

@@ -39,9 +39,6 @@ type imageFile struct {
 	xattrs map[string]string
 }
 
-// epoch is the modification time of every file of the suite's images.
-var epoch = time.Unix(0, 0)
-
 // writeImage writes a one-layer image of files for linux on this
 // machine's architecture, with the configuration cfg, as an image archive
 // (docker save format) tagged ref, for `ctr images import`.
@@ -58,6 +55,7 @@ func writeImage(archive, ref string, files []imageFile, cfg v1.Config) error {
 func layerTar(files []imageFile) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	epoch := time.Unix(0, 0)
 	for _, f := range files {
 		h := &tar.Header{Name: f.path, Mode: int64(f.mode.Perm()), ModTime: epoch, Format: tar.FormatPAX}
 		for k, v := range f.xattrs {
@@ -112,7 +110,7 @@ func writeLayerImage(archive, ref string, layerTar []byte, cfg v1.Config) error 
 		return err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Config, cf.Created = "linux", runtime.GOARCH, cfg, v1.Time{Time: epoch}
+	cf.OS, cf.Architecture, cf.Config, cf.Created = "linux", runtime.GOARCH, cfg, v1.Time{Time: time.Unix(0, 0)}
 	if img, err = mutate.ConfigFile(img, cf); err != nil {
 		return err
 	}
