@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,31 +36,14 @@ const (
 // per network (docs/conformance.md).
 var resultsDir = filepath.Join("conformance", "results")
 
-// skipFile holds the skip rules of both selections.
-var skipFile = filepath.Join("conformance", "skip.tsv")
-
-// fullFocus is the full selection (make conformance): every [sig-network]
-// [Conformance] spec, and the network specs a cluster network must pass:
-// Networking (Granular Checks among them), HostPort, Services, DNS,
-// EndpointSlice(s), Proxy and dual-stack.
-var fullFocus = []string{
-	`\[sig-network\].*\[Conformance\]`,
-	`\[sig-network\] Networking`,
-	`\[sig-network\] HostPort`,
-	`\[sig-network\] Services`,
-	`\[sig-network\] DNS`,
-	`\[sig-network\] EndpointSlice`,
-	`\[sig-network\] Proxy`,
-	`\[sig-network\] \[Feature:IPv6DualStack\]`,
-}
-
 // ciFocus is the CI subset (make conformance-ci): the Networking Granular
-// Checks, HostPort, one ClusterIP Service spec and one DNS spec.
-var ciFocus = []string{
-	`\[sig-network\] Networking Granular Checks`,
-	`\[sig-network\] HostPort`,
-	`\[sig-network\] Services should serve a basic endpoint from pods`,
-	`\[sig-network\] DNS should provide DNS for the cluster `,
+// Checks, HostPort, one ClusterIP Service spec and one DNS spec; skipFile
+// applies as to the full selection (focusFile).
+var ciFocus = []specPattern{
+	{`\[sig-network\] Networking Granular Checks`, "pod-to-pod, node-to-pod and pod-, node- and endpoint-to-Service, http and udp, both families"},
+	{`\[sig-network\] HostPort`, "hostPort mappings"},
+	{`\[sig-network\] Services should serve a basic endpoint from pods`, "a ClusterIP Service"},
+	{`\[sig-network\] DNS should provide DNS for the cluster `, "cluster DNS through the kube-dns Service"},
 }
 
 // TestConformance runs Kubernetes' e2e network specs (e2e.test) against a
@@ -78,9 +62,16 @@ func TestConformance(t *testing.T) {
 	skipUnlessEnabled(t)
 	sel := selection{name: mode}
 	var networks []clusterNetwork
+	var err error
+	if sel.skip, err = loadSpecPatterns(skipFile); err != nil {
+		t.Fatal(err)
+	}
 	switch mode {
 	case "full":
-		sel.focus, networks = fullFocus, []clusterNetwork{networkBaseline, networkNrinet}
+		networks = []clusterNetwork{networkBaseline, networkNrinet}
+		if sel.focus, err = loadSpecPatterns(focusFile); err != nil {
+			t.Fatal(err)
+		}
 	case "ci":
 		sel.focus, networks = ciFocus, []clusterNetwork{networkNrinet}
 	default:
@@ -88,17 +79,13 @@ func TestConformance(t *testing.T) {
 	}
 	focused := false
 	if f := os.Getenv(focusEnv); f != "" {
-		sel.name, sel.focus, focused = "focus", []string{f}, true
+		sel.name, sel.focus, focused = "focus", []specPattern{{f, focusEnv}}, true
 	}
 	if s := os.Getenv(networksEnv); s != "" {
 		networks = nil
 		for _, n := range strings.Split(s, ",") {
 			networks = append(networks, clusterNetwork(strings.TrimSpace(n)))
 		}
-	}
-	var err error
-	if sel.skip, err = readSkipRules(skipFile); err != nil {
-		t.Fatal(err)
 	}
 	procs := 4
 	if s := os.Getenv(procsEnv); s != "" {
@@ -202,4 +189,39 @@ func conformanceImages(t testing.TB) []imageArchive {
 		out = append(out, imageArchive{archives[ref], ref})
 	}
 	return out
+}
+
+// TestCIFocus_SelectsFromTheSelection checks, without a cluster, that
+// every pattern of the CI subset selects at least one spec of the full
+// selection (selectedFile): the subset is part of what make conformance
+// compares, and a pattern that no longer matches (a spec renamed in a new
+// e2e.test) would silently shrink it.
+func TestCIFocus_SelectsFromTheSelection(t *testing.T) {
+	b, err := os.ReadFile(selectedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			name, _, _ := strings.Cut(l, "\t")
+			specs = append(specs, name)
+		}
+	}
+	for _, p := range ciFocus {
+		re, err := regexp.Compile(p.Pattern)
+		if err != nil {
+			t.Errorf("%q: %v", p.Pattern, err)
+			continue
+		}
+		n := 0
+		for _, s := range specs {
+			if re.MatchString(s) {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("CI pattern %q selects no spec of %s", p.Pattern, selectedFile)
+		}
+	}
 }

@@ -1,13 +1,10 @@
 package kubee2e
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,59 +12,15 @@ import (
 )
 
 // A selection is which specs of e2e.test a conformance run runs: those
-// whose full text matches one of focus and none of the skip rules.
+// whose full text matches one of focus and none of skip.
 type selection struct {
-	name  string
-	focus []string
-	skip  []skipRule
+	name        string
+	focus, skip []specPattern
 }
 
-// A skipRule is a regular expression of spec texts to leave out and why.
-type skipRule struct{ pattern, reason string }
-
-// focusRegexp and skipRegexp are the selection as ginkgo's --focus and
-// --skip.
-func (s selection) focusRegexp() string { return strings.Join(s.focus, "|") }
-
-func (s selection) skipRegexp() string {
-	var p []string
-	for _, r := range s.skip {
-		p = append(p, r.pattern)
-	}
-	return strings.Join(p, "|")
-}
-
-// readSkipRules reads a skip file: one rule a line, "<regexp>\t<reason>";
-// empty lines and lines starting with # are left out. Each regexp must
-// compile (ginkgo would only say it does not at run time).
-func readSkipRules(path string) ([]skipRule, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []skipRule
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		l := sc.Text()
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		pattern, reason, ok := strings.Cut(l, "\t")
-		if !ok || strings.TrimSpace(reason) == "" {
-			return nil, fmt.Errorf("%s:%d: %q: want <regexp>\\t<reason>", path, line, l)
-		}
-		if _, err := regexp.Compile(pattern); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		out = append(out, skipRule{pattern, strings.TrimSpace(reason)})
-	}
-	return out, sc.Err()
-}
-
-// e2eSuiteTimeout bounds one run of e2e.test (ginkgo's own default is one
-// hour).
-const e2eSuiteTimeout = 3 * time.Hour
+// e2eSuiteTimeout bounds one run of e2e.test: e2eRunArgs's
+// --ginkgo.timeout.
+const e2eSuiteTimeout = 4 * time.Hour
 
 // e2eTools are e2e.test and, when built, the ginkgo CLI, which runs the
 // specs in parallel processes.
@@ -108,40 +61,31 @@ func (c *cluster) runE2E(tools e2eTools, sel selection, procs int, out string) s
 	if err := os.MkdirAll(report, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e2eArgs := []string{
-		"--provider=local",
-		"--kubeconfig=" + c.cp.adminConfig,
-		"--kubectl-path=" + filepath.Join(env.kubeBin, "kubectl"),
-		"--report-dir=" + report,
-		"--e2e-output-dir=" + out,
-		"--disable-log-dump",
+	// e2eRunArgs: the run's arguments, its selection as --ginkgo.focus and
+	// --ginkgo.skip; and what a run of a whole selection adds here.
+	args := append(e2eRunArgs(c.cp.adminConfig, filepath.Join(env.kubeBin, "kubectl"), report, len(c.nodes), sel.focus, sel.skip),
+		"--e2e-output-dir="+out,
 		"--allowed-not-ready-nodes=0",
-		// Only ginkgo's first process counts the nodes; the others would
-		// skip every spec that needs two ("Requires at least 2 nodes (not
-		// -1)").
-		"--num-nodes=" + strconv.Itoa(len(c.nodes)),
 		"--prepull-images=false",
-	}
-	ginkgoArgs := []string{
-		"--focus=" + sel.focusRegexp(),
-		"--skip=" + sel.skipRegexp(),
-		"--timeout=" + e2eSuiteTimeout.String(),
-		"--no-color",
-		"-v",
-	}
-	var cmd *exec.Cmd
+	)
 	ctx, cancel := context.WithTimeout(t.Context(), e2eSuiteTimeout+10*time.Minute)
 	defer cancel()
+	var cmd *exec.Cmd
 	if tools.ginkgo != "" {
-		args := append([]string{"--procs=" + strconv.Itoa(procs)}, ginkgoArgs...)
-		args = append(append(args, tools.e2eTest, "--"), e2eArgs...)
-		cmd = exec.CommandContext(ctx, tools.ginkgo, args...)
-	} else {
-		var args []string
-		for _, a := range ginkgoArgs {
-			args = append(args, "--ginkgo."+strings.TrimPrefix(a, "--"))
+		// The ginkgo CLI takes the ginkgo flags without their prefix and
+		// passes what follows -- to each process.
+		cli := []string{"--procs=" + strconv.Itoa(procs)}
+		var rest []string
+		for _, a := range args {
+			if g, ok := strings.CutPrefix(a, "--ginkgo."); ok {
+				cli = append(cli, "--"+g)
+			} else {
+				rest = append(rest, a)
+			}
 		}
-		cmd = exec.CommandContext(ctx, tools.e2eTest, append(args, e2eArgs...)...)
+		cmd = exec.CommandContext(ctx, tools.ginkgo, append(append(cli, tools.e2eTest, "--"), rest...)...)
+	} else {
+		cmd = exec.CommandContext(ctx, tools.e2eTest, args...)
 	}
 	logPath := filepath.Join(out, "e2e.log")
 	logFile, err := os.Create(logPath)
@@ -169,15 +113,3 @@ func (c *cluster) runE2E(tools e2eTools, sel selection, procs int, out string) s
 	return res
 }
 
-func TestSkipRules_FileParses(t *testing.T) {
-	rules, err := readSkipRules(skipFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rules) == 0 {
-		t.Fatalf("%s has no rule", skipFile)
-	}
-	if _, err := regexp.Compile(selection{skip: rules}.skipRegexp()); err != nil {
-		t.Errorf("the skip rules joined: %v", err)
-	}
-}
