@@ -3,7 +3,7 @@
 # "Build, install, release" below and docs/install.md.
 GO ?= go
 
-.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test containerd-integration e2e-containerd bench-containerd kube e2e-kube bench-kube
+.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test containerd-integration e2e-containerd bench-containerd kube e2e-kube bench-kube conformance-prepare conformance conformance-ci
 
 test: lint unit interop compat deploy-test
 
@@ -326,3 +326,30 @@ bench-kube:
 	cd test/kube-e2e && NRINET_KUBE_E2E=1 NRINET_KUBE_BENCH_ROUNDS=$(BENCH_COUNT) $(GO) test -run '^$$' -bench Deployment20 -benchtime 1x -count 1 -timeout 60m . > $(BENCH_KUBE_OUT)/deployment20.raw.txt
 	sed -E 's/^(Benchmark[^ \t]*)#[0-9]+/\1/' $(BENCH_KUBE_OUT)/deployment20.raw.txt > $(BENCH_KUBE_OUT)/deployment20.txt
 	cd test/kube-e2e && $(GO) tool benchstat -col /network $(BENCH_KUBE_OUT)/deployment20.txt | tee $(BENCH_KUBE_OUT)/benchstat.txt
+
+# Kubernetes' e2e network specs (e2e.test of v1.34.4) against a conformance
+# cluster (test/kube-e2e TestConformance, docs/conformance.md): a control
+# plane, two real nodes with kube-proxy (nftables mode) and CoreDNS, first
+# with the baseline network (stock containerd, CNI bridge + host-local +
+# portmap), then with nrinet (containerd on nrinet, nri-podnet's
+# DaemonSet), one cluster at a time. Writes each cluster's log, JUnit report
+# and TSV into CONFORMANCE_OUT/<network>/ and the TSVs into
+# test/kube-e2e/conformance/results/, and fails if a spec that passed on the
+# baseline does not pass on nrinet. CONFORMANCE_PROCS is ginkgo's
+# parallelism. conformance-ci runs the CI subset (Granular Checks, HostPort,
+# one ClusterIP Service spec, one DNS spec) on nrinet alone, every spec
+# passing.
+CONFORMANCE_PROCS ?= 4
+CONFORMANCE_OUT ?= $(CURDIR)/_output/conformance
+CONFORMANCE_ENV = NRINET_KUBE_E2E=1 NRINET_CONFORMANCE_PROCS=$(CONFORMANCE_PROCS) NRINET_CONFORMANCE_OUT=$(CONFORMANCE_OUT)
+conformance-prepare:
+	GO=$(GO) hack/kube.sh >/dev/null
+	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	GO=$(GO) hack/cni-plugins.sh >/dev/null
+
+conformance: conformance-prepare
+	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && $(CONFORMANCE_ENV) NRINET_CONFORMANCE=full $(GO) test -count=1 -v -timeout 8h -run '^TestConformance$$' .
+
+conformance-ci: conformance-prepare
+	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && $(CONFORMANCE_ENV) NRINET_CONFORMANCE=ci $(GO) test -count=1 -v -timeout 1h -run '^TestConformance$$' .

@@ -78,14 +78,14 @@ func upstreamContainerdBin(t testing.TB) string {
 }
 
 // cniBin returns the directory of the CNI plugins, checking that bridge,
-// host-local and loopback are there.
+// host-local, loopback and portmap are there.
 func cniBin(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("NRINET_CNI_BIN")
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "nrinet-cni-plugins-"+cniPluginsVersion)
 	}
-	for _, p := range []string{"bridge", "host-local", "loopback"} {
+	for _, p := range []string{"bridge", "host-local", "loopback", "portmap"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
 			t.Fatalf("CNI plugin %s not in %s (set NRINET_CNI_BIN, or run make e2e-containerd once): %v", p, dir, err)
 		}
@@ -129,13 +129,15 @@ func (n *kubeNode) adjustContainerdConfig(conf string) string {
 	return conf
 }
 
-// cniNetName is the CNI network of a node with the cni option.
-func (n *kubeNode) cniNetName() string { return "nrke-" + n.cp.token + "-cni" }
+// cniNetName is the CNI network of a node with the cni option, named
+// after the node: libcni's cached results carry it, and each node checks
+// its own (checkCNIResultsGone).
+func (n *kubeNode) cniNetName() string { return n.name + "-cni" }
 
 // writeCNIConfig writes the bridge conflist of a node with the cni option:
 // test/containerd-e2e's (bridge + host-local, dual-stack, no masquerading)
 // on the Node's pod CIDRs, with host-local's state under the node's
-// directory. containerd loads it (it watches its conf_dir) and reports
+// directory; with cniServices, hairpin mode and portmap (nftables) too. containerd loads it (it watches its conf_dir) and reports
 // NetworkReady, as a cluster network daemon writing its conflist does.
 func (n *kubeNode) writeCNIConfig() {
 	t := n.t
@@ -143,35 +145,45 @@ func (n *kubeNode) writeCNIConfig() {
 	for _, c := range n.podCIDRs {
 		ranges = append(ranges, []any{map[string]any{"subnet": c.String()}})
 	}
+	bridge := map[string]any{
+		"type": "bridge", "bridge": "nrkc" + n.cp.token, "isGateway": true, "ipMasq": false,
+		"ipam": map[string]any{
+			"type":    "host-local",
+			"dataDir": filepath.Join(n.dir, "cni-ipam"),
+			"ranges":  ranges,
+			"routes":  []any{map[string]any{"dst": "0.0.0.0/0"}, map[string]any{"dst": "::/0"}},
+		},
+	}
+	plugins := []any{bridge}
+	if n.opts.cniServices {
+		bridge["hairpinMode"] = true
+		plugins = append(plugins, map[string]any{
+			"type": "portmap", "backend": "nftables", "capabilities": map[string]any{"portMappings": true},
+		})
+	}
 	conf := map[string]any{
 		"cniVersion": "1.0.0",
 		"name":       n.cniNetName(),
-		"plugins": []any{map[string]any{
-			"type": "bridge", "bridge": "nrkc" + n.cp.token, "isGateway": true, "ipMasq": false,
-			"ipam": map[string]any{
-				"type":    "host-local",
-				"dataDir": filepath.Join(n.dir, "cni-ipam"),
-				"ranges":  ranges,
-				"routes":  []any{map[string]any{"dst": "0.0.0.0/0"}, map[string]any{"dst": "::/0"}},
-			},
-		}},
+		"plugins":    plugins,
 	}
 	b, err := json.MarshalIndent(conf, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(n.dir, "cni-conf", "10-"+n.cniNetName()+".conflist"), string(b))
-	// libcni caches each attachment's result under /var/lib/cni/results,
-	// named after the network (which carries the token): none may be left
-	// once the node's pods are gone.
-	t.Cleanup(func() {
-		entries, _ := os.ReadDir("/var/lib/cni/results")
-		for _, e := range entries {
-			if strings.Contains(e.Name(), n.cniNetName()) {
-				t.Errorf("left behind: /var/lib/cni/results/%s", e.Name())
-			}
+}
+
+// checkCNIResultsGone fails the test for a result libcni cached for the
+// node's CNI network that is left once the node's pods are gone: libcni
+// caches each attachment's result under /var/lib/cni/results, named after
+// the network (which carries the token) and the sandbox.
+func (n *kubeNode) checkCNIResultsGone() {
+	entries, _ := os.ReadDir("/var/lib/cni/results")
+	for _, e := range entries {
+		if strings.Contains(e.Name(), n.cniNetName()) {
+			n.t.Errorf("left behind: /var/lib/cni/results/%s", e.Name())
 		}
-	})
+	}
 }
 
 // metricSums scrapes the node's containerd metrics and returns, for each

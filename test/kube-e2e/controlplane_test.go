@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,6 +56,16 @@ type controlPlane struct {
 	server      string
 	adminConfig string
 	client      kubernetes.Interface
+
+	opts controlPlaneOptions
+}
+
+// controlPlaneOptions change the control plane. The zero value is the
+// stages'.
+type controlPlaneOptions struct {
+	// extraControllers are kube-controller-manager controllers to run
+	// besides controllers.
+	extraControllers []string
 }
 
 // startControlPlane starts etcd, kube-apiserver and
@@ -62,13 +73,20 @@ type controlPlane struct {
 // (/readyz). The cleanup stops them (in reverse order) and removes dir.
 func startControlPlane(t testing.TB) *controlPlane {
 	t.Helper()
+	return startControlPlaneWith(t, controlPlaneOptions{})
+}
+
+// startControlPlaneWith starts a control plane as startControlPlane does,
+// changed by opts.
+func startControlPlaneWith(t testing.TB, opts controlPlaneOptions) *controlPlane {
+	t.Helper()
 	skipUnlessEnabled(t)
 	token := randHex(4)
 	dir, err := os.MkdirTemp("", "nrke-"+token+"-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := &controlPlane{t: t, token: token, dir: dir}
+	cp := &controlPlane{t: t, token: token, dir: dir, opts: opts}
 	t.Cleanup(func() {
 		// Registered first, so it runs last: after every process of the
 		// control plane stopped and every namespace and link went.
@@ -180,6 +198,10 @@ func (cp *controlPlane) startAPIServer() {
 		"--tls-cert-file", serving.Cert, "--tls-private-key-file", serving.Key,
 		"--client-ca-file", cp.pki.CA,
 		"--kubelet-client-certificate", kubeletClient.Cert, "--kubelet-client-key", kubeletClient.Key,
+		// As kubeadm sets it: the kubelets' host names (their Nodes' names)
+		// resolve nowhere here; their InternalIPs are their underlay
+		// addresses (exec, logs and the proxy to nodes go there).
+		"--kubelet-preferred-address-types", "InternalIP,ExternalIP,Hostname",
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file", cp.saKey.Cert,
 		"--service-account-signing-key-file", cp.saKey.Key,
@@ -261,7 +283,7 @@ func (cp *controlPlane) startControllerManager() {
 		// bootstrap role of that controller, as kubeadm sets it up
 		// (system:kube-controller-manager alone may not patch Nodes).
 		"--use-service-account-credentials=true",
-		"--controllers", strings.Join(controllers, ","),
+		"--controllers", strings.Join(append(slices.Clone(controllers), cp.opts.extraControllers...), ","),
 		"--allocate-node-cidrs=true",
 		"--cluster-cidr", clusterCIDR4.String()+","+clusterCIDR6.String(),
 		"--service-cluster-ip-range", serviceCIDR4.String()+","+serviceCIDR6.String(),

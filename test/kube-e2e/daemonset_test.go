@@ -8,9 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,28 +32,26 @@ const (
 )
 
 // podnetOverlay writes the test's kustomize overlay on top of
-// deploy/overlays/nri-podnet into dir/podnet-overlay and returns its
-// directory. It changes only what the test's node needs (docs/kube-e2e.md,
+// deploy/overlays/nri-podnet into the control plane's directory (once:
+// one DaemonSet serves every node of the control plane) and returns its
+// directory. It changes only what the test's nodes need (docs/kube-e2e.md,
 // "The DaemonSet overlay"):
 //
 //   - the image tag: the image built from this checkout;
 //   - cluster-cidr (ConfigMap): the controller-manager's --cluster-cidr;
-//   - KUBERNETES_SERVICE_HOST/PORT: the apiserver's underlay address and
-//     port (there is no kube-proxy, so the kubernetes Service's address
-//     leads nowhere);
-//   - the hostPath of the nri volume: the directory of the node's
-//     containerd NRI socket (the container still sees it as
-//     /var/run/nri/nri.sock);
-//   - the netns volume: containerd mounts the pods' network namespaces
-//     under its state directory (netns_mounts_under_state_dir), and the
-//     plugin opens the path containerd gives it, so that directory is
-//     mounted at the same path in the container;
-//   - the hostPath of the state volume: under the node's directory, not
-//     the host's /var/lib/nri-podnet.
-func (n *kubeNode) podnetOverlay() string {
-	t := n.t
+//   - unless direct is false, KUBERNETES_SERVICE_HOST/PORT: the
+//     apiserver's underlay address and port (without kube-proxy the
+//     kubernetes Service's address leads nowhere);
+//   - the hostPaths of the nri and state volumes: a directory of the
+//     control plane (<dir>/nri, <dir>/podnet-state), of which each node's
+//     pod mounts the subdirectory named after its Node (subPathExpr
+//     $(NODE_NAME), the DaemonSet's own variable): the nodes share the
+//     host's file system, and a node's containerd has its NRI socket in
+//     <dir>/nri/<Node>/ (the container still sees /var/run/nri/nri.sock).
+func (cp *controlPlane) podnetOverlay(direct bool) string {
+	t := cp.t
 	t.Helper()
-	dir := filepath.Join(n.dir, "podnet-overlay")
+	dir := filepath.Join(cp.dir, "podnet-overlay")
 	base, err := filepath.Abs(filepath.Join("..", "..", "deploy", "overlays", "nri-podnet"))
 	if err != nil {
 		t.Fatal(err)
@@ -65,9 +63,18 @@ func (n *kubeNode) podnetOverlay() string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(n.cp.server)
+	u, err := url.Parse(cp.server)
 	if err != nil {
 		t.Fatal(err)
+	}
+	apiserverEnv := ""
+	if direct {
+		apiserverEnv = fmt.Sprintf(`
+            env:
+            - name: KUBERNETES_SERVICE_HOST
+              value: %q
+            - name: KUBERNETES_SERVICE_PORT
+              value: %q`, u.Hostname(), u.Port())
 	}
 	writeFile(t, filepath.Join(dir, "kustomization.yaml"), fmt.Sprintf(`# Written by test/kube-e2e (docs/kube-e2e.md, "The DaemonSet overlay").
 apiVersion: kustomize.config.k8s.io/v1beta1
@@ -85,16 +92,6 @@ patches:
     - op: replace
       path: /data/cluster-cidr
       value: %[3]q
-- target:
-    kind: DaemonSet
-    name: nri-podnet
-  patch: |-
-    - op: test
-      path: /spec/template/spec/containers/0/volumeMounts/2/name
-      value: netns
-    - op: replace
-      path: /spec/template/spec/containers/0/volumeMounts/2/mountPath
-      value: %[4]q
 - patch: |-
     apiVersion: apps/v1
     kind: DaemonSet
@@ -105,62 +102,46 @@ patches:
       template:
         spec:
           containers:
-          - name: nri-podnet
-            env:
-            - name: KUBERNETES_SERVICE_HOST
-              value: %[5]q
-            - name: KUBERNETES_SERVICE_PORT
-              value: %[6]q
+          - name: nri-podnet%[4]s
+            volumeMounts:
+            - mountPath: /var/run/nri
+              subPathExpr: $(NODE_NAME)
+            - mountPath: /var/lib/nri-podnet
+              subPathExpr: $(NODE_NAME)
           volumes:
           - name: nri
             hostPath:
-              path: %[7]q
-          - name: netns
-            hostPath:
-              path: %[4]q
+              path: %[5]q
           - name: state
             hostPath:
-              path: %[8]q
-`, rel, env.podnetTag, clusterCIDR4.String()+","+clusterCIDR6.String(), n.netnsDir,
-		u.Hostname(), u.Port(), filepath.Dir(n.nriSock), n.podnetState))
+              path: %[6]q
+`, rel, env.podnetTag, clusterCIDR4.String()+","+clusterCIDR6.String(), apiserverEnv,
+		filepath.Join(cp.dir, "nri"), filepath.Join(cp.dir, "podnet-state")))
 	return dir
 }
 
-// shareNetnsDir makes containerd's network namespace directory a shared
-// mount point before containerd starts, as iproute2 does with
-// /var/run/netns: the DaemonSet mounts it with mountPropagation
-// HostToContainer, which containerd refuses on a private mount (this
-// host's / is one), and through which the plugin sees the namespaces of
-// pods made after it started. The cleanup (after containerd stopped)
-// unmounts it.
-func (n *kubeNode) shareNetnsDir() {
-	t := n.t
-	if err := os.MkdirAll(n.netnsDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount(n.netnsDir, n.netnsDir, "", unix.MS_BIND, ""); err != nil {
-		t.Fatalf("bind-mounting %s: %v", n.netnsDir, err)
-	}
-	t.Cleanup(func() { unmountUnder(t, n.netnsDir) })
-	if err := unix.Mount("", n.netnsDir, "", unix.MS_SHARED, ""); err != nil {
-		t.Fatalf("making %s shared: %v", n.netnsDir, err)
-	}
-}
-
-// deployPodnet imports nri-podnet's image into the node's containerd and
+// deployPodnet imports nri-podnet's image into the nodes' containerd and
 // applies the test's overlay (podnetOverlay) with kubectl apply -k; then
-// waits until the DaemonSet's pod on the node is Ready and the Node is
-// Ready.
-func (n *kubeNode) deployPodnet() {
-	t := n.t
+// waits until the DaemonSet's pod on each node is Ready and the Node is
+// Ready. Without kube-proxy on the nodes, the pods reach the apiserver
+// directly.
+func deployPodnet(t testing.TB, nodes ...*kubeNode) {
 	t.Helper()
-	n.importImage(env.podnetImage, "localhost/nrinet/nri-podnet:"+env.podnetTag)
-	n.overlay = n.podnetOverlay()
+	cp := nodes[0].cp
+	direct := false
+	for _, n := range nodes {
+		n.importImage(env.podnetImage, "localhost/nrinet/nri-podnet:"+env.podnetTag)
+		direct = direct || !n.opts.kubeProxy
+	}
+	overlay := cp.podnetOverlay(direct)
 	start := time.Now()
-	out := n.cp.kubectl("apply", "-k", n.overlay)
-	t.Logf("kubectl apply -k %s:\n%s", n.overlay, out)
-	p := n.waitPodnetPod("")
-	t.Logf("DaemonSet pod %s Ready %v after kubectl apply", p.Name, time.Since(start).Round(time.Millisecond))
+	out := cp.kubectl("apply", "-k", overlay)
+	t.Logf("kubectl apply -k %s:\n%s", overlay, out)
+	for _, n := range nodes {
+		n.overlay = overlay
+		p := n.waitPodnetPod("")
+		t.Logf("DaemonSet pod %s Ready on %s %v after kubectl apply", p.Name, n.name, time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // podnetPods returns the DaemonSet's pods on the node (deleted ones too).

@@ -129,12 +129,12 @@ const nsswitch = "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n
 // with bind-tools, curl, netcat-openbsd, iproute2 and bash; CoreDNS; porter's
 // certificate; /agnhost and its link agnhost-2; a user and group for the
 // supplemental groups specs): busybox's applets, the Debian programs the
-// specs run in it (curl, dig, nslookup, host, nc, getent, ip, ss, bash) with
-// their libraries, dash as /bin/sh (toolSh says why), and CoreDNS from
-// hack/kube.sh (v1.12.1; the image has v1.6.2). ENTRYPOINT ["/agnhost"],
-// CMD ["pause"].
+// specs run in it (curl, dig, nslookup, host, nc, getent, ip, ss, bash,
+// and wget: toolWget says why) with their libraries, dash as /bin/sh
+// (toolSh says why), and CoreDNS from hack/kube.sh (v1.12.1; the image has
+// v1.6.2). ENTRYPOINT ["/agnhost"], CMD ["pause"].
 func agnhostFiles(bins e2eImageBins) ([]imageFile, v1.Config, error) {
-	tools := []hostTool{toolSh, toolCurl, toolDig, toolNslookup, toolHost, toolNc, toolGetent, toolIP, toolSs, toolBash}
+	tools := []hostTool{toolSh, toolCurl, toolDig, toolNslookup, toolHost, toolNc, toolGetent, toolIP, toolSs, toolBash, toolWget}
 	files, err := busyboxAndTools(bins.Busybox, tools)
 	if err != nil {
 		return nil, v1.Config{}, err

@@ -46,6 +46,11 @@ var (
 	toolIP       = hostTool{"ip", "sbin", "/usr/sbin/ip", "iproute2"}
 	toolSs       = hostTool{"ss", "sbin", "/usr/bin/ss", "iproute2"}
 	toolNginx    = hostTool{"nginx", "usr/sbin", "/usr/sbin/nginx", "nginx"}
+	// toolWget is GNU wget: Debian's static busybox's wget applet dies of
+	// SIGSEGV before it connects (even to an address, as the Services
+	// specs give it), where Alpine's busybox in the real agnhost image
+	// fetches.
+	toolWget = hostTool{"wget", "usr/bin", "/usr/bin/wget", "wget"}
 	// toolSh is Debian's dash as /bin/sh, in the images with Debian tools:
 	// busybox-static is built to prefer its applets, so its sh runs
 	// busybox's nc (which has no -u), nslookup and ip even where PATH has
@@ -54,7 +59,7 @@ var (
 )
 
 // e2eHostTools are all of them, for checkE2EImageTools.
-var e2eHostTools = []hostTool{toolCurl, toolDig, toolNslookup, toolHost, toolNc, toolGetent, toolBash, toolIP, toolSs, toolNginx, toolSh}
+var e2eHostTools = []hostTool{toolCurl, toolDig, toolNslookup, toolHost, toolNc, toolGetent, toolBash, toolIP, toolSs, toolNginx, toolSh, toolWget}
 
 // checkE2EImageTools reports what writeE2EImages needs from this machine
 // and is missing, as one error naming the Debian packages to install

@@ -4,6 +4,7 @@ go 1.26.6
 
 require (
 	github.com/google/go-containerregistry v0.22.1
+	golang.org/x/net v0.59.0
 	golang.org/x/sys v0.50.0
 	k8s.io/api v0.34.4
 	k8s.io/apimachinery v0.34.4
@@ -37,7 +38,6 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
 	golang.org/x/term v0.46.0 // indirect

@@ -96,11 +96,12 @@ var kernelTunables = []string{
 	"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes",
 }
 
-// A kubeNode is stage 3's real node: a network namespace on the underlay
-// running containerd on nrinet in network mode nri and a kubelet
-// registering the Node, everything under dir; the pods' cgroups under the
-// cgroup root /nrke-<token> of every hierarchy. nri-podnet runs on it as
-// the DaemonSet of deploy/ (deployPodnet).
+// A kubeNode is a real node: a network namespace on the underlay running
+// containerd and a kubelet registering the Node, everything under dir; the
+// pods' cgroups under the node's cgroup root /nrke-<token>-<suffix> of
+// every hierarchy. Stage 3's runs containerd on nrinet in network mode nri
+// with nri-podnet as the DaemonSet of deploy/ (deployPodnet); the options
+// choose others (kubeNodeOptions).
 type kubeNode struct {
 	t  testing.TB
 	cp *controlPlane
@@ -108,19 +109,21 @@ type kubeNode struct {
 	name, dir string
 
 	sock, nriSock, crictlConfig string
-	// netnsDir is where containerd mounts the pods' network namespaces
-	// (netns_mounts_under_state_dir), podnetState the DaemonSet's state
-	// hostPath, overlay the test's kustomize overlay (podnetOverlay).
-	netnsDir, podnetState, overlay string
-	cgroupRoot                     string
-	podCIDRs                       []netip.Prefix
+	// podnetState is the node's directory of the DaemonSet's state
+	// hostPath, overlay the test's kustomize overlay (podnetOverlay) once
+	// deployPodnet applied it.
+	podnetState, overlay string
+	cgroupRoot           string
+	podCIDRs             []netip.Prefix
 
-	containerd, kubelet *proc
+	containerd, kubelet, proxy *proc
 	// procs are every process the node started, restarted ones too, for
 	// the logs of a failed test.
 	procs []*proc
-	// kubeletRoot is the kubelet's --root-dir.
-	kubeletRoot string
+	// kubeletRoot is the kubelet's --root-dir, kubeletStarted when it
+	// first started.
+	kubeletRoot    string
+	kubeletStarted time.Time
 	// runContainerd and runKubelet start the process (again, for a
 	// restart) with the configuration written at the node's start;
 	// runContainerd also waits until CRI answers.
@@ -131,6 +134,9 @@ type kubeNode struct {
 	opts          kubeNodeOptions
 	containerdBin string
 	metricsAddr   string
+	// sandboxNetns are the network namespaces of the sandboxes removePods
+	// removed, which must be gone once containerd stopped.
+	sandboxNetns []string
 }
 
 // kubeNodeOptions choose a kubeNode's runtime. The zero value is stage 3's
@@ -140,10 +146,30 @@ type kubeNodeOptions struct {
 	// mode with a bridge conflist on the Node's pod CIDRs, and no
 	// nri-podnet (bench_test.go).
 	cni bool
+	// cniServices adds to the conflist what Services and hostPorts need:
+	// hairpin mode on the bridge's ports (a pod reaching itself through a
+	// Service) and the portmap plugin with its nftables backend.
+	cniServices bool
 	// metrics serves containerd's Prometheus metrics on the node's
 	// underlay address (metricsAddr).
 	metrics bool
+	// hostLocked says the caller holds the kubelet host lock for this node
+	// (lockKubeletHost): a cluster of several nodes takes it once.
+	hostLocked bool
+	// kubeProxy runs kube-proxy in nftables mode in the node's namespace
+	// (kubeproxy_test.go).
+	kubeProxy bool
+	// clusterDNS is the kubelet's clusterDNS (the kube-dns Service's
+	// addresses); none by default.
+	clusterDNS []netip.Addr
+	// maxPods is the kubelet's maxPods; 0 means 30.
+	maxPods int
+	// images are more image archives to import into containerd.
+	images []imageArchive
 }
+
+// An imageArchive is an image archive and the reference it holds.
+type imageArchive struct{ path, ref string }
 
 // startKubeNode starts the real node and waits until its Node is Ready:
 // containerd (runtime ready, network not yet), the images imported, the
@@ -156,23 +182,46 @@ func startKubeNode(t testing.TB, cp *controlPlane, suffix string) *kubeNode {
 }
 
 // startKubeNodeWith starts a real node as startKubeNode does, with the
-// runtime opts choose. One kubelet runs on the host at a time
-// (lockKubeletHost).
+// runtime opts choose, and its pod network: the CNI conflist, or
+// nri-podnet's DaemonSet.
 func startKubeNodeWith(t testing.TB, cp *controlPlane, suffix string, opts kubeNodeOptions) *kubeNode {
+	t.Helper()
+	n := launchKubeNode(t, cp, suffix, opts)
+	if opts.cni {
+		n.writeCNIConfig()
+		n.waitReady()
+	} else {
+		deployPodnet(t, n)
+	}
+	t.Logf("Node %s Ready %v after the kubelet started", n.name, time.Since(n.kubeletStarted).Round(time.Millisecond))
+	return n
+}
+
+// launchKubeNode starts a real node up to its kubelet: the namespace,
+// containerd (runtime ready, network not yet) with the images imported,
+// the kubelet (the Node registered and given pod CIDRs) and, with
+// opts.kubeProxy, kube-proxy. The pod network is the caller's to start.
+// One kubelet runs on the host at a time unless the caller holds the host
+// lock (opts.hostLocked, lockKubeletHost).
+func launchKubeNode(t testing.TB, cp *controlPlane, suffix string, opts kubeNodeOptions) *kubeNode {
 	t.Helper()
 	prepareStage3(t)
 	n := &kubeNode{t: t, cp: cp, name: "nrke-" + cp.token + "-" + suffix,
-		cgroupRoot: "/nrke-" + cp.token, opts: opts, containerdBin: stage3.containerdBin}
+		cgroupRoot: "/nrke-" + cp.token + "-" + suffix, opts: opts, containerdBin: stage3.containerdBin}
 	if opts.cni {
 		n.containerdBin = upstreamContainerdBin(t)
 	}
-	lockKubeletHost(t)
+	if !opts.hostLocked {
+		lockKubeletHost(t)
+	}
 	n.host = newHost(t, cp.u, n.name, "nrke"+cp.token+suffix, true)
 	n.dir = cp.path("nodes", suffix)
-	n.sock, n.nriSock = filepath.Join(n.dir, "c.sock"), filepath.Join(n.dir, "nri", "nri.sock")
-	// containerd's CRI state directory is <state>/io.containerd.grpc.v1.cri.
-	n.netnsDir = filepath.Join(n.dir, "state", "io.containerd.grpc.v1.cri", "netns")
-	n.podnetState = filepath.Join(n.dir, "podnet-state")
+	n.sock = filepath.Join(n.dir, "c.sock")
+	// The DaemonSet's hostPaths of the NRI socket's directory and of its
+	// state are one directory for every node, each node's the
+	// subdirectory named after it (podnetOverlay).
+	n.nriSock = filepath.Join(cp.dir, "nri", n.name, "nri.sock")
+	n.podnetState = filepath.Join(cp.dir, "podnet-state", n.name)
 	n.crictlConfig = filepath.Join(n.dir, "crictl.yaml")
 	writeFile(t, n.crictlConfig, fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 20\n", n.sock, n.sock))
 	n.makeCgroupRoot()
@@ -182,7 +231,12 @@ func startKubeNodeWith(t testing.TB, cp *controlPlane, suffix string, opts kubeN
 	// The kubelet makes its root directory a (shared) mount point of its
 	// own, and mounts pods' volumes under it.
 	t.Cleanup(func() { unmountUnder(t, n.kubeletRoot) })
-	n.shareNetnsDir()
+	// After containerd stopped: the pods' network namespaces are gone, and
+	// so are libcni's results.
+	t.Cleanup(n.checkSandboxNetnsGone)
+	if opts.cni {
+		t.Cleanup(n.checkCNIResultsGone)
+	}
 	// Registered after the above, so it runs before them; the node's
 	// processes have no cleanups of their own (launchProc), so that a
 	// restarted one cannot be stopped out of turn.
@@ -193,18 +247,17 @@ func startKubeNodeWith(t testing.TB, cp *controlPlane, suffix string, opts kubeN
 	t.Logf("containerd ready in %v", time.Since(start).Round(time.Millisecond))
 	n.importImage(stage3.pauseTar, pauseRef)
 	n.importImage(stage3.busyboxTar, busyboxRef)
-	start = time.Now()
+	for _, img := range opts.images {
+		n.importImage(img.path, img.ref)
+	}
+	n.kubeletStarted = time.Now()
 	n.startKubelet()
 	n.podCIDRs = cp.podCIDRs(n.name)
 	checkPodCIDRs(t, n.name, n.podCIDRs)
-	t.Logf("kubelet registered Node %s, pod CIDRs %v, in %v", n.name, n.podCIDRs, time.Since(start).Round(time.Millisecond))
-	if opts.cni {
-		n.writeCNIConfig()
-		n.waitReady()
-	} else {
-		n.deployPodnet()
+	t.Logf("kubelet registered Node %s, pod CIDRs %v, in %v", n.name, n.podCIDRs, time.Since(n.kubeletStarted).Round(time.Millisecond))
+	if opts.kubeProxy {
+		n.startKubeProxy()
 	}
-	t.Logf("Node %s Ready %v after the kubelet started", n.name, time.Since(start).Round(time.Millisecond))
 	return n
 }
 
@@ -291,6 +344,9 @@ func (n *kubeNode) saveKernelTunables() {
 // the sandbox image, CRI network mode nri with podnet required, and
 // restrict_oom_score_adj: the test may lack CAP_SYS_RESOURCE) and starts
 // it in the node's namespace, waiting until CRI reports the runtime ready.
+// The pods' network namespaces are containerd's default, /var/run/netns
+// (iproute2's directory, a shared mount point), which the DaemonSet of
+// deploy/ mounts as it is.
 func (n *kubeNode) startContainerd() {
 	t := n.t
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
@@ -340,7 +396,6 @@ temp = %s
   [plugins.'io.containerd.cri.v1.runtime']
     network_mode = 'nri'
     restrict_oom_score_adj = true
-    netns_mounts_under_state_dir = true
     cdi_spec_dirs = []
     [plugins.'io.containerd.cri.v1.runtime'.containerd]
       default_runtime_name = 'runc'
@@ -353,9 +408,14 @@ temp = %s
 	config := filepath.Join(n.dir, "containerd.toml")
 	writeFile(t, config, n.adjustContainerdConfig(conf))
 	// The shim is found on PATH; runc too (Debian puts it in /usr/sbin).
+	// containerd runs in a UTS namespace of its own whose host name is the
+	// Node's, as on a machine of that name: host-network pods (whose
+	// containers share the runtime's UTS namespace) see it, and agnhost
+	// answers with it where the e2e specs expect the Node's host name.
 	n.runContainerd = func() {
 		n.containerd = n.launch(n.name+"/containerd",
 			[]string{"PATH=" + n.containerdBin + ":" + os.Getenv("PATH") + ":/usr/sbin:/sbin"},
+			"unshare", "--uts", "--", "sh", "-c", `printf %s "$0" >/proc/sys/kernel/hostname && exec "$@"`, n.name,
 			filepath.Join(n.containerdBin, "containerd"), "--config", config, "--log-level", "info")
 		waitFor(t, "containerd's CRI", containerdReadyTimeout, 100*time.Millisecond, func() (bool, string) {
 			if !n.containerd.running() {
@@ -469,7 +529,7 @@ readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
-maxPods: 30
+maxPods: %d
 nodeStatusUpdateFrequency: 1s
 serializeImagePulls: false
 imageGCHighThresholdPercent: 100
@@ -480,7 +540,14 @@ evictionHard:
   nodefs.inodesFree: 1%%
   imagefs.available: 1%%
 `, q(n.cgroupRoot), q("unix://"+n.sock), q(n.cp.path("nodes", n.name+"-manifests")),
-		q(n.cp.path("nodes", n.name+"-pod-logs")), q(serving.Cert), q(serving.Key), q(n.cp.pki.CA))
+		q(n.cp.path("nodes", n.name+"-pod-logs")), q(serving.Cert), q(serving.Key), q(n.cp.pki.CA),
+		cmp.Or(n.opts.maxPods, 30))
+	if len(n.opts.clusterDNS) > 0 {
+		config += "clusterDNS:\n"
+		for _, a := range n.opts.clusterDNS {
+			config += "- " + q(a.String()) + "\n"
+		}
+	}
 	path := filepath.Join(n.dir, "kubelet.yaml")
 	writeFile(t, path, config)
 	n.runKubelet = func() {
@@ -586,7 +653,8 @@ func (n *kubeNode) stop() {
 
 // removePods stops the kubelet, then stops and removes every pod sandbox
 // through CRI, as a node drained by hand: nri-podnet's (the DaemonSet's)
-// last, so that it tears the others' networks down.
+// last, so that it tears the others' networks down. It notes each
+// sandbox's network namespace (checkSandboxNetnsGone).
 func (n *kubeNode) removePods() {
 	if n.kubelet != nil {
 		if err := n.kubelet.stop(); err != nil {
@@ -611,8 +679,62 @@ func (n *kubeNode) removePods() {
 		return cmp.Compare(b2i(strings.Contains(plugin, a)), b2i(strings.Contains(plugin, b)))
 	})
 	for _, id := range ids {
+		if ns := n.sandboxNetnsPath(id); ns != "" {
+			n.sandboxNetns = append(n.sandboxNetns, ns)
+		}
 		if _, errOut, err := n.crictl("rmp", "-f", id); err != nil {
 			n.t.Errorf("crictl rmp -f %s on %s: %v\n%s", id, n.name, err, errOut)
+		}
+	}
+}
+
+// sandboxNetnsPath returns the path of a sandbox's network namespace as
+// containerd made it (crictl inspectp: the runtime spec's network
+// namespace), or "" for a host-network one.
+func (n *kubeNode) sandboxNetnsPath(id string) string {
+	out, errOut, err := n.crictl("inspectp", "-o", "json", id)
+	if err != nil {
+		n.t.Errorf("crictl inspectp %s on %s: %v\n%s", id, n.name, err, errOut)
+		return ""
+	}
+	var v struct {
+		Info struct {
+			RuntimeSpec struct {
+				Linux struct {
+					Namespaces []struct {
+						Type string `json:"type"`
+						Path string `json:"path"`
+					} `json:"namespaces"`
+				} `json:"linux"`
+			} `json:"runtimeSpec"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		n.t.Errorf("crictl inspectp %s on %s: %v", id, n.name, err)
+		return ""
+	}
+	for _, ns := range v.Info.RuntimeSpec.Linux.Namespaces {
+		if ns.Type == "network" {
+			return ns.Path
+		}
+	}
+	return ""
+}
+
+// checkSandboxNetnsGone fails the test for a network namespace of a
+// sandbox removePods removed that is still mounted once containerd
+// stopped, and removes it (by its exact path).
+func (n *kubeNode) checkSandboxNetnsGone() {
+	for _, p := range n.sandboxNetns {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		n.t.Errorf("left behind: a pod's network namespace %s", p)
+		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
+			n.t.Errorf("unmounting %s: %v", p, err)
+		}
+		if err := os.Remove(p); err != nil {
+			n.t.Errorf("removing %s: %v", p, err)
 		}
 	}
 }

@@ -59,7 +59,7 @@ func checkLeaks(t testing.TB, token, dir string) {
 			t.Errorf("left behind: /var/log/containers/%s", e.Name())
 		}
 	}
-	// Stage 3's kubelet's cgroup root, /nrke-<token> in every hierarchy.
+	// The kubelets' cgroup roots, /nrke-<token>-<node> in every hierarchy.
 	for _, m := range cgroupMounts(t) {
 		if entries, _ := os.ReadDir(m); entries != nil {
 			for _, e := range entries {

@@ -124,10 +124,33 @@ func (p *proc) stop() error {
 	case <-p.exited:
 		return nil
 	case <-time.After(procStopTimeout):
+		conns := p.connections()
 		p.cmd.Process.Kill()
 		<-p.exited
-		return fmt.Errorf("%s (pid %d) did not exit within %v of SIGTERM; killed it", p.name, p.pid, procStopTimeout)
+		return fmt.Errorf("%s (pid %d) did not exit within %v of SIGTERM; killed it; its TCP connections then:\n%s", p.name, p.pid, procStopTimeout, conns)
 	}
+}
+
+// connections lists the process's TCP connections in its network
+// namespace (ss, run in it through /proc/<pid>/ns/net): what a process
+// that does not exit may be waiting for.
+func (p *proc) connections() string {
+	var out []byte
+	err := inNetNS(fmt.Sprintf("/proc/%d/ns/net", p.pid), func() error {
+		var err error
+		out, err = exec.Command("ss", "-Htanp").CombinedOutput()
+		return err
+	})
+	if err != nil {
+		return fmt.Sprintf("(ss: %v: %s)", err, out)
+	}
+	var mine []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, fmt.Sprintf("pid=%d,", p.pid)) {
+			mine = append(mine, l)
+		}
+	}
+	return strings.Join(mine, "\n")
 }
 
 // startInNetNS starts cmd in the network namespace at path ("" for the

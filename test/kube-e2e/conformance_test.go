@@ -1,0 +1,227 @@
+package kubee2e
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// conformanceEnv selects TestConformance's selection: "full" (make
+// conformance) or "ci" (make conformance-ci); unset, the test skips.
+const conformanceEnv = "NRINET_CONFORMANCE"
+
+// Further settings of TestConformance (docs/conformance.md):
+const (
+	// networksEnv: the clusters to run, comma-separated, in order;
+	// default baseline,nrinet for full, nrinet for ci.
+	networksEnv = "NRINET_CONFORMANCE_NETWORKS"
+	// outEnv: where each cluster's e2e.test log, JUnit report and TSV go
+	// (<out>/<network>/); default _output/conformance of the repository.
+	outEnv = "NRINET_CONFORMANCE_OUT"
+	// procsEnv: ginkgo's parallel processes; default 4.
+	procsEnv = "NRINET_CONFORMANCE_PROCS"
+	// focusEnv: a ginkgo focus replacing the selection's, to run a few
+	// specs while investigating (the results directory is then not
+	// written).
+	focusEnv = "NRINET_CONFORMANCE_FOCUS"
+)
+
+// resultsDir holds the committed results of the full selection, one TSV
+// per network (docs/conformance.md).
+var resultsDir = filepath.Join("conformance", "results")
+
+// ciFocus is the CI subset (make conformance-ci): the Networking Granular
+// Checks, HostPort, one ClusterIP Service spec and one DNS spec; skipFile
+// applies as to the full selection (focusFile).
+var ciFocus = []specPattern{
+	{`\[sig-network\] Networking Granular Checks`, "pod-to-pod, node-to-pod and pod-, node- and endpoint-to-Service, http and udp, both families"},
+	{`\[sig-network\] HostPort`, "hostPort mappings"},
+	{`\[sig-network\] Services should serve a basic endpoint from pods`, "a ClusterIP Service"},
+	{`\[sig-network\] DNS should provide DNS for the cluster `, "cluster DNS through the kube-dns Service"},
+}
+
+// TestConformance runs Kubernetes' e2e network specs (e2e.test) against a
+// conformance cluster of each network (cluster_test.go): baseline, then
+// nrinet, one at a time, each with a control plane of its own. Each
+// cluster's results go to <out>/<network>/ (e2e.log, report/junit_01.xml,
+// results.tsv) and, for the full selection, to conformance/results/
+// <network>.tsv. Then every spec that passed on baseline must pass on
+// nrinet; with nrinet alone, the committed baseline is the reference for
+// the full selection, and the ci selection must pass entirely.
+func TestConformance(t *testing.T) {
+	mode := os.Getenv(conformanceEnv)
+	if mode == "" {
+		t.Skipf("set %s=full or ci (make conformance, make conformance-ci)", conformanceEnv)
+	}
+	skipUnlessEnabled(t)
+	sel := selection{name: mode}
+	var networks []clusterNetwork
+	var err error
+	if sel.skip, err = loadSpecPatterns(skipFile); err != nil {
+		t.Fatal(err)
+	}
+	switch mode {
+	case "full":
+		networks = []clusterNetwork{networkBaseline, networkNrinet}
+		if sel.focus, err = loadSpecPatterns(focusFile); err != nil {
+			t.Fatal(err)
+		}
+	case "ci":
+		sel.focus, networks = ciFocus, []clusterNetwork{networkNrinet}
+	default:
+		t.Fatalf("%s=%q: want full or ci", conformanceEnv, mode)
+	}
+	focused := false
+	if f := os.Getenv(focusEnv); f != "" {
+		sel.name, sel.focus, focused = "focus", []specPattern{{f, focusEnv}}, true
+	}
+	if s := os.Getenv(networksEnv); s != "" {
+		networks = nil
+		for _, n := range strings.Split(s, ",") {
+			networks = append(networks, clusterNetwork(strings.TrimSpace(n)))
+		}
+	}
+	procs := 4
+	if s := os.Getenv(procsEnv); s != "" {
+		if procs, err = strconv.Atoi(s); err != nil || procs < 1 {
+			t.Fatalf("%s=%q: want a positive number", procsEnv, s)
+		}
+	}
+	out := os.Getenv(outEnv)
+	if out == "" {
+		out = filepath.Join("..", "..", "_output", "conformance")
+	}
+	if out, err = filepath.Abs(out); err != nil {
+		t.Fatal(err)
+	}
+	tools := findE2ETools(t)
+	images := conformanceImages(t)
+
+	results := map[clusterNetwork]specResults{}
+	for _, network := range networks {
+		t.Run(string(network), func(t *testing.T) {
+			start := time.Now()
+			dir := filepath.Join(out, string(network))
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: conformanceControllers})
+			c := startCluster(t, cp, network, images)
+			up := time.Since(start)
+			res := c.runE2E(tools, sel, procs, dir)
+			results[network] = res
+			if err := writeResultsFile(filepath.Join(dir, "results.tsv"), res); err != nil {
+				t.Fatal(err)
+			}
+			if mode == "full" && !focused {
+				if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := writeResultsFile(filepath.Join(resultsDir, string(network)+".tsv"), res); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("cluster %s: %s; cluster up in %v, all of it %v (before the cleanup)", network, res.summary(),
+				up.Round(time.Second), time.Since(start).Round(time.Second))
+			if mode == "ci" {
+				for _, name := range slices.Sorted(maps.Keys(res)) {
+					if res[name] == specFailed {
+						t.Errorf("cluster %s: failed: %s", network, name)
+					}
+				}
+			}
+		})
+	}
+
+	nrinet, ok := results[networkNrinet]
+	if !ok || mode != "full" {
+		return
+	}
+	baseline, ok := results[networkBaseline]
+	if !ok && focused {
+		return // nothing to compare a few specs with
+	}
+	if !ok {
+		// nrinet alone: the committed baseline is the reference.
+		f, err := os.Open(filepath.Join(resultsDir, string(networkBaseline)+".tsv"))
+		if err != nil {
+			t.Logf("no baseline to compare with: %v", err)
+			return
+		}
+		defer f.Close()
+		if baseline, err = readTSV(f); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("comparing with the committed baseline (%s)", baseline.summary())
+	}
+	regs := regressions(baseline, nrinet)
+	for _, r := range regs {
+		t.Errorf("passed on baseline, %s on nrinet: %s", r.state, r.spec)
+	}
+	t.Logf("baseline %s; nrinet %s; %d passed on baseline only", baseline.summary(), nrinet.summary(), len(regs))
+}
+
+// conformanceImages writes the images every node of a conformance cluster
+// imports (writeE2EImages: those the selected specs run, the pause image
+// under its published name, CoreDNS) and returns their archives.
+func conformanceImages(t testing.TB) []imageArchive {
+	t.Helper()
+	prepareStage3(t) // the static pause binary
+	dir := filepath.Join(env.dir, "e2e-images")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archives, err := writeE2EImages(dir, kubeImageBins(env.kubeBin, env.kubeSrc, filepath.Join(env.dir, "pause")))
+	if err != nil {
+		t.Fatalf("the e2e images: %v", err)
+	}
+	if archives[corednsImage] == "" {
+		t.Fatalf("the e2e images have no %s", corednsImage)
+	}
+	var out []imageArchive
+	for _, ref := range slices.Sorted(maps.Keys(archives)) {
+		out = append(out, imageArchive{archives[ref], ref})
+	}
+	return out
+}
+
+// TestCIFocus_SelectsFromTheSelection checks, without a cluster, that
+// every pattern of the CI subset selects at least one spec of the full
+// selection (selectedFile): the subset is part of what make conformance
+// compares, and a pattern that no longer matches (a spec renamed in a new
+// e2e.test) would silently shrink it.
+func TestCIFocus_SelectsFromTheSelection(t *testing.T) {
+	b, err := os.ReadFile(selectedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			name, _, _ := strings.Cut(l, "\t")
+			specs = append(specs, name)
+		}
+	}
+	for _, p := range ciFocus {
+		re, err := regexp.Compile(p.Pattern)
+		if err != nil {
+			t.Errorf("%q: %v", p.Pattern, err)
+			continue
+		}
+		n := 0
+		for _, s := range specs {
+			if re.MatchString(s) {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("CI pattern %q selects no spec of %s", p.Pattern, selectedFile)
+		}
+	}
+}
