@@ -112,4 +112,3 @@ func (c *cluster) runE2E(tools e2eTools, sel selection, procs int, out string) s
 	t.Logf("cluster %s: %s", c.network, res.summary())
 	return res
 }
-
