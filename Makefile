@@ -39,11 +39,21 @@ ifeq ($(origin VERSION),undefined)
 VERSION := $(shell hack/version.sh)
 endif
 
-# The images of nri-podnet and nri-cni as OCI image archives, offline, no
-# Docker: _output/images/<name>.tar, named localhost/nrinet/<name>:VERSION
-# and :latest (hack/image, docs/deploy.md).
+# The images of nri-podnet and nri-cni, each an OCI image index of one
+# image per architecture in IMAGE_ARCHS, offline, no Docker:
+# _output/images/<name>.tar, OCI archives named
+# localhost/nrinet/<name>:VERSION and :latest (hack/image, docs/deploy.md).
+# make image-push REGISTRY=host[:port]/path pushes the same indexes as
+# REGISTRY/<name>:VERSION and :latest with go-containerregistry
+# (credentials from ~/.docker/config.json; plain HTTP for localhost and
+# 127.0.0.1).
+IMAGE_ARCHS ?= amd64,arm64
+.PHONY: image image-push
 image:
-	$(GO) run ./hack/image $(if $(VERSION),-version $(VERSION))
+	$(GO) run ./hack/image -arch $(IMAGE_ARCHS) $(if $(VERSION),-version $(VERSION))
+image-push:
+	@test -n "$(REGISTRY)" || { echo 'make image-push: set REGISTRY=host[:port]/path' >&2; exit 2; }
+	$(GO) run ./hack/image -arch $(IMAGE_ARCHS) $(if $(VERSION),-version $(VERSION)) -push $(REGISTRY)
 
 # ---- Build, install, release (docs/install.md) ----
 #
@@ -223,6 +233,7 @@ containerd:
 
 containerd-test:
 	GO=$(GO) NRINET_CONTAINERD_TEST=1 $(GO) test -count=1 -v -timeout 45m -run '^TestContainerdNRIPackages$$' ./test/containerd
+	eval "$$(GO=$(GO) hack/containerd.sh)" && NRINET_CONTAINERD_BIN="$$NRINET_CONTAINERD_BIN" $(GO) test -count=1 -v -run '^TestContainerdImport$$' ./hack/image
 
 # containerd's own NRI integration tests (integration/nri_test.go and
 # nri_linux_test.go of containerd v2.4.2, NRI plugins on upstream's stub in

@@ -126,6 +126,9 @@ type plugin struct {
 	overlay   string
 	component string // the DaemonSet, its container, its image (make image)
 	tag       string // the image's tag: imagebuild.LatestTag unless set
+	// repository is the image's repository: imagebuild.Repository
+	// unless set (an overlay's images entry, newName).
+	repository string
 	// serviceAccount is the pod's; readsNodes says whether it is bound to
 	// the ClusterRole reading nodes (and gets a token).
 	serviceAccount string
@@ -249,9 +252,11 @@ func TestOverlays(t *testing.T) {
 // overlay on top of deploy/overlays/nri-podnet, checks it as the overlay
 // itself, and checks that its settings took: the image's version, the
 // cluster CIDRs and the API server's address.
+// The image's registry and version are one kustomize setting, the
+// overlay's images entry.
 func TestExampleOverlay(t *testing.T) {
 	p := plugins[0]
-	p.overlay, p.tag = "testdata/my-cluster", "v0.1.0"
+	p.overlay, p.tag, p.repository = "testdata/my-cluster", "v0.1.0", "registry.example.com/nrinet"
 	o := render(t, p.overlay)
 	checkNamespace(t, o)
 	checkRBAC(t, o, p)
@@ -408,7 +413,11 @@ func checkDaemonSet(t *testing.T, o objects, p plugin, ds appsv1.DaemonSet) {
 	if tag == "" {
 		tag = imagebuild.LatestTag
 	}
-	if want := imagebuild.Ref(p.component, tag); c.Image != want || c.ImagePullPolicy != corev1.PullIfNotPresent {
+	want := imagebuild.Ref(p.component, tag)
+	if p.repository != "" {
+		want = p.repository + "/" + p.component + ":" + tag
+	}
+	if c.Image != want || c.ImagePullPolicy != corev1.PullIfNotPresent {
 		t.Errorf("container %s: image %s pull policy %q, want %s (make image) and %q", c.Name, c.Image, c.ImagePullPolicy, want, corev1.PullIfNotPresent)
 	}
 	if len(c.Command) != 0 {

@@ -11,11 +11,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/nrinet/nrinet/internal/imagebuild"
@@ -43,10 +43,18 @@ func main() {
 	}
 }
 
+// defaultArchs are the architectures of `make image`: its index holds
+// one image for each.
+const defaultArchs = "amd64,arm64"
+
 // options are the command line's.
 type options struct {
-	version, out, arch, goCmd string
-	components                []string
+	version, out, goCmd string
+	archs               []string
+	// push is the repository the images are pushed to
+	// (host[:port]/path), "" for none.
+	push       string
+	components []string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -55,14 +63,32 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs.StringVar(&o.version, "version", "", "image tag and version stamped into the binaries (default: git describe --always --dirty, else devel)")
 	fs.StringVar(&o.out, "out", filepath.Join("_output", "images"), "directory the archives are written to")
-	fs.StringVar(&o.arch, "arch", runtime.GOARCH, "GOARCH of the binaries and the images' platform (linux/ARCH)")
+	archs := fs.String("arch", defaultArchs, "comma-separated GOARCHes: one image per linux/ARCH in each component's index")
+	fs.StringVar(&o.push, "push", "", "also push each index to `REPO`/<component>:<version> and :latest (host[:port]/path; plain HTTP for localhost and 127.0.0.1)")
 	fs.StringVar(&o.goCmd, "go", cmpOr(os.Getenv("GO"), "go"), "the go command")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: image [-version V] [-out DIR] [-arch GOARCH] [component...]\n\nBuilds OCI image archives of %s.\n\n", strings.Join(components, ", "))
+		fmt.Fprintf(fs.Output(), "Usage: image [-version V] [-out DIR] [-arch GOARCH,...] [-push REPO] [component...]\n\nBuilds multi-architecture OCI image archives of %s, and pushes them.\n\n", strings.Join(components, ", "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	for a := range strings.SplitSeq(*archs, ",") {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		if slices.Contains(o.archs, a) {
+			return o, fmt.Errorf("-arch: %q twice", a)
+		}
+		o.archs = append(o.archs, a)
+	}
+	if len(o.archs) == 0 {
+		return o, fmt.Errorf("-arch: no architecture in %q", *archs)
+	}
+	if o.push != "" {
+		if _, err := name.NewRepository(o.push+"/"+components[0], name.StrictValidation); err != nil {
+			return o, fmt.Errorf("-push %q: not a repository (host[:port]/path): %w", o.push, err)
+		}
 	}
 	o.components = fs.Args()
 	if len(o.components) == 0 {
@@ -76,8 +102,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// run builds the images the arguments name and prints one line per image:
-// its references, digest and archive.
+// run builds the images the arguments name and prints one line per
+// component: its references, the index's digest and the archive, and each
+// pushed reference.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parse(args, stderr)
 	if err != nil {
@@ -95,18 +122,53 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(work)
 	for _, c := range o.components {
-		bin := filepath.Join(work, c)
-		if err := goBuild(ctx, o, c, bin); err != nil {
-			return err
+		var images []v1.Image
+		for _, arch := range o.archs {
+			bin := filepath.Join(work, c+"-"+arch)
+			if err := goBuild(ctx, o, c, arch, bin); err != nil {
+				return err
+			}
+			img, err := image(c, o.version, arch, bin)
+			if err != nil {
+				return err
+			}
+			images = append(images, img)
+		}
+		idx, err := imagebuild.Index(images...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c, err)
 		}
 		archive := filepath.Join(o.out, c+".tar")
-		digest, err := writeImage(archive, c, o, bin)
+		if err := imagebuild.WriteIndex(archive, idx, refs(imagebuild.Repository, c, o.version)...); err != nil {
+			return err
+		}
+		digest, err := idx.Digest()
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s %s %s\n", imagebuild.Ref(c, o.version), digest, archive)
+		if o.push == "" {
+			continue
+		}
+		pushed := refs(o.push, c, o.version)
+		if err := imagebuild.Push(ctx, idx, pushed...); err != nil {
+			return fmt.Errorf("%s: %w", c, err)
+		}
+		for _, r := range pushed {
+			fmt.Fprintf(stdout, "pushed %s %s\n", r, digest)
+		}
 	}
 	return nil
+}
+
+// refs are the references of component's image in repository: its version
+// and, unless that is it, latest.
+func refs(repository, component, version string) []string {
+	r := []string{repository + "/" + component + ":" + version}
+	if version != imagebuild.LatestTag {
+		r = append(r, repository+"/"+component+":"+imagebuild.LatestTag)
+	}
+	return r
 }
 
 // gitVersion is `git describe --always --dirty`, or "devel" when git
@@ -119,48 +181,42 @@ func gitVersion(ctx context.Context) string {
 	return "devel"
 }
 
-// goBuild builds ./cmd/<component> of this module, static, into bin.
-func goBuild(ctx context.Context, o options, component, bin string) error {
+// goBuild builds ./cmd/<component> of this module for linux/arch, static,
+// into bin.
+func goBuild(ctx context.Context, o options, component, arch, bin string) error {
 	cmd := exec.CommandContext(ctx, o.goCmd, "build", "-trimpath", "-buildvcs=false",
 		"-ldflags", "-s -w -X "+versionVar+"="+o.version,
 		"-o", bin, "github.com/nrinet/nrinet/cmd/"+component)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+o.arch)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building %s for linux/%s: %w\n%s", component, o.arch, err, out.Bytes())
+		return fmt.Errorf("building %s for linux/%s: %w\n%s", component, arch, err, out.Bytes())
 	}
 	return nil
 }
 
-// writeImage writes component's image, the binary bin as its entrypoint,
-// to archive, and returns the image's digest.
-func writeImage(archive, component string, o options, bin string) (v1.Hash, error) {
+// image returns component's image for linux/arch: the binary bin as its
+// entrypoint, labelled with the component and version.
+func image(component, version, arch, bin string) (v1.Image, error) {
 	data, err := os.ReadFile(bin)
 	if err != nil {
-		return v1.Hash{}, err
+		return nil, err
 	}
 	path := binDir + "/" + component
 	files := append(imagebuild.Dirs(path), imagebuild.File{Name: path, Mode: 0o755, Data: data})
-	img, err := imagebuild.Image(files, o.arch, v1.Config{
+	img, err := imagebuild.Image(files, arch, v1.Config{
 		Entrypoint: []string{"/" + path},
 		Env:        []string{"PATH=/" + binDir},
 		Labels: map[string]string{
 			"org.opencontainers.image.title":   component,
-			"org.opencontainers.image.version": o.version,
+			"org.opencontainers.image.version": version,
 		},
 	})
 	if err != nil {
-		return v1.Hash{}, fmt.Errorf("%s: %w", component, err)
+		return nil, fmt.Errorf("%s for linux/%s: %w", component, arch, err)
 	}
-	refs := []string{imagebuild.Ref(component, o.version)}
-	if o.version != imagebuild.LatestTag {
-		refs = append(refs, imagebuild.Ref(component, imagebuild.LatestTag))
-	}
-	if err := imagebuild.Write(archive, img, refs...); err != nil {
-		return v1.Hash{}, err
-	}
-	return img.Digest()
+	return img, nil
 }
 
 func cmpOr(a, b string) string {

@@ -32,6 +32,11 @@ func TestParse(t *testing.T) {
 		{"all by default", nil, components, ""},
 		{"one", []string{"-version", "v1", "nri-cni"}, []string{"nri-cni"}, ""},
 		{"unknown", []string{"nrinetd"}, nil, `unknown component "nrinetd"`},
+		{"one arch", []string{"-arch", "arm64", "nri-cni"}, []string{"nri-cni"}, ""},
+		{"arch twice", []string{"-arch", "amd64,amd64"}, nil, `-arch: "amd64" twice`},
+		{"no arch", []string{"-arch", ","}, nil, "-arch: no architecture"},
+		{"push", []string{"-push", "127.0.0.1:5000/nrinet"}, components, ""},
+		{"push to no repository", []string{"-push", "Not A/Repo"}, nil, `-push "Not A/Repo": not a repository`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parse(tc.args, io.Discard)
@@ -68,8 +73,9 @@ func buildImages(t *testing.T, version string) string {
 }
 
 // TestImages builds the images as `make image` does and reads them back:
-// both references, the platform, the entrypoint, and a layer whose one file
-// is a static executable that runs.
+// both references naming one index, an image per architecture in it with
+// its platform, the entrypoint, and a layer whose one file is a static
+// executable for that architecture; this machine's runs.
 func TestImages(t *testing.T) {
 	version := "test-" + fmt.Sprint(time.Now().UnixNano())
 	out := buildImages(t, version)
@@ -79,48 +85,20 @@ func TestImages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			images, err := imagebuild.Images(p)
+			indexes, err := imagebuild.Indexes(p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			refs := []string{imagebuild.Ref(c, version), imagebuild.Ref(c, imagebuild.LatestTag)}
-			if len(images) != 2 || images[refs[0]] == nil || images[refs[1]] == nil {
-				t.Fatalf("the archive names %d images, want %q", len(images), refs)
+			if len(indexes) != 2 || indexes[refs[0]] == nil || indexes[refs[1]] == nil {
+				t.Fatalf("the archive names %d indexes, want %q", len(indexes), refs)
 			}
-			d0, _ := images[refs[0]].Digest()
-			d1, _ := images[refs[1]].Digest()
+			d0, _ := indexes[refs[0]].Digest()
+			d1, _ := indexes[refs[1]].Digest()
 			if d0 != d1 {
 				t.Errorf("%s is %s but %s is %s", refs[0], d0, refs[1], d1)
 			}
-			img := images[refs[0]]
-			cf, err := img.ConfigFile()
-			if err != nil {
-				t.Fatal(err)
-			}
-			entrypoint := []string{"/usr/local/bin/" + c}
-			if cf.OS != "linux" || cf.Architecture != runtime.GOARCH || !slices.Equal(cf.Config.Entrypoint, entrypoint) {
-				t.Errorf("config: %s/%s entrypoint %q, want linux/%s %q", cf.OS, cf.Architecture, cf.Config.Entrypoint, runtime.GOARCH, entrypoint)
-			}
-			if v := cf.Config.Labels["org.opencontainers.image.version"]; v != version {
-				t.Errorf("label org.opencontainers.image.version %q, want %q", v, version)
-			}
-			bin := layerBinary(t, img, "usr/local/bin/"+c)
-			checkStatic(t, bin)
-			// The binary runs: -h prints its usage, naming it, and exits 0.
-			cmd := exec.Command(bin, "-h")
-			usage, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(usage), "Usage: "+c) {
-				t.Errorf("%s -h: %v\n%s", c, err, usage)
-			}
-			// -version prints the version stamped in (internal/version);
-			// a binary from before -version existed says so.
-			out, err := exec.Command(bin, "-version").CombinedOutput()
-			switch want := c + " " + version; {
-			case err != nil && strings.Contains(string(out), "flag provided but not defined: -version"):
-				t.Logf("%s has no -version", c)
-			case err != nil || strings.TrimSpace(string(out)) != want:
-				t.Errorf("%s -version: %v, %q; want %q", c, err, out, want)
-			}
+			checkIndex(t, indexes[refs[0]], c, version)
 		})
 	}
 	t.Run("reproducible", func(t *testing.T) {
@@ -139,6 +117,67 @@ func TestImages(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkIndex checks that idx holds one image per architecture of `make
+// image`, each listed with its platform, and checks each image.
+func checkIndex(t *testing.T, idx v1.ImageIndex, component, version string) {
+	t.Helper()
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var platforms []string
+	for _, d := range m.Manifests {
+		if d.Platform == nil {
+			t.Fatalf("index entry %s has no platform", d.Digest)
+		}
+		platforms = append(platforms, d.Platform.String())
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(d.Platform.Architecture, func(t *testing.T) {
+			checkImage(t, img, component, version, d.Platform.Architecture)
+		})
+	}
+	if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(platforms, want) {
+		t.Errorf("index platforms %q, want %q", platforms, want)
+	}
+}
+
+// checkImage checks one image of the index: platform linux/arch, the
+// entrypoint and version label, a layer of one static executable for arch,
+// which, when arch is this machine's, runs.
+func checkImage(t *testing.T, img v1.Image, c, version, arch string) {
+	t.Helper()
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entrypoint := []string{"/usr/local/bin/" + c}
+	if cf.OS != "linux" || cf.Architecture != arch || !slices.Equal(cf.Config.Entrypoint, entrypoint) {
+		t.Errorf("config: %s/%s entrypoint %q, want linux/%s %q", cf.OS, cf.Architecture, cf.Config.Entrypoint, arch, entrypoint)
+	}
+	if v := cf.Config.Labels["org.opencontainers.image.version"]; v != version {
+		t.Errorf("label org.opencontainers.image.version %q, want %q", v, version)
+	}
+	bin := layerBinary(t, img, "usr/local/bin/"+c)
+	checkStatic(t, bin, arch)
+	if arch != runtime.GOARCH {
+		return
+	}
+	// The binary runs: -h prints its usage, naming it, and exits 0.
+	cmd := exec.Command(bin, "-h")
+	usage, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(usage), "Usage: "+c) {
+		t.Errorf("%s -h: %v\n%s", c, err, usage)
+	}
+	// -version prints the version stamped in (internal/version).
+	out, err := exec.Command(bin, "-version").CombinedOutput()
+	if want := c + " " + version; err != nil || strings.TrimSpace(string(out)) != want {
+		t.Errorf("%s -version: %v, %q; want %q", c, err, out, want)
+	}
 }
 
 // layerBinary checks that img has one layer holding the directories up to
@@ -191,18 +230,21 @@ func layerBinary(t *testing.T, img v1.Image, name string) string {
 	return bin
 }
 
-// checkStatic checks that bin is an ELF executable for this machine with
-// no program interpreter (statically linked: CGO_ENABLED=0).
-func checkStatic(t *testing.T, bin string) {
+// checkStatic checks that bin is an ELF executable for arch with no
+// program interpreter (statically linked: CGO_ENABLED=0).
+func checkStatic(t *testing.T, bin, arch string) {
 	t.Helper()
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatalf("%s: %v", bin, err)
 	}
 	defer f.Close()
-	machine := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]
-	if f.Type != elf.ET_EXEC || machine != 0 && f.Machine != machine {
-		t.Errorf("%s: ELF type %v machine %v, want an executable for %s", bin, f.Type, f.Machine, runtime.GOARCH)
+	machine, ok := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[arch]
+	if !ok {
+		t.Fatalf("no ELF machine known for %s", arch)
+	}
+	if f.Type != elf.ET_EXEC || f.Machine != machine {
+		t.Errorf("%s: ELF type %v machine %v, want an executable for %s", bin, f.Type, f.Machine, arch)
 	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {

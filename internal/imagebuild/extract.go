@@ -95,3 +95,34 @@ func Images(p layout.Path) (map[string]v1.Image, error) {
 	}
 	return images, nil
 }
+
+// Indexes returns the image indexes the index of p names (as WriteIndex
+// writes them), by the reference in their io.containerd.image.name
+// annotation. An entry without one, or one that is not an index, is an
+// error.
+func Indexes(p layout.Path) (map[string]v1.ImageIndex, error) {
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return nil, fmt.Errorf("imagebuild: %w", err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("imagebuild: %w", err)
+	}
+	indexes := make(map[string]v1.ImageIndex, len(m.Manifests))
+	for _, d := range m.Manifests {
+		ref := d.Annotations[containerdNameAnnotation]
+		if ref == "" {
+			return nil, fmt.Errorf("imagebuild: %s: manifest %s has no %s annotation", p, d.Digest, containerdNameAnnotation)
+		}
+		if !d.MediaType.IsIndex() {
+			return nil, fmt.Errorf("imagebuild: %s: %s is a %s, not an image index", p, ref, d.MediaType)
+		}
+		ii, err := idx.ImageIndex(d.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("imagebuild: %s: %s: %w", p, ref, err)
+		}
+		indexes[ref] = ii
+	}
+	return indexes, nil
+}

@@ -158,6 +158,19 @@ func Image(files []File, arch string, cfg v1.Config) (v1.Image, error) {
 // reference. The archive is replaced atomically: a failed Write leaves no
 // partial file at archive.
 func Write(archive string, img v1.Image, refs ...string) error {
+	return write(archive, refs, func(p layout.Path, opt layout.Option) error { return p.AppendImage(img, opt) })
+}
+
+// WriteIndex writes idx, an image index of one image per platform (Index),
+// as Write writes an image: `ctr images import` then keeps the index under
+// each ref and unpacks the image of the node's platform.
+func WriteIndex(archive string, idx v1.ImageIndex, refs ...string) error {
+	return write(archive, refs, func(p layout.Path, opt layout.Option) error { return p.AppendIndex(idx, opt) })
+}
+
+// write writes the archive whose layout's index has one entry per ref,
+// each added by add with the annotations naming it.
+func write(archive string, refs []string, add func(layout.Path, layout.Option) error) error {
 	if len(refs) == 0 {
 		return fmt.Errorf("imagebuild: %s: no image reference", archive)
 	}
@@ -176,7 +189,7 @@ func Write(archive string, img v1.Image, refs ...string) error {
 		return fmt.Errorf("imagebuild: %w", err)
 	}
 	for _, ref := range refs {
-		if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{
+		if err := add(p, layout.WithAnnotations(map[string]string{
 			containerdNameAnnotation: ref,
 			ociRefNameAnnotation:     ref,
 		})); err != nil {

@@ -17,7 +17,8 @@ import (
 )
 
 // Stage 3 runs nri-podnet as the DaemonSet of deploy/overlays/nri-podnet,
-// with the image hack/image built from this checkout (env.podnetImage).
+// with the image hack/image built from this checkout and pushed to the
+// suite's registry (env.registry).
 const (
 	podnetNamespace = "nrinet-system"
 	podnetSelector  = "app.kubernetes.io/name=nri-podnet"
@@ -37,7 +38,9 @@ const (
 // directory. It changes only what the test's nodes need (docs/kube-e2e.md,
 // "The DaemonSet overlay"):
 //
-//   - the image tag: the image built from this checkout;
+//   - the image (kustomize's images setting, as docs/install.md sets
+//     it): the suite's registry and the tag of the image built from this
+//     checkout, which each node's containerd pulls;
 //   - cluster-cidr (ConfigMap): the controller-manager's --cluster-cidr;
 //   - unless direct is false, KUBERNETES_SERVICE_HOST/PORT: the
 //     apiserver's underlay address and port (without kube-proxy the
@@ -83,6 +86,7 @@ resources:
 - %[1]s
 images:
 - name: localhost/nrinet/nri-podnet
+  newName: %[7]s
   newTag: %[2]q
 patches:
 - target:
@@ -116,21 +120,20 @@ patches:
             hostPath:
               path: %[6]q
 `, rel, env.podnetTag, clusterCIDR4.String()+","+clusterCIDR6.String(), apiserverEnv,
-		filepath.Join(cp.dir, "nri"), filepath.Join(cp.dir, "podnet-state")))
+		filepath.Join(cp.dir, "nri"), filepath.Join(cp.dir, "podnet-state"), env.registry.repository()+"/nri-podnet"))
 	return dir
 }
 
-// deployPodnet imports nri-podnet's image into the nodes' containerd and
-// applies the test's overlay (podnetOverlay) with kubectl apply -k; then
-// waits until the DaemonSet's pod on each node is Ready and the Node is
-// Ready. Without kube-proxy on the nodes, the pods reach the apiserver
-// directly.
+// deployPodnet applies the test's overlay (podnetOverlay) with kubectl
+// apply -k; each node's containerd pulls nri-podnet's image from the
+// suite's registry; then it waits until the DaemonSet's pod on each node
+// is Ready and the Node is Ready. Without kube-proxy on the nodes, the
+// pods reach the apiserver directly.
 func deployPodnet(t testing.TB, nodes ...*kubeNode) {
 	t.Helper()
 	cp := nodes[0].cp
 	direct := false
 	for _, n := range nodes {
-		n.importImage(env.podnetImage, "localhost/nrinet/nri-podnet:"+env.podnetTag)
 		direct = direct || !n.opts.kubeProxy
 	}
 	overlay := cp.podnetOverlay(direct)
@@ -215,6 +218,31 @@ func (n *kubeNode) restartPodnet() {
 	n.cp.kubectl("delete", "pod", "-n", podnetNamespace, pods[0].Name)
 	p := n.waitPodnetPod(string(pods[0].UID))
 	t.Logf("DaemonSet pod %s replaced by %s", pods[0].Name, p.Name)
+}
+
+// upgradePodnet upgrades nri-podnet to the image of tag as an operator
+// does: kubectl set image on the DaemonSet, kubectl rollout status; the
+// node's new pod runs that image, pulled from the registry (its image ID
+// names the index hack/image pushed), Ready, and the Node Ready.
+func (n *kubeNode) upgradePodnet(tag string) {
+	t := n.t
+	t.Helper()
+	pods := n.podnetPods()
+	if len(pods) != 1 {
+		t.Fatalf("%d nri-podnet pods on %s, want 1", len(pods), n.name)
+	}
+	ref := podnetImageRef(tag)
+	n.cp.kubectl("set", "image", "-n", podnetNamespace, "daemonset/nri-podnet", "nri-podnet="+ref)
+	out := n.cp.kubectl("rollout", "status", "-n", podnetNamespace, "daemonset/nri-podnet", "--timeout="+podnetReadyTimeout.String())
+	p := n.waitPodnetPod(string(pods[0].UID))
+	wantID := env.registry.repository() + "/nri-podnet@" + env.podnetDigests[tag]
+	switch {
+	case len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Image != ref:
+		t.Errorf("the DaemonSet's new pod %s runs %v, want image %s", p.Name, p.Spec.Containers, ref)
+	case len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].ImageID != wantID:
+		t.Errorf("the DaemonSet's new pod %s has container statuses %+v, want image ID %s (the index pushed)", p.Name, p.Status.ContainerStatuses, wantID)
+	}
+	t.Logf("nri-podnet upgraded from %s to %s (%s): pod %s replaced by %s\n%s", pods[0].Spec.Containers[0].Image, ref, env.podnetDigests[tag], pods[0].Name, p.Name, strings.TrimSpace(out))
 }
 
 // podnetAway takes nri-podnet off the node (away true: the DaemonSet's

@@ -19,10 +19,12 @@
 //   - 3-real-node: a node namespace running the kubelet with containerd on
 //     nrinet (hack/containerd.sh) in network mode nri, kube-scheduler, and
 //     nri-podnet as the DaemonSet of deploy/ (kubectl apply -k of a test
-//     overlay) with the image hack/image builds from this checkout; a
+//     overlay) with the image hack/image builds from this checkout and
+//     pushes to the suite's registry on 127.0.0.1, which the node pulls; a
 //     Deployment of busybox pods runs, each pod's addresses agree between
 //     the API, kubectl, CRI and its eth0, and the pods ping each other;
-//     restarting the kubelet, containerd and the DaemonSet's pod keeps
+//     restarting the kubelet, containerd and the DaemonSet's pod, and
+//     upgrading nri-podnet to a second image (kubectl set image), keep
 //     every pod's sandbox and addresses; with the DaemonSet's pod gone the
 //     pods keep theirs and a new pod waits until it is back. Then stage 4:
 //     docs/deploy.md's uninstall (kubectl delete -k, nri-podnet

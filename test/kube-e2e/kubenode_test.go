@@ -215,6 +215,7 @@ func launchKubeNode(t testing.TB, cp *controlPlane, suffix string, opts kubeNode
 		lockKubeletHost(t)
 	}
 	n.host = newHost(t, cp.u, n.name, "nrke"+cp.token+suffix, true)
+	env.registry.serveIn(t, n.netnsPath)
 	n.dir = cp.path("nodes", suffix)
 	n.sock = filepath.Join(n.dir, "c.sock")
 	// The DaemonSet's hostPaths of the NRI socket's directory and of its

@@ -38,10 +38,15 @@ type suiteEnv struct {
 	// nrinetd and podnet are cmd/nrinetd and cmd/nri-podnet of this
 	// checkout.
 	nrinetd, podnet string
-	// podnetImage is the archive of nri-podnet's image built from this
-	// checkout by hack/image (stage 3 imports it into its node's
-	// containerd), and podnetTag its tag (its version, unique per run).
-	podnetImage, podnetTag string
+	// registry is the suite's image registry (imageRegistry), which
+	// holds nri-podnet's image index built from this checkout and pushed
+	// by hack/image -push (make image-push) twice: as podnetTag (its
+	// version, unique per run), which the DaemonSet runs, and as
+	// podnetUpgradeTag, the new version stage 3 upgrades to.
+	// podnetDigests are the indexes' digests by tag.
+	registry                    *imageRegistry
+	podnetTag, podnetUpgradeTag string
+	podnetDigests               map[string]string
 	// crictl is the crictl binary.
 	crictl string
 }
@@ -62,6 +67,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "kube-e2e:", err)
 	} else {
 		code = m.Run()
+	}
+	if env.registry != nil {
+		env.registry.stop()
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -92,15 +100,32 @@ func setup(dir string) error {
 		return err
 	}
 	env.nrinetd, env.podnet = filepath.Join(dir, "nrinetd"), filepath.Join(dir, "nri-podnet")
-	// nri-podnet's image, as make image builds it, for stage 3's
-	// DaemonSet: a tag of its own, so that it is this checkout's binary
-	// the node runs.
-	env.podnetTag = "kube-e2e-" + randHex(4)
-	images := filepath.Join(dir, "images")
-	if err := goRun(filepath.Join("..", ".."), "./hack/image", "-version", env.podnetTag, "-out", images, "nri-podnet"); err != nil {
+	// nri-podnet's image index (amd64 and arm64), as make image-push
+	// builds and pushes it, for the DaemonSet: a tag of its own, so that
+	// it is this checkout's binary the node runs, and a second version
+	// for stage 3's upgrade.
+	var err error
+	if env.registry, err = startImageRegistry(); err != nil {
 		return err
 	}
-	env.podnetImage = filepath.Join(images, "nri-podnet.tar")
+	env.podnetTag = "kube-e2e-" + randHex(4)
+	env.podnetUpgradeTag = env.podnetTag + "-upgrade"
+	env.podnetDigests = map[string]string{}
+	for _, tag := range []string{env.podnetTag, env.podnetUpgradeTag} {
+		out, err := goRunOutput(filepath.Join("..", ".."), "./hack/image", "-version", tag, "-out", filepath.Join(dir, "images", tag), "-push", env.registry.repository(), "nri-podnet")
+		if err != nil {
+			return err
+		}
+		ref := podnetImageRef(tag)
+		for l := range strings.Lines(out) {
+			if f := strings.Fields(l); len(f) == 3 && f[0] == "pushed" && f[1] == ref {
+				env.podnetDigests[tag] = f[2]
+			}
+		}
+		if env.podnetDigests[tag] == "" {
+			return fmt.Errorf("hack/image -push did not say it pushed %s:\n%s", ref, out)
+		}
+	}
 
 	env.crictl = os.Getenv("NRINET_CRICTL")
 	if env.crictl == "" {
@@ -146,14 +171,23 @@ func findKube() error {
 	return nil
 }
 
-// goRun runs go run pkg args... in dir.
-func goRun(dir, pkg string, args ...string) error {
+// goRunOutput runs go run pkg args... in dir and returns its standard
+// output.
+func goRunOutput(dir, pkg string, args ...string) (string, error) {
 	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), append([]string{"run", pkg}, args...)...)
 	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go run %s %s (in %s): %v\n%s", pkg, strings.Join(args, " "), dir, err, out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go run %s %s (in %s): %v\n%s%s", pkg, strings.Join(args, " "), dir, err, stdout.Bytes(), stderr.Bytes())
 	}
-	return nil
+	return stdout.String(), nil
+}
+
+// podnetImageRef is the reference of nri-podnet's image with tag in the
+// suite's registry.
+func podnetImageRef(tag string) string {
+	return env.registry.repository() + "/nri-podnet:" + tag
 }
 
 // goBuild runs go build -o outDir/ pkgs... in dir.

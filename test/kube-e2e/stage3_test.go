@@ -34,7 +34,9 @@ const (
 // (status.podIPs, kubectl get pods -o wide), CRI (crictl inspectp) and the
 // pod's eth0, inside the node's pod CIDRs; the pods ping each other in
 // both families; restarts of the kubelet, containerd and the DaemonSet's
-// pod keep every address; with the plugin away a new pod waits; deleting
+// pod keep every address, and so does an upgrade of nri-podnet to a new
+// image (kubectl set image), after which the pods still ping each other;
+// with the plugin away a new pod waits; deleting
 // the Deployment removes the pods; then the documented uninstall
 // (uninstallPodnet) leaves nothing of nri-podnet on the node.
 func testRealNode(t *testing.T, cp *controlPlane) {
@@ -87,28 +89,37 @@ func testRealNode(t *testing.T, cp *controlPlane) {
 		n.pingAll(t, "ping", from, before)
 	}
 
-	// Restarts: every pod keeps its sandbox and its addresses.
+	// Restarts, and an upgrade of nri-podnet's image: every pod keeps its
+	// sandbox and its addresses (and, after the upgrade, its traffic).
 	for _, r := range []struct {
 		what    string
 		restart func(since time.Time)
+		ping    bool
 	}{
 		{"kubelet", func(since time.Time) {
 			n.restart(n.kubelet, n.runKubelet)
 			n.waitKubeletUp(since)
 			n.waitReady()
-		}},
+		}, false},
 		{"containerd", func(time.Time) {
 			n.restart(n.containerd, n.runContainerd)
 			n.waitPodnetPod("")
-		}},
+		}, false},
 		// kubectl delete pod: the DaemonSet makes a new one.
-		{"nri-podnet's pod", func(time.Time) { n.restartPodnet() }},
+		{"nri-podnet's pod", func(time.Time) { n.restartPodnet() }, false},
+		// kubectl set image: the DaemonSet rolls a new version out.
+		{"nri-podnet (upgraded to a new image)", func(time.Time) { n.upgradePodnet(env.podnetUpgradeTag) }, true},
 	} {
 		start := time.Now()
 		r.restart(start)
 		after := n.checkPods(runningPods(t, cp, ns, deployReplicas), kubectlWide(t, cp, ns))
 		checkSamePods(t, "after "+r.what+" restarted", before, after)
 		t.Logf("%s restarted: Node Ready again and every pod's sandbox and addresses kept, in %v", r.what, time.Since(start).Round(time.Millisecond))
+		if r.ping {
+			for _, from := range after {
+				n.pingAll(t, "ping-after", from, after)
+			}
+		}
 	}
 
 	// The plugin down (the DaemonSet's nodeSelector matches no Node, so

@@ -120,11 +120,35 @@ func (n *kubeNode) uninstallPodnet(peer *peerNode) {
 	if err := os.RemoveAll(n.podnetState); err != nil {
 		t.Error(err)
 	}
+	// The images the node pulled from the registry (the version it ran
+	// and the one it was upgraded to): what the kubelet's image garbage
+	// collection would remove in time, removed now.
 	ctr := filepath.Join(stage3.containerdBin, "ctr")
-	for _, ref := range []string{"localhost/nrinet/nri-podnet:" + env.podnetTag, "localhost/nrinet/nri-podnet:latest"} {
-		if out, err := exec.Command(ctr, "--address", n.sock, "--namespace", "k8s.io", "images", "rm", ref).CombinedOutput(); err != nil {
-			t.Errorf("ctr images rm %s: %v\n%s", ref, err, out)
+	ctrArgs := []string{"--address", n.sock, "--namespace", "k8s.io", "images"}
+	list, err := exec.Command(ctr, append(ctrArgs, "ls", "-q")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ctr images ls: %v\n%s", err, list)
+	}
+	var pulled []string
+	for _, ref := range strings.Fields(string(list)) {
+		if strings.HasPrefix(ref, podnetImageRef("")) {
+			pulled = append(pulled, ref)
 		}
+	}
+	if len(pulled) == 0 {
+		t.Errorf("no image of %s on the node: want the ones its DaemonSet pulled; the node has:\n%s", podnetImageRef("<tag>"), list)
+	}
+	for _, ref := range pulled {
+		// crictl rmi: every reference CRI keeps of the image (tag,
+		// repository digest, image ID) goes.
+		if out, errOut, err := n.crictl("rmi", ref); err != nil {
+			t.Errorf("crictl rmi %s: %v\n%s%s", ref, err, out, errOut)
+		}
+	}
+	if list, err := exec.Command(ctr, append(ctrArgs, "ls", "-q")...).CombinedOutput(); err != nil {
+		t.Errorf("ctr images ls: %v\n%s", err, list)
+	} else if strings.Contains(string(list), env.registry.repository()+"/nri-podnet") {
+		t.Errorf("after crictl rmi, the node still has references of nri-podnet's image:\n%s", list)
 	}
 
 	after := look()
