@@ -1,63 +1,55 @@
 package containerde2e
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
-// registry is a read-only image registry on a loopback port: the pull
-// side of the OCI distribution API (GET and HEAD of /v2/, of a manifest
-// by tag or digest, and of a blob by digest) over images built by the
-// test, so that containerd can pull without a network. critest pulls its
-// test image even when it is there (PullImage in its specs' BeforeEach).
+// registry is an image registry on a loopback port: go-containerregistry's
+// (pkg/registry, in memory), holding images built by the test, pushed to
+// it with remote.Write, so that containerd can pull without a network.
+// critest pulls its test image even when it is there (PullImage in its
+// specs' BeforeEach).
 type registry struct {
 	addr string // host:port
 	srv  *http.Server
 	done chan struct{}
-
-	mu        sync.Mutex
-	manifests map[string]blob // "repo:tag" and "repo@digest"
-	blobs     map[string]blob // by digest
-	pulls     int             // manifest requests answered
-}
-
-// blob is a manifest or a blob with its media type.
-type blob struct {
-	mediaType string
-	data      []byte
+	// pulls counts the manifest requests answered.
+	pulls atomic.Int64
 }
 
 // startRegistry serves the images, named "repo:tag" (without a registry
 // host), on 127.0.0.1; t's cleanup stops it.
 func startRegistry(t testing.TB, images map[string]v1.Image) *registry {
 	t.Helper()
-	r := &registry{manifests: map[string]blob{}, blobs: map[string]blob{}, done: make(chan struct{})}
-	for name, img := range images {
-		if err := r.add(name, img); err != nil {
-			t.Fatalf("registry: %s: %v", name, err)
-		}
-	}
+	r := &registry{done: make(chan struct{})}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.addr = l.Addr().String()
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	inner := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
+	r.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.Contains(req.URL.Path, "/manifests/") && (req.Method == http.MethodGet || req.Method == http.MethodHead) {
+			r.pulls.Add(1)
+		}
+		inner.ServeHTTP(w, req)
+	})}
 	go func() {
 		defer close(r.done)
 		r.srv.Serve(l)
@@ -68,117 +60,22 @@ func startRegistry(t testing.TB, images map[string]v1.Image) *registry {
 		r.srv.Shutdown(ctx)
 		<-r.done
 	})
+	for ref, img := range images {
+		tag, err := name.NewTag(r.addr+"/"+ref, name.StrictValidation)
+		if err != nil {
+			t.Fatalf("registry: %s: %v", ref, err)
+		}
+		if err := remote.Write(tag, img, remote.WithContext(t.Context())); err != nil {
+			t.Fatalf("registry: pushing %s: %v", ref, err)
+		}
+	}
+	r.pulls.Store(0) // the pushes' own manifest checks
 	return r
-}
-
-// add makes img available as name ("repo:tag") and by digest.
-func (r *registry) add(name string, img v1.Image) error {
-	repo, tag, ok := strings.Cut(name, ":")
-	if !ok {
-		return errors.New("want repo:tag")
-	}
-	raw, err := img.RawManifest()
-	if err != nil {
-		return err
-	}
-	mt, err := img.MediaType()
-	if err != nil {
-		return err
-	}
-	d, err := img.Digest()
-	if err != nil {
-		return err
-	}
-	m := blob{mediaType: string(mt), data: raw}
-	r.manifests[repo+":"+tag] = m
-	r.manifests[repo+"@"+d.String()] = m
-	cfgName, err := img.ConfigName()
-	if err != nil {
-		return err
-	}
-	cfg, err := img.RawConfigFile()
-	if err != nil {
-		return err
-	}
-	r.blobs[cfgName.String()] = blob{mediaType: "application/octet-stream", data: cfg}
-	layers, err := img.Layers()
-	if err != nil {
-		return err
-	}
-	for _, l := range layers {
-		ld, err := l.Digest()
-		if err != nil {
-			return err
-		}
-		rc, err := l.Compressed()
-		if err != nil {
-			return err
-		}
-		var b bytes.Buffer
-		_, err = b.ReadFrom(rc)
-		rc.Close()
-		if err != nil {
-			return err
-		}
-		r.blobs[ld.String()] = blob{mediaType: "application/octet-stream", data: b.Bytes()}
-	}
-	return nil
-}
-
-// ServeHTTP answers /v2/, /v2/<repo>/manifests/<ref> and
-// /v2/<repo>/blobs/<digest>, GET and HEAD only.
-func (r *registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		http.Error(w, "read-only registry", http.StatusMethodNotAllowed)
-		return
-	}
-	p := strings.TrimPrefix(req.URL.Path, "/v2/")
-	if p == "" || p == req.URL.Path {
-		if req.URL.Path == "/v2/" || req.URL.Path == "/v2" {
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		http.NotFound(w, req)
-		return
-	}
-	var (
-		b     blob
-		found bool
-	)
-	r.mu.Lock()
-	if i := strings.LastIndex(p, "/manifests/"); i > 0 {
-		repo, ref := p[:i], p[i+len("/manifests/"):]
-		sep := ":"
-		if strings.HasPrefix(ref, "sha256:") {
-			sep = "@"
-		}
-		b, found = r.manifests[repo+sep+ref]
-		r.pulls++
-	} else if i := strings.LastIndex(p, "/blobs/"); i > 0 {
-		b, found = r.blobs[p[i+len("/blobs/"):]]
-	}
-	r.mu.Unlock()
-	if !found {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprint(w, `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"not here"}]}`)
-		return
-	}
-	w.Header().Set("Content-Type", b.mediaType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(b.data)))
-	w.Header().Set("Docker-Content-Digest", v1.Hash{Algorithm: "sha256", Hex: sha256Hex(b.data)}.String())
-	w.WriteHeader(http.StatusOK)
-	if req.Method == http.MethodGet {
-		w.Write(b.data)
-	}
 }
 
 // manifestRequests returns how many manifest requests it answered.
 func (r *registry) manifestRequests() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pulls
+	return int(r.pulls.Load())
 }
 
 // writeHosts writes containerd's registry host configuration (the CRI
@@ -196,9 +93,4 @@ func (r *registry) writeHosts(t testing.TB, dir string, hosts ...string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
