@@ -1,0 +1,402 @@
+package netpol
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"go4.org/netipx"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// PolicyError is the error of [Compile] for a policy it cannot compile
+// (a selector the API server should have refused); it names the policy.
+type PolicyError struct {
+	Policy string // namespace/name
+	Err    error
+}
+
+func (e *PolicyError) Error() string {
+	return fmt.Sprintf("netpol: policy %s: %v", e.Policy, e.Err)
+}
+
+func (e *PolicyError) Unwrap() error { return e.Err }
+
+// Compile computes, for every local pod that some policy selects, the
+// ingress and egress rules the policies give it, following the
+// NetworkPolicy API (networking.k8s.io/v1):
+//
+//   - a policy selects the pods of its namespace that its podSelector
+//     matches (an empty selector: all of them);
+//   - its policyTypes say which directions it isolates the selected pods
+//     in; without them, ingress always and egress when it has egress
+//     rules;
+//   - a pod isolated in a direction is allowed there what the union of the
+//     selecting policies' rules of that direction allows, and nothing
+//     else;
+//   - a rule allows its peers (from or to; none: every address) on its
+//     ports (none: every port). A peer is an ipBlock (a CIDR less its
+//     excepts) or pods: podSelector alone in the policy's namespace,
+//     namespaceSelector alone all pods of the matching namespaces, both
+//     the matching pods of the matching namespaces;
+//   - a port is a protocol (TCP when unset) and a number, a range
+//     (endPort) or a name. A name is resolved against the pod the traffic
+//     goes to: the selected pod's own ports for ingress, each peer pod's
+//     for egress (so an egress rule with a named port never matches an
+//     ipBlock). A rule whose ports all fail to resolve allows nothing.
+//
+// Pods without addresses are no one's peers. The result is deterministic:
+// pods in the order of their keys, rules in the order of the policies'
+// keys and then as written.
+func Compile(policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pods []Pod) (*Program, error) {
+	c := compiler{nsLabels: map[string]labels.Set{}, pods: pods}
+	for _, ns := range namespaces {
+		c.nsLabels[ns.Name] = ns.Labels
+	}
+	sorted := slices.Clone(policies)
+	slices.SortFunc(sorted, func(a, b *networkingv1.NetworkPolicy) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	byPod := map[string]*PodRules{}
+	for _, pol := range sorted {
+		if err := c.policy(pol, byPod); err != nil {
+			return nil, &PolicyError{Policy: pol.Namespace + "/" + pol.Name, Err: err}
+		}
+	}
+	p := &Program{}
+	for _, pr := range byPod {
+		p.Pods = append(p.Pods, *pr)
+	}
+	slices.SortFunc(p.Pods, func(a, b PodRules) int { return cmp.Compare(a.Pod, b.Pod) })
+	return p, nil
+}
+
+type compiler struct {
+	nsLabels map[string]labels.Set
+	pods     []Pod
+}
+
+func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*PodRules) error {
+	name := pol.Namespace + "/" + pol.Name
+	sel, err := metav1.LabelSelectorAsSelector(&pol.Spec.PodSelector)
+	if err != nil {
+		return fmt.Errorf("podSelector: %w", err)
+	}
+	ingress, egress := false, len(pol.Spec.Egress) > 0
+	if len(pol.Spec.PolicyTypes) == 0 {
+		ingress = true
+	} else {
+		egress = false
+		for _, t := range pol.Spec.PolicyTypes {
+			switch t {
+			case networkingv1.PolicyTypeIngress:
+				ingress = true
+			case networkingv1.PolicyTypeEgress:
+				egress = true
+			default:
+				return fmt.Errorf("policyTypes: %q is neither Ingress nor Egress", t)
+			}
+		}
+	}
+	for i := range c.pods {
+		pod := &c.pods[i]
+		if !pod.Local || pod.Namespace != pol.Namespace || len(pod.IPs) == 0 || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		pr := byPod[pod.Key()]
+		if pr == nil {
+			pr = &PodRules{Pod: pod.Key(), IPs: slices.Clone(pod.IPs)}
+			byPod[pod.Key()] = pr
+		}
+		pr.Policies = append(pr.Policies, name)
+		if ingress {
+			if pr.Ingress == nil {
+				pr.Ingress = &Direction{}
+			}
+			for j, r := range pol.Spec.Ingress {
+				rules, err := c.ingressRule(name, pol.Namespace, pod, r)
+				if err != nil {
+					return fmt.Errorf("ingress rule %d: %w", j, err)
+				}
+				pr.Ingress.Rules = append(pr.Ingress.Rules, rules...)
+			}
+		}
+		if egress {
+			if pr.Egress == nil {
+				pr.Egress = &Direction{}
+			}
+			for j, r := range pol.Spec.Egress {
+				rules, err := c.egressRule(name, pol.Namespace, r)
+				if err != nil {
+					return fmt.Errorf("egress rule %d: %w", j, err)
+				}
+				pr.Egress.Rules = append(pr.Egress.Rules, rules...)
+			}
+		}
+	}
+	return nil
+}
+
+// peers are a rule's peers: the pods the selectors match and the
+// addresses of the ipBlocks; any: the rule names no peer, so every
+// address is one.
+type peers struct {
+	any    bool
+	pods   []*Pod
+	blocks *netipx.IPSet
+}
+
+func (c *compiler) peers(policyNS string, list []networkingv1.NetworkPolicyPeer) (peers, error) {
+	if len(list) == 0 {
+		return peers{any: true, pods: c.podsWithIPs()}, nil
+	}
+	var p peers
+	var blocks netipx.IPSetBuilder
+	seen := map[*Pod]bool{}
+	for i, peer := range list {
+		if peer.IPBlock != nil {
+			cidr, err := netip.ParsePrefix(peer.IPBlock.CIDR)
+			if err != nil {
+				return p, fmt.Errorf("peer %d: ipBlock cidr %q: %w", i, peer.IPBlock.CIDR, err)
+			}
+			var b netipx.IPSetBuilder
+			b.AddPrefix(cidr.Masked())
+			for _, e := range peer.IPBlock.Except {
+				ex, err := netip.ParsePrefix(e)
+				if err != nil {
+					return p, fmt.Errorf("peer %d: ipBlock except %q: %w", i, e, err)
+				}
+				b.RemovePrefix(ex.Masked())
+			}
+			s, err := b.IPSet()
+			if err != nil {
+				return p, fmt.Errorf("peer %d: ipBlock: %w", i, err)
+			}
+			blocks.AddSet(s)
+			continue
+		}
+		if peer.PodSelector == nil && peer.NamespaceSelector == nil {
+			return p, fmt.Errorf("peer %d: neither podSelector, namespaceSelector nor ipBlock", i)
+		}
+		podSel := labels.Everything()
+		if peer.PodSelector != nil {
+			s, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
+			if err != nil {
+				return p, fmt.Errorf("peer %d: podSelector: %w", i, err)
+			}
+			podSel = s
+		}
+		var nsSel labels.Selector
+		if peer.NamespaceSelector != nil {
+			s, err := metav1.LabelSelectorAsSelector(peer.NamespaceSelector)
+			if err != nil {
+				return p, fmt.Errorf("peer %d: namespaceSelector: %w", i, err)
+			}
+			nsSel = s
+		}
+		for j := range c.pods {
+			pod := &c.pods[j]
+			if len(pod.IPs) == 0 || seen[pod] {
+				continue
+			}
+			if nsSel == nil {
+				if pod.Namespace != policyNS {
+					continue
+				}
+			} else if nsl, ok := c.nsLabels[pod.Namespace]; !ok || !nsSel.Matches(nsl) {
+				continue
+			}
+			if podSel.Matches(labels.Set(pod.Labels)) {
+				seen[pod] = true
+				p.pods = append(p.pods, pod)
+			}
+		}
+	}
+	s, err := blocks.IPSet()
+	if err != nil {
+		return p, err
+	}
+	p.blocks = s
+	return p, nil
+}
+
+func (c *compiler) podsWithIPs() []*Pod {
+	var out []*Pod
+	for i := range c.pods {
+		if len(c.pods[i].IPs) > 0 {
+			out = append(out, &c.pods[i])
+		}
+	}
+	return out
+}
+
+// addrs is the set of the pods' addresses and of blocks.
+func addrs(pods []*Pod, blocks *netipx.IPSet) (*netipx.IPSet, error) {
+	var b netipx.IPSetBuilder
+	if blocks != nil {
+		b.AddSet(blocks)
+	}
+	for _, p := range pods {
+		for _, ip := range p.IPs {
+			b.Add(ip.Unmap())
+		}
+	}
+	return b.IPSet()
+}
+
+// portSpec is one policy port: numeric (a range; First 0: every port) or
+// named.
+type portSpec struct {
+	numeric PortRange
+	name    string
+}
+
+func portSpecs(ports []networkingv1.NetworkPolicyPort) ([]portSpec, error) {
+	var out []portSpec
+	for i, p := range ports {
+		proto := TCP
+		if p.Protocol != nil {
+			switch *p.Protocol {
+			case corev1.ProtocolTCP:
+			case corev1.ProtocolUDP:
+				proto = UDP
+			case corev1.ProtocolSCTP:
+				proto = SCTP
+			default:
+				return nil, fmt.Errorf("port %d: protocol %q", i, *p.Protocol)
+			}
+		}
+		switch {
+		case p.Port == nil:
+			out = append(out, portSpec{numeric: PortRange{Protocol: proto}})
+		case p.Port.Type == intstr.String:
+			if p.EndPort != nil {
+				return nil, fmt.Errorf("port %d: endPort with the named port %q", i, p.Port.StrVal)
+			}
+			out = append(out, portSpec{name: p.Port.StrVal, numeric: PortRange{Protocol: proto}})
+		default:
+			first := p.Port.IntVal
+			last := first
+			if p.EndPort != nil {
+				last = *p.EndPort
+			}
+			if first < 1 || first > 65535 || last < first || last > 65535 {
+				return nil, fmt.Errorf("port %d: %d to %d is not a port range", i, first, last)
+			}
+			out = append(out, portSpec{numeric: PortRange{Protocol: proto, First: uint16(first), Last: uint16(last)}})
+		}
+	}
+	return out, nil
+}
+
+// resolve is the port range of a named port on pod, if it has it.
+func resolve(s portSpec, pod *Pod) (PortRange, bool) {
+	for _, np := range pod.Ports {
+		if np.Name == s.name && np.Protocol == s.numeric.Protocol {
+			return PortRange{Protocol: np.Protocol, First: np.Port, Last: np.Port}, true
+		}
+	}
+	return PortRange{}, false
+}
+
+func (c *compiler) ingressRule(policy, ns string, target *Pod, r networkingv1.NetworkPolicyIngressRule) ([]Rule, error) {
+	pe, err := c.peers(ns, r.From)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := portSpecs(r.Ports)
+	if err != nil {
+		return nil, err
+	}
+	rule := Rule{Policy: policy}
+	for _, s := range specs {
+		if s.name == "" {
+			rule.Ports = append(rule.Ports, s.numeric)
+		} else if pr, ok := resolve(s, target); ok {
+			rule.Ports = append(rule.Ports, pr)
+		}
+	}
+	if len(specs) > 0 && len(rule.Ports) == 0 {
+		return nil, nil // named ports the pod does not have: nothing
+	}
+	if !pe.any {
+		if rule.Peers, err = addrs(pe.pods, pe.blocks); err != nil {
+			return nil, err
+		}
+		if len(rule.Peers.Ranges()) == 0 {
+			return nil, nil
+		}
+	}
+	return []Rule{rule}, nil
+}
+
+func (c *compiler) egressRule(policy, ns string, r networkingv1.NetworkPolicyEgressRule) ([]Rule, error) {
+	pe, err := c.peers(ns, r.To)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := portSpecs(r.Ports)
+	if err != nil {
+		return nil, err
+	}
+	var out []Rule
+	// The numeric ports (or none at all) go to every peer.
+	numeric := Rule{Policy: policy}
+	named := false
+	for _, s := range specs {
+		if s.name == "" {
+			numeric.Ports = append(numeric.Ports, s.numeric)
+		} else {
+			named = true
+		}
+	}
+	if len(specs) == 0 || len(numeric.Ports) > 0 {
+		if !pe.any {
+			if numeric.Peers, err = addrs(pe.pods, pe.blocks); err != nil {
+				return nil, err
+			}
+		}
+		if pe.any || len(numeric.Peers.Ranges()) > 0 {
+			out = append(out, numeric)
+		}
+	}
+	if !named {
+		return out, nil
+	}
+	// A named port goes to the peer pods that have it, grouped by what it
+	// resolves to.
+	type key struct{ r PortRange }
+	groups := map[key][]*Pod{}
+	var order []key
+	for _, s := range specs {
+		if s.name == "" {
+			continue
+		}
+		for _, pod := range pe.pods {
+			pr, ok := resolve(s, pod)
+			if !ok {
+				continue
+			}
+			k := key{pr}
+			if _, ok := groups[k]; !ok {
+				order = append(order, k)
+			}
+			if !slices.Contains(groups[k], pod) {
+				groups[k] = append(groups[k], pod)
+			}
+		}
+	}
+	for _, k := range order {
+		set, err := addrs(groups[k], nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Rule{Policy: policy, Peers: set, Ports: []PortRange{k.r}})
+	}
+	return out, nil
+}

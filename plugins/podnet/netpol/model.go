@@ -1,0 +1,112 @@
+package netpol
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+
+	"go4.org/netipx"
+)
+
+// Protocol is a transport protocol a policy port names, by its IP protocol
+// number.
+type Protocol uint8
+
+// The protocols of NetworkPolicy ports.
+const (
+	TCP  Protocol = 6
+	UDP  Protocol = 17
+	SCTP Protocol = 132
+)
+
+func (p Protocol) String() string {
+	switch p {
+	case TCP:
+		return "tcp"
+	case UDP:
+		return "udp"
+	case SCTP:
+		return "sctp"
+	}
+	return "proto-" + strconv.Itoa(int(p))
+}
+
+// NamedPort is a container port with a name, which a policy port may name
+// instead of a number.
+type NamedPort struct {
+	Name     string
+	Protocol Protocol
+	Port     uint16
+}
+
+// Pod is a pod the engine knows: every pod of the cluster that has
+// addresses (a policy's peers), local or not. Local pods are the node's
+// own, whose traffic the node's table filters.
+type Pod struct {
+	Namespace, Name string
+	Labels          map[string]string
+	IPs             []netip.Addr
+	// Ports are the named ports of the pod's containers.
+	Ports []NamedPort
+	// Local: the pod runs on this node, on its pod network.
+	Local bool
+}
+
+// Key is "namespace/name".
+func (p Pod) Key() string { return p.Namespace + "/" + p.Name }
+
+// Namespace is a namespace with its labels (namespaceSelector).
+type Namespace struct {
+	Name   string
+	Labels map[string]string
+}
+
+// PortRange is a protocol's port range, First to Last inclusive; First 0
+// means every port of the protocol.
+type PortRange struct {
+	Protocol    Protocol
+	First, Last uint16
+}
+
+func (r PortRange) String() string {
+	switch {
+	case r.First == 0:
+		return r.Protocol.String()
+	case r.First == r.Last:
+		return r.Protocol.String() + "/" + strconv.Itoa(int(r.First))
+	}
+	return fmt.Sprintf("%s/%d-%d", r.Protocol, r.First, r.Last)
+}
+
+// Rule is one allowed flow of a direction: from (ingress) or to (egress)
+// any address of Peers (nil: any address at all), on any of Ports (none:
+// every port of every protocol).
+type Rule struct {
+	// Policy is the "namespace/name" of the policy the rule comes from.
+	Policy string
+	Peers  *netipx.IPSet
+	Ports  []PortRange
+}
+
+// Direction is a pod's verdict in one direction when a policy isolates it
+// there: what its Rules allow, all else dropped.
+type Direction struct {
+	Rules []Rule
+}
+
+// PodRules is what the table enforces for one local pod. A nil direction
+// is not isolated: everything is allowed there.
+type PodRules struct {
+	Pod             string // namespace/name
+	IPs             []netip.Addr
+	Ingress, Egress *Direction
+	// Policies are the policies that select the pod, "namespace/name",
+	// sorted.
+	Policies []string
+}
+
+// Program is the compiled state: the rules of each local pod that some
+// policy isolates, in the order of their keys.
+type Program struct {
+	Pods []PodRules
+}

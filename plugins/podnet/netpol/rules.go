@@ -1,0 +1,304 @@
+package netpol
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"github.com/google/nftables/userdata"
+	"go4.org/netipx"
+	"golang.org/x/sys/unix"
+)
+
+// Names of what the package owns.
+const (
+	// TableName is the nftables table (family inet) the package owns.
+	TableName = "nrinet-podnet-netpol"
+	// ChainForward is the table's base chain: type filter, hook forward,
+	// priority filter (0), policy accept.
+	ChainForward = "forward"
+	// commentPrefix starts the comment of every rule.
+	commentPrefix = "nrinet-podnet-netpol "
+	// maxComment keeps a comment within nftables' 256 bytes of user data.
+	maxComment = 250
+)
+
+// The verdict maps of the forward chain, by family and direction: a local
+// pod's address to a jump to its chain.
+const (
+	mapEgress4  = "egress-v4"
+	mapEgress6  = "egress-v6"
+	mapIngress4 = "ingress-v4"
+	mapIngress6 = "ingress-v6"
+)
+
+func table() *nftables.Table {
+	return &nftables.Table{Name: TableName, Family: nftables.TableFamilyINet}
+}
+
+// Conntrack states (ct state bits).
+const (
+	ctStateEstablished = 1 << 1
+	ctStateRelated     = 1 << 2
+)
+
+// ruleset is the table's content for a program: what Apply writes in one
+// transaction.
+type ruleset struct {
+	chains []*chainRules
+	sets   []setDef
+	maps   map[string][]nftables.SetElement
+}
+
+type chainRules struct {
+	name  string
+	rules []rule
+}
+
+type rule struct {
+	exprs   []expr.Any
+	comment string
+}
+
+type setDef struct {
+	name     string
+	v6       bool
+	elements []nftables.SetElement
+}
+
+// build turns a program into the table's chains, sets and maps:
+//
+//	chain forward (filter, hook forward, priority 0, policy accept):
+//	  ct state established,related accept
+//	  meta nfproto ipv4 ip saddr vmap @egress-v4      (pod address: jump eg-N)
+//	  meta nfproto ipv6 ip6 saddr vmap @egress-v6
+//	  meta nfproto ipv4 ip daddr vmap @ingress-v4     (pod address: jump in-N)
+//	  meta nfproto ipv6 ip6 daddr vmap @ingress-v6
+//	chain eg-N: per allowed rule and family/port: [ip daddr @set] [meta l4proto P th dport A-B] return; then drop
+//	chain in-N: ip saddr <the pod's own address> accept; per allowed rule: [ip saddr @set] [port] accept; then drop
+//
+// A packet between two pods passes the sender's egress chain (which
+// returns when allowed) and then the receiver's ingress chain.
+func build(p *Program) (*ruleset, error) {
+	rs := &ruleset{maps: map[string][]nftables.SetElement{}}
+	fwd := &chainRules{name: ChainForward}
+	fwd.rules = append(fwd.rules, rule{
+		exprs: []expr.Any{
+			&expr.Ct{Register: 1, Key: expr.CtKeySTATE},
+			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+				Mask: binary.NativeEndian.AppendUint32(nil, ctStateEstablished|ctStateRelated), Xor: make([]byte, 4)},
+			&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
+			&expr.Counter{},
+			&expr.Verdict{Kind: expr.VerdictAccept},
+		},
+		comment: commentPrefix + "established and related connections",
+	})
+	for _, m := range []struct {
+		name   string
+		v6, to bool
+	}{{mapEgress4, false, false}, {mapEgress6, true, false}, {mapIngress4, false, true}, {mapIngress6, true, true}} {
+		off, n := addrField(m.v6, m.to)
+		fwd.rules = append(fwd.rules, rule{
+			exprs: []expr.Any{
+				&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
+				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{nfproto(m.v6)}},
+				&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
+				&expr.Lookup{SourceRegister: 1, SetName: m.name, DestRegister: 0, IsDestRegSet: true},
+			},
+			comment: commentPrefix + "to the chain of the pod: " + m.name,
+		})
+		rs.maps[m.name] = nil
+	}
+	rs.chains = append(rs.chains, fwd)
+
+	for i, pr := range p.Pods {
+		for _, d := range []struct {
+			dir     *Direction
+			ingress bool
+		}{{pr.Egress, false}, {pr.Ingress, true}} {
+			if d.dir == nil {
+				continue
+			}
+			prefix, what, verdict := "eg-", "egress", expr.VerdictReturn
+			if d.ingress {
+				prefix, what, verdict = "in-", "ingress", expr.VerdictAccept
+			}
+			ch := &chainRules{name: prefix + strconv.Itoa(i)}
+			pod := "pod=" + pr.Pod + " " + what
+			if d.ingress {
+				// A pod reaching itself (through a Service: hairpin) is
+				// not subject to its policies.
+				for _, ip := range pr.IPs {
+					off, n := addrField(ip.Is6(), false)
+					ch.rules = append(ch.rules, rule{
+						exprs: append(familyIs(ip.Is6()),
+							&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
+							&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ip.Unmap().AsSlice()},
+							&expr.Counter{}, &expr.Verdict{Kind: verdict}),
+						comment: commentPrefix + pod + " from itself",
+					})
+				}
+			}
+			for j, r := range d.dir.Rules {
+				rules, sets := allowRules(fmt.Sprintf("%s%d-%d", prefix, i, j), r, !d.ingress, verdict, commentPrefix+pod+" allowed by "+r.Policy)
+				ch.rules = append(ch.rules, rules...)
+				rs.sets = append(rs.sets, sets...)
+			}
+			ch.rules = append(ch.rules, rule{
+				exprs:   []expr.Any{&expr.Counter{}, &expr.Verdict{Kind: expr.VerdictDrop}},
+				comment: commentPrefix + pod + " denied (policies " + strings.Join(pr.Policies, ",") + ")",
+			})
+			rs.chains = append(rs.chains, ch)
+			for _, ip := range pr.IPs {
+				ip = ip.Unmap()
+				var m string
+				switch {
+				case d.ingress && ip.Is4():
+					m = mapIngress4
+				case d.ingress:
+					m = mapIngress6
+				case ip.Is4():
+					m = mapEgress4
+				default:
+					m = mapEgress6
+				}
+				rs.maps[m] = append(rs.maps[m], nftables.SetElement{Key: ip.AsSlice(),
+					VerdictData: &expr.Verdict{Kind: expr.VerdictJump, Chain: ch.name}})
+			}
+		}
+	}
+	return rs, nil
+}
+
+// allowRules are the rules of one allowed Rule in a pod's chain: per
+// family its peers have (both when any), per port range (one when none),
+// with verdict; and the peer sets they look up. dst: the peers are the
+// destination (egress).
+func allowRules(setPrefix string, r Rule, dst bool, verdict expr.VerdictKind, comment string) ([]rule, []setDef) {
+	var rules []rule
+	var sets []setDef
+	type fam struct {
+		v6  bool
+		set string
+	}
+	var fams []fam
+	if r.Peers == nil {
+		fams = []fam{{v6: false}, {v6: true}}
+	} else {
+		for _, v6 := range []bool{false, true} {
+			elems := intervalElements(r.Peers, v6)
+			if len(elems) == 0 {
+				continue
+			}
+			name := setPrefix + "-v4"
+			if v6 {
+				name = setPrefix + "-v6"
+			}
+			sets = append(sets, setDef{name: name, v6: v6, elements: elems})
+			fams = append(fams, fam{v6: v6, set: name})
+		}
+	}
+	ports := r.Ports
+	if len(ports) == 0 {
+		ports = []PortRange{{}} // every port
+	}
+	for _, f := range fams {
+		for _, pr := range ports {
+			var e []expr.Any
+			if r.Peers != nil || pr.Protocol != 0 {
+				e = familyIs(f.v6)
+			}
+			if f.set != "" {
+				off, n := addrField(f.v6, dst)
+				e = append(e,
+					&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
+					&expr.Lookup{SourceRegister: 1, SetName: f.set})
+			}
+			desc := "any port"
+			if pr.Protocol != 0 {
+				desc = pr.String()
+				e = append(e,
+					&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+					&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{byte(pr.Protocol)}})
+				if pr.First != 0 {
+					e = append(e, &expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2})
+					if pr.First == pr.Last {
+						e = append(e, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binary.BigEndian.AppendUint16(nil, pr.First)})
+					} else {
+						e = append(e, &expr.Range{Op: expr.CmpOpEq, Register: 1,
+							FromData: binary.BigEndian.AppendUint16(nil, pr.First), ToData: binary.BigEndian.AppendUint16(nil, pr.Last)})
+					}
+				}
+			}
+			peers := "any peer"
+			if f.set != "" {
+				peers = "@" + f.set
+			}
+			c := comment + ": " + peers + " " + desc
+			if len(c) > maxComment {
+				c = c[:maxComment]
+			}
+			rules = append(rules, rule{exprs: append(e, &expr.Counter{}, &expr.Verdict{Kind: verdict}), comment: c})
+		}
+	}
+	return rules, sets
+}
+
+// intervalElements are the elements of an interval set holding s's
+// addresses of one family: each range's first address and, flagged as
+// the interval's end, the address after its last (none after the
+// family's last address).
+func intervalElements(s *netipx.IPSet, v6 bool) []nftables.SetElement {
+	var out []nftables.SetElement
+	for _, r := range s.Ranges() {
+		if r.From().Is6() != v6 {
+			continue
+		}
+		out = append(out, nftables.SetElement{Key: r.From().AsSlice()})
+		if next := r.To().Next(); next.IsValid() {
+			out = append(out, nftables.SetElement{Key: next.AsSlice(), IntervalEnd: true})
+		}
+	}
+	return out
+}
+
+func familyIs(v6 bool) []expr.Any {
+	return []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{nfproto(v6)}},
+	}
+}
+
+// addrField is the network header offset and length of the source or
+// destination (dst) address.
+func addrField(v6, dst bool) (off, n uint32) {
+	switch {
+	case !v6 && !dst:
+		return 12, 4
+	case !v6 && dst:
+		return 16, 4
+	case v6 && !dst:
+		return 8, 16
+	default:
+		return 24, 16
+	}
+}
+
+func nfproto(v6 bool) byte {
+	if v6 {
+		return unix.NFPROTO_IPV6
+	}
+	return unix.NFPROTO_IPV4
+}
+
+func (r rule) nftRule(t *nftables.Table, chain string) *nftables.Rule {
+	return &nftables.Rule{
+		Table:    t,
+		Chain:    &nftables.Chain{Name: chain, Table: t},
+		Exprs:    r.exprs,
+		UserData: userdata.AppendString(nil, userdata.TypeComment, r.comment),
+	}
+}
