@@ -22,16 +22,19 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
 	"github.com/nrinet/nrinet/plugins/podnet/kube"
 	"github.com/nrinet/nrinet/plugins/podnet/masq"
+	"github.com/nrinet/nrinet/plugins/podnet/netpol"
+	"github.com/nrinet/nrinet/plugins/podnet/policies"
 )
 
 // clusterFlags are the flags of nri-podnet as a cluster network: -kube,
 // -kubeconfig, -node-name, -cluster-cidr and -uninstall.
 type clusterFlags struct {
-	kube        bool
-	kubeconfig  string
-	nodeName    string
-	clusterCIDR string
-	uninstall   bool
+	kube          bool
+	kubeconfig    string
+	nodeName      string
+	clusterCIDR   string
+	uninstall     bool
+	networkPolicy bool
 }
 
 func addClusterFlags(fs *flag.FlagSet) *clusterFlags {
@@ -40,7 +43,8 @@ func addClusterFlags(fs *flag.FlagSet) *clusterFlags {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file for -kube (default: the in-cluster configuration)")
 	fs.StringVar(&f.nodeName, "node-name", os.Getenv("NODE_NAME"), "this node's name, for -kube (default $NODE_NAME)")
 	fs.StringVar(&f.clusterCIDR, "cluster-cidr", "", "comma-separated cluster CIDRs, both families: traffic from the pod CIDRs to destinations outside them is masqueraded (nftables table inet nrinet-podnet); empty: no masquerade, and the table is removed")
-	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet and inet nrinet-podnet-hostport, the bridge of -config or nrinet0) and exit")
+	fs.BoolVar(&f.networkPolicy, "network-policy", true, "with -kube: enforce the cluster's NetworkPolicies for this node's pods (nftables table inet nrinet-podnet-netpol), watching NetworkPolicies, Namespaces and Pods; false removes the table")
+	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet, inet nrinet-podnet-hostport and inet nrinet-podnet-netpol, the bridge of -config or nrinet0) and exit")
 	return f
 }
 
@@ -56,9 +60,10 @@ type clusterNet struct {
 	cluster    []netip.Prefix
 	log        *slog.Logger
 
-	watcher *kube.Watcher // nil without -kube
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	watcher  *kube.Watcher        // nil without -kube
+	policies *policies.Controller // nil without -kube and -network-policy
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // Config returns the configuration to start the plugin with: nil when the
@@ -71,6 +76,14 @@ func (c *clusterNet) Config(ctx context.Context) (*podnet.Config, error) {
 	cidrs, err := c.watcher.PodCIDRs(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if c.policies != nil {
+		if ok, why := c.policies.Ready(); !ok {
+			c.log.Info("waiting for the NetworkPolicies before serving pods", "reason", why)
+		}
+		if err := c.policies.WaitSynced(ctx); err != nil {
+			return nil, err
+		}
 	}
 	warnUnmasqueraded(cidrs, c.cluster, c.log)
 	cfg, err := kubeConfig(c.configPath, c.nodeName, cidrs)
@@ -87,7 +100,19 @@ func (c *clusterNet) Ready() (bool, string) {
 	if c.watcher == nil {
 		return true, "static configuration"
 	}
-	return c.watcher.Ready()
+	if ok, why := c.watcher.Ready(); !ok || c.policies == nil {
+		return ok, why
+	}
+	return c.policies.Ready()
+}
+
+// podnetOptions are the plugin's options for what startCluster started:
+// the NetworkPolicy engine.
+func (c *clusterNet) podnetOptions() []podnet.Option {
+	if c.policies == nil {
+		return nil
+	}
+	return []podnet.Option{podnet.WithPolicies(c.policies)}
 }
 
 // Stop stops the Watcher and waits for it. Routes, forwarding and
@@ -103,7 +128,7 @@ func (c *clusterNet) Stop() {
 // from Config, once the Node has pod CIDRs) and starts what -kube and
 // -cluster-cidr manage, counting reconciles and their failures in metrics
 // (which may be nil).
-func startCluster(ctx context.Context, f *clusterFlags, configPath string, launched bool, log *slog.Logger, metrics *podnet.Metrics) (*clusterNet, error) {
+func startCluster(ctx context.Context, f *clusterFlags, configPath string, launched bool, log *slog.Logger, metrics *podnet.Metrics, polMetrics *policies.Metrics) (*clusterNet, error) {
 	cluster, err := masq.ParseCIDRs(f.clusterCIDR)
 	if err != nil {
 		return nil, fmt.Errorf("-cluster-cidr: %w", err)
@@ -160,6 +185,17 @@ func startCluster(ctx context.Context, f *clusterFlags, configPath string, launc
 	if c.watcher, err = kube.NewWatcher(client, f.nodeName, opts); err != nil {
 		return nil, err
 	}
+	if f.networkPolicy {
+		enf, err := netpol.New()
+		if err != nil {
+			return nil, err
+		}
+		if c.policies, err = policies.New(client, f.nodeName, enf, policies.Options{Logger: log, Metrics: polMetrics}); err != nil {
+			return nil, err
+		}
+	} else if err := removeNetworkPolicies(); err != nil {
+		return nil, err // not enforced: no table left from before
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	c.cancel = cancel
 	c.wg.Add(1)
@@ -169,7 +205,25 @@ func startCluster(ctx context.Context, f *clusterFlags, configPath string, launc
 			log.Error("watching the Nodes", "error", err)
 		}
 	}()
+	if c.policies != nil {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			if err := c.policies.Run(wctx); err != nil {
+				log.Error("watching the NetworkPolicies", "error", err)
+			}
+		}()
+	}
 	return c, nil
+}
+
+// removeNetworkPolicies removes the NetworkPolicy table, if it is there.
+func removeNetworkPolicies() error {
+	e, err := netpol.New()
+	if err != nil {
+		return err
+	}
+	return e.Uninstall()
 }
 
 // kubeClient connects with the kubeconfig file, or in-cluster.
@@ -310,6 +364,11 @@ func uninstall(configPath string, log *slog.Logger) error {
 		errs = append(errs, err)
 	} else {
 		log.Info("uninstall: nftables table removed", "table", "inet "+masq.TableName)
+	}
+	if err := removeNetworkPolicies(); err != nil {
+		errs = append(errs, err)
+	} else {
+		log.Info("uninstall: nftables table removed", "table", "inet "+netpol.TableName)
 	}
 	if hp, err := hostport.New(); err != nil {
 		errs = append(errs, err)

@@ -51,10 +51,16 @@
 // -cluster-cidr that table is removed). SIGTERM leaves all of them for the
 // pods; see package plugins/podnet/kube for a change of the pod CIDRs
 // while it runs (/readyz then fails). -cluster-cidr with a static -config
-// masquerades its subnets, set once at start. "nri-podnet -uninstall
-// [-config FILE]" removes the routes, the nftables tables (inet
-// nrinet-podnet, the masquerade, and inet nrinet-podnet-hostport, the
-// pods' host ports) and the bridge of this node, and exits.
+// masquerades its subnets, set once at start. With -kube it also
+// enforces the cluster's NetworkPolicies for this node's pods (package
+// plugins/podnet/policies; nftables table inet nrinet-podnet-netpol),
+// unless -network-policy=false: it waits for the first full sync before
+// connecting, and a pod's policies are in the kernel before its
+// RunPodSandbox returns. "nri-podnet -uninstall [-config FILE]" removes
+// the routes, the nftables tables (inet nrinet-podnet, the masquerade,
+// inet nrinet-podnet-hostport, the pods' host ports, and inet
+// nrinet-podnet-netpol, the policies) and the bridge of this node, and
+// exits.
 package main
 
 import (
@@ -138,7 +144,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		// The runtime sends configuration only to plugins it launched.
 		return errors.New("no configuration: give -config or -kube (only a plugin the runtime launches gets its configuration from the runtime)")
 	}
-	cn, err := startCluster(ctx, cf, *config, launched, log, ops.metrics)
+	cn, err := startCluster(ctx, cf, *config, launched, log, ops.metrics, ops.polMetrics)
 	if err != nil {
 		return err
 	}
@@ -153,7 +159,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		}
 		return err
 	}
-	p, err := podnet.New(cfg, log, ops.podnetOptions()...)
+	p, err := podnet.New(cfg, log, append(ops.podnetOptions(), cn.podnetOptions()...)...)
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,15 @@ import (
 
 	"github.com/nrinet/nrinet/internal/pluginops"
 	"github.com/nrinet/nrinet/plugins/podnet"
+	"github.com/nrinet/nrinet/plugins/podnet/policies"
 )
 
 // ops are the command's operability flags and what serves them
 // (internal/pluginops), with nri-podnet's metrics.
 type ops struct {
 	*pluginops.Ops
-	metrics *podnet.Metrics // nil without -health-address
+	metrics    *podnet.Metrics   // nil without -health-address
+	polMetrics *policies.Metrics // nil without -health-address
 }
 
 // addOpsFlags defines -version and -health-address on fs.
@@ -26,7 +28,10 @@ func addOpsFlags(fs *flag.FlagSet) *ops {
 // stop is called; without it, it does nothing.
 func (o *ops) start(log *slog.Logger) (stop func(), err error) {
 	return o.Start(log, func(reg prometheus.Registerer) (err error) {
-		o.metrics, err = podnet.NewMetrics(reg)
+		if o.metrics, err = podnet.NewMetrics(reg); err != nil {
+			return err
+		}
+		o.polMetrics, err = policies.NewMetrics(reg)
 		return err
 	})
 }

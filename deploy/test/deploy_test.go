@@ -341,12 +341,19 @@ func checkRBAC(t *testing.T, o objects, p plugin) {
 		t.Fatalf("%d ClusterRoles and %d ClusterRoleBindings, want one of each", len(o.clusterRoles), len(o.clusterRoleBindings))
 	}
 	role, binding := o.clusterRoles[0], o.clusterRoleBindings[0]
-	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}}
-	if len(role.Rules) != 1 || role.AggregationRule != nil ||
-		!slices.Equal(role.Rules[0].APIGroups, want[0].APIGroups) ||
-		!slices.Equal(role.Rules[0].Resources, want[0].Resources) ||
-		!slices.Equal(role.Rules[0].Verbs, want[0].Verbs) ||
-		len(role.Rules[0].ResourceNames)+len(role.Rules[0].NonResourceURLs) != 0 {
+	// Read only: Nodes (routes, pod CIDRs), and what NetworkPolicies need.
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes", "namespaces", "pods"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"get", "list", "watch"}},
+	}
+	ok := len(role.Rules) == len(want) && role.AggregationRule == nil
+	for i := range want {
+		ok = ok && slices.Equal(role.Rules[i].APIGroups, want[i].APIGroups) &&
+			slices.Equal(role.Rules[i].Resources, want[i].Resources) &&
+			slices.Equal(role.Rules[i].Verbs, want[i].Verbs) &&
+			len(role.Rules[i].ResourceNames)+len(role.Rules[i].NonResourceURLs) == 0
+	}
+	if !ok {
 		t.Errorf("ClusterRole %s rules %+v, want only %+v", role.Name, role.Rules, want)
 	}
 	if binding.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}) {

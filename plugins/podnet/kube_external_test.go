@@ -22,11 +22,14 @@ import (
 	"github.com/google/nftables"
 	"github.com/vishvananda/netns"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/plugins/podnet/masq"
+	"github.com/nrinet/nrinet/plugins/podnet/netpol"
 )
 
 // inNetNS runs fn on a thread in the namespace at path; sockets it opens
@@ -54,36 +57,47 @@ func inNetNS(t *testing.T, path string, fn func()) {
 	}
 }
 
-// nodeAPI serves the Node list and watch of client-go's fake clientset
-// over HTTP, JSON: the part of the API server nri-podnet's informer uses.
-// watching is closed when the first watch is in place (the fake's watch
-// sees no change made before it starts).
+// nodeAPI serves the lists and watches of client-go's fake clientset
+// over HTTP, JSON, of what nri-podnet's informers use: Nodes, and
+// NetworkPolicies, Namespaces and Pods (its NetworkPolicy engine).
+// watching is closed when the first watch of Nodes is in place (the
+// fake's watch sees no change made before it starts).
 type nodeAPI struct {
 	cs       *fake.Clientset
 	watching chan struct{}
 	once     sync.Once
 }
 
-var nodesGVR = corev1.SchemeGroupVersion.WithResource("nodes")
+// apiResources are the resources nodeAPI serves, by path.
+var apiResources = map[string]struct {
+	gvr  schema.GroupVersionResource
+	kind string
+}{
+	"/api/v1/nodes":      {corev1.SchemeGroupVersion.WithResource("nodes"), "Node"},
+	"/api/v1/namespaces": {corev1.SchemeGroupVersion.WithResource("namespaces"), "Namespace"},
+	"/api/v1/pods":       {corev1.SchemeGroupVersion.WithResource("pods"), "Pod"},
+	"/apis/networking.k8s.io/v1/networkpolicies": {networkingv1.SchemeGroupVersion.WithResource("networkpolicies"), "NetworkPolicy"},
+}
 
 func (a *nodeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/api/v1/nodes" || r.Method != http.MethodGet {
+	res, ok := apiResources[r.URL.Path]
+	if !ok || r.Method != http.MethodGet {
 		http.Error(w, "not served by this test", http.StatusNotFound)
 		return
 	}
+	gv := res.gvr.GroupVersion()
 	w.Header().Set("Content-Type", "application/json")
 	if q := r.URL.Query().Get("watch"); q != "true" && q != "1" {
-		obj, err := a.cs.Tracker().List(nodesGVR, corev1.SchemeGroupVersion.WithKind("Node"), "")
+		obj, err := a.cs.Tracker().List(res.gvr, gv.WithKind(res.kind), "")
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		list := obj.(*corev1.NodeList)
-		list.TypeMeta = metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}
-		json.NewEncoder(w).Encode(list)
+		obj.GetObjectKind().SetGroupVersionKind(gv.WithKind(res.kind + "List"))
+		json.NewEncoder(w).Encode(obj)
 		return
 	}
-	wi, err := a.cs.Tracker().Watch(nodesGVR, "")
+	wi, err := a.cs.Tracker().Watch(res.gvr, "")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -91,7 +105,9 @@ func (a *nodeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer wi.Stop()
 	w.WriteHeader(http.StatusOK)
 	w.(http.Flusher).Flush()
-	a.once.Do(func() { close(a.watching) })
+	if res.kind == "Node" {
+		a.once.Do(func() { close(a.watching) })
+	}
 	enc := json.NewEncoder(w)
 	for {
 		select {
@@ -99,9 +115,9 @@ func (a *nodeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			n := ev.Object.(*corev1.Node).DeepCopy()
-			n.TypeMeta = metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}
-			enc.Encode(map[string]any{"type": ev.Type, "object": n})
+			o := ev.Object.DeepCopyObject()
+			o.GetObjectKind().SetGroupVersionKind(gv.WithKind(res.kind))
+			enc.Encode(map[string]any{"type": ev.Type, "object": o})
 			w.(http.Flusher).Flush()
 		case <-r.Context().Done():
 			return
@@ -272,6 +288,15 @@ current-context: test
 		t.Fatal(err)
 	}
 	defer ns.Close()
+	// The NetworkPolicy engine synced before the plugin joined: its table
+	// is there (no policy: its forward chain only).
+	pe, err := netpol.New(netpol.WithNetNS(int(ns.Fd())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rules, err := pe.Rules(); err != nil || len(rules) == 0 || rules[0].Chain != netpol.ChainForward {
+		t.Errorf("the NetworkPolicy table's rules: %v, %v; want its forward chain", rules, err)
+	}
 	m, err := masq.New(masq.WithNetNS(int(ns.Fd())))
 	if err != nil {
 		t.Fatal(err)

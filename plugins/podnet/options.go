@@ -1,12 +1,56 @@
 package podnet
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"net/netip"
+)
 
 // Option configures a Plugin in [New].
 type Option func(*options) error
 
 type options struct {
-	metrics *Metrics
+	metrics  *Metrics
+	policies Policies
+}
+
+// Policies is the node's NetworkPolicy engine, told of the plugin's pods;
+// [github.com/nrinet/nrinet/plugins/podnet/policies.Controller] is one.
+type Policies interface {
+	// SetPod returns once the policies cover the pod in the kernel.
+	SetPod(ctx context.Context, pod PolicyPod) error
+	RemovePod(id string)
+	// SyncPods replaces the pods and returns once the policies cover them.
+	SyncPods(ctx context.Context, pods []PolicyPod) error
+}
+
+// PolicyPod is a pod of this node with the addresses nri-podnet gave it,
+// as the runtime describes it (NRI), for the NetworkPolicy engine: known
+// before the API server has its addresses.
+type PolicyPod struct {
+	// ID is the pod sandbox's ID.
+	ID                   string
+	Namespace, Name, UID string
+	// Labels are the sandbox's labels: the pod's, and the kubelet's own
+	// io.kubernetes.pod.* ones.
+	Labels map[string]string
+	IPs    []netip.Addr
+}
+
+// WithPolicies makes the plugin tell pe of every pod it sets up (before
+// RunPodSandbox returns: a pod the engine cannot cover fails), stops and
+// finds at Synchronize.
+func WithPolicies(pe Policies) Option {
+	return func(o *options) error {
+		if pe == nil {
+			return errors.New("podnet: WithPolicies: nil engine")
+		}
+		if o.policies != nil {
+			return errors.New("podnet: WithPolicies given twice")
+		}
+		o.policies = pe
+		return nil
+	}
 }
 
 // WithMetrics makes the plugin record its metrics in m (see [Metrics]);

@@ -42,6 +42,7 @@ type Plugin struct {
 
 	hostports *hostport.Mapper // the pods' host ports (nftables table inet nrinet-podnet-hostport)
 	metrics   *Metrics         // nil: none recorded
+	policies  Policies         // nil: no NetworkPolicy engine
 	wg        sync.WaitGroup   // background veth deletions
 }
 
@@ -71,7 +72,7 @@ func New(cfg *Config, log *slog.Logger, opts ...Option) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("podnet: %w", err)
 	}
-	p := &Plugin{log: log, metrics: o.metrics, hostports: hp}
+	p := &Plugin{log: log, metrics: o.metrics, hostports: hp, policies: o.policies}
 	if cfg != nil {
 		if err := p.setup(*cfg); err != nil {
 			return nil, err
@@ -218,7 +219,28 @@ func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*a
 	if err := p.syncHostPorts(pods, alloc.Lookup); err != nil {
 		return nil, err
 	}
+	if p.policies != nil {
+		var local []PolicyPod
+		for _, pod := range pods {
+			if addrs, ok, err := alloc.Lookup(pod.GetId()); err == nil && ok {
+				local = append(local, localPod(pod, addrs))
+			}
+		}
+		if err := p.policies.SyncPods(ctx, local); err != nil {
+			return nil, fmt.Errorf("podnet: %w", err)
+		}
+	}
 	return nil, nil
+}
+
+// localPod describes a pod with the addresses it holds for the
+// NetworkPolicy engine.
+func localPod(pod *api.PodSandbox, addrs []netip.Prefix) PolicyPod {
+	lp := PolicyPod{ID: pod.GetId(), Namespace: pod.GetNamespace(), Name: pod.GetName(), UID: pod.GetUid(), Labels: pod.GetLabels()}
+	for _, a := range addrs {
+		lp.IPs = append(lp.IPs, a.Addr())
+	}
+	return lp
 }
 
 // RunPodSandboxNetwork allocates the pod's addresses, wires eth0 and
@@ -267,6 +289,13 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 	}
 	if err == nil && a.err == nil {
 		err = p.publish(pod, link.addrs)
+	}
+	// The pod's policies in the kernel before its first packet: before
+	// RunPodSandbox returns, and so before any container starts.
+	if err == nil && a.err == nil && p.policies != nil {
+		if err = p.policies.SetPod(ctx, localPod(pod, link.addrs)); err != nil {
+			p.policies.RemovePod(id)
+		}
 	}
 	if err != nil || a.err != nil {
 		// Give the addresses back, and the half-built veth, even if the
@@ -362,6 +391,12 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 		if err := flushPodAddrs(pod.NetNSPath(), addrs); err != nil {
 			return fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
 		}
+	}
+	// The pod's policies go once it has no address (so that it is never
+	// unisolated while it can still send), before the addresses can go to
+	// another pod.
+	if p.policies != nil {
+		p.policies.RemovePod(id)
 	}
 	if err := alloc.Release(ctx, id); err != nil {
 		return fmt.Errorf("podnet: pod %s/%s: releasing addresses: %w", pod.GetNamespace(), pod.GetName(), err)

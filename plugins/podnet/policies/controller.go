@@ -1,0 +1,396 @@
+package policies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/nrinet/nrinet/plugins/podnet"
+	"github.com/nrinet/nrinet/plugins/podnet/netpol"
+)
+
+// Enforcer applies a compiled program; *netpol.Enforcer is one.
+type Enforcer interface {
+	Apply(p *netpol.Program) (netpol.Stats, error)
+}
+
+// LocalPod is a pod of this node with the addresses nri-podnet gave it,
+// as the runtime describes it; the kubelet's io.kubernetes.pod.* labels
+// are left out of its labels.
+type LocalPod = podnet.PolicyPod
+
+var _ podnet.Policies = (*Controller)(nil)
+
+// Options configure a [Controller].
+type Options struct {
+	Logger *slog.Logger
+	// Metrics, if set, records the controller's metrics.
+	Metrics *Metrics
+	// Backoff is the retry of a failed apply (default: 100 ms doubling up
+	// to 10 s).
+	Backoff *wait.Backoff
+}
+
+// Controller keeps the node's NetworkPolicy table in step with the API
+// (NetworkPolicies, Namespaces and Pods, through client-go informers) and
+// with the node's pods (SetPod, RemovePod, SyncPods): see the package
+// documentation.
+type Controller struct {
+	client   kubernetes.Interface
+	node     string
+	enforcer Enforcer
+	log      *slog.Logger
+	metrics  *Metrics
+	backoff  wait.Backoff
+	poke     chan struct{}
+
+	mu      sync.Mutex // guards the fields below
+	running bool
+	local   map[string]LocalPod // by sandbox ID
+	// gen counts the changes of local; applied is the gen of the last
+	// program in the kernel, failed the gen whose apply failed last
+	// (with failErr); changed is closed and replaced after each apply.
+	gen, applied, failed uint64
+	failErr              error
+	changed              chan struct{}
+	synced               bool // the informers had their lists and a program was applied
+	notReady             string
+	lister               listers
+}
+
+type listers struct {
+	policies   func() ([]*networkingv1.NetworkPolicy, error)
+	namespaces func() ([]*corev1.Namespace, error)
+	pods       func() ([]*corev1.Pod, error)
+}
+
+// New returns a Controller for node (this node's name) that writes its
+// programs with enforcer. Nothing happens until Run.
+func New(client kubernetes.Interface, node string, enforcer Enforcer, opts Options) (*Controller, error) {
+	if client == nil || enforcer == nil {
+		return nil, errors.New("policies: New needs a Kubernetes client and an enforcer")
+	}
+	if node == "" {
+		return nil, errors.New("policies: no node name")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	b := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 10 * time.Second}
+	if opts.Backoff != nil {
+		b = *opts.Backoff
+	}
+	return &Controller{
+		client: client, node: node, enforcer: enforcer, metrics: opts.Metrics, backoff: b,
+		log:      opts.Logger.With("component", "netpol"),
+		poke:     make(chan struct{}, 1),
+		local:    map[string]LocalPod{},
+		changed:  make(chan struct{}),
+		notReady: "waiting for the lists of NetworkPolicies, Namespaces and Pods from the API server",
+	}, nil
+}
+
+// Ready reports whether the first full sync is done (the informers had
+// their lists and the table was written), and if not, why.
+func (c *Controller) Ready() (bool, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.notReady != "" {
+		return false, c.notReady
+	}
+	return true, "NetworkPolicies enforced"
+}
+
+// WaitSynced waits for the first full sync, or ctx.
+func (c *Controller) WaitSynced(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		synced, ch := c.synced, c.changed
+		c.mu.Unlock()
+		if synced {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("policies: waiting for the first sync of NetworkPolicies: %w", ctx.Err())
+		}
+	}
+}
+
+func (c *Controller) kick() {
+	select {
+	case c.poke <- struct{}{}:
+	default:
+	}
+}
+
+// SetPod adds or updates a pod of this node and waits until the table in
+// the kernel covers it (the policies that select it, and its address as
+// a peer of the node's other pods), so that its first packet meets them.
+// It returns the apply's error, or ctx's.
+func (c *Controller) SetPod(ctx context.Context, pod LocalPod) error {
+	c.mu.Lock()
+	c.local[pod.ID] = pod
+	c.gen++
+	g := c.gen
+	c.mu.Unlock()
+	c.kick()
+	return c.waitApplied(ctx, g, "pod "+pod.Namespace+"/"+pod.Name)
+}
+
+// RemovePod forgets a pod of this node; the table drops its rules at the
+// next apply, which it does not wait for.
+func (c *Controller) RemovePod(id string) {
+	c.mu.Lock()
+	if _, ok := c.local[id]; ok {
+		delete(c.local, id)
+		c.gen++
+	}
+	c.mu.Unlock()
+	c.kick()
+}
+
+// SyncPods replaces the node's pods with pods (the runtime's, at
+// Synchronize) and waits until the table covers them.
+func (c *Controller) SyncPods(ctx context.Context, pods []LocalPod) error {
+	c.mu.Lock()
+	c.local = make(map[string]LocalPod, len(pods))
+	for _, p := range pods {
+		c.local[p.ID] = p
+	}
+	c.gen++
+	g := c.gen
+	c.mu.Unlock()
+	c.kick()
+	return c.waitApplied(ctx, g, fmt.Sprintf("%d pods", len(pods)))
+}
+
+func (c *Controller) waitApplied(ctx context.Context, g uint64, what string) error {
+	for {
+		c.mu.Lock()
+		applied, failed, failErr, ch, running := c.applied, c.failed, c.failErr, c.changed, c.running
+		c.mu.Unlock()
+		switch {
+		case applied >= g:
+			return nil
+		case failed >= g:
+			return fmt.Errorf("policies: enforcing NetworkPolicies for %s: %w", what, failErr)
+		case !running:
+			return fmt.Errorf("policies: enforcing NetworkPolicies for %s: the controller is not running", what)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("policies: enforcing NetworkPolicies for %s: %w", what, ctx.Err())
+		}
+	}
+}
+
+// Run watches the API and applies the program on every change until ctx
+// is done; then it stops the informers, waits for their goroutines and
+// returns nil. It may be called once.
+func (c *Controller) Run(ctx context.Context) error {
+	c.mu.Lock()
+	if c.running {
+		c.mu.Unlock()
+		return errors.New("policies: Controller.Run called twice")
+	}
+	c.running = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.running = false
+		close(c.changed)
+		c.changed = make(chan struct{})
+		c.mu.Unlock()
+	}()
+
+	factory := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithTransform(slim))
+	defer factory.Shutdown()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pol := factory.Networking().V1().NetworkPolicies()
+	ns := factory.Core().V1().Namespaces()
+	pods := factory.Core().V1().Pods()
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { c.kick() },
+		UpdateFunc: func(any, any) { c.kick() },
+		DeleteFunc: func(any) { c.kick() },
+	}
+	for _, inf := range []cache.SharedIndexInformer{pol.Informer(), ns.Informer(), pods.Informer()} {
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			return fmt.Errorf("policies: watching: %w", err)
+		}
+	}
+	c.lister = listers{
+		policies:   func() ([]*networkingv1.NetworkPolicy, error) { return pol.Lister().List(labels.Everything()) },
+		namespaces: func() ([]*corev1.Namespace, error) { return ns.Lister().List(labels.Everything()) },
+		pods:       func() ([]*corev1.Pod, error) { return pods.Lister().List(labels.Everything()) },
+	}
+	factory.Start(ctx.Done())
+	start := time.Now()
+	if !cache.WaitForCacheSync(ctx.Done(), pol.Informer().HasSynced, ns.Informer().HasSynced, pods.Informer().HasSynced) {
+		return nil
+	}
+	c.log.Info("NetworkPolicies, Namespaces and Pods listed", "after", time.Since(start).Round(time.Millisecond))
+
+	retry := time.NewTimer(0)
+	retry.Stop()
+	defer retry.Stop()
+	backoff := c.backoff
+	for {
+		if err := c.sync(); err != nil {
+			retry.Reset(backoff.Step())
+		} else {
+			retry.Stop()
+			backoff = c.backoff
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.poke:
+		case <-retry.C:
+		}
+	}
+}
+
+// sync compiles the program from the caches and the local pods and
+// applies it.
+func (c *Controller) sync() error {
+	start := time.Now()
+	c.mu.Lock()
+	g := c.gen
+	local := slices.Collect(maps.Values(c.local))
+	c.mu.Unlock()
+	p, npol, err := c.compile(local)
+	var st netpol.Stats
+	if err == nil {
+		st, err = c.enforcer.Apply(p)
+	}
+	c.metrics.synced(start, npol, st, err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.failed, c.failErr = g, err
+		c.log.Error("enforcing NetworkPolicies", "error", err)
+	} else {
+		if c.failed > 0 && c.failed <= g {
+			c.log.Info("NetworkPolicies enforced again")
+		}
+		c.applied = g
+		if !c.synced {
+			c.synced, c.notReady = true, ""
+			c.log.Info("NetworkPolicies enforced", "policies", npol, "isolatedPods", st.Pods, "rules", st.Rules, "sets", st.Sets, "elements", st.Elements, "in", time.Since(start).Round(time.Microsecond))
+		}
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+	return err
+}
+
+// compile builds the program: the API's policies, namespaces and pods,
+// with this node's pods (local) as the runtime described them, their
+// labels and named ports taken from the API object of the same UID when
+// the cache has it.
+func (c *Controller) compile(local []LocalPod) (*netpol.Program, int, error) {
+	pols, err := c.lister.policies()
+	if err != nil {
+		return nil, 0, err
+	}
+	nsObjs, err := c.lister.namespaces()
+	if err != nil {
+		return nil, len(pols), err
+	}
+	podObjs, err := c.lister.pods()
+	if err != nil {
+		return nil, len(pols), err
+	}
+	namespaces := make([]netpol.Namespace, 0, len(nsObjs))
+	for _, n := range nsObjs {
+		namespaces = append(namespaces, netpol.Namespace{Name: n.Name, Labels: n.Labels})
+	}
+	byUID := make(map[string]*corev1.Pod, len(podObjs))
+	for _, o := range podObjs {
+		byUID[string(o.UID)] = o
+	}
+	pods := make([]netpol.Pod, 0, len(podObjs)+len(local))
+	localUIDs := make(map[string]bool, len(local))
+	for _, lp := range local {
+		localUIDs[lp.UID] = true
+		p := netpol.Pod{Namespace: lp.Namespace, Name: lp.Name, Labels: podLabels(lp.Labels), IPs: lp.IPs, Local: true}
+		if o := byUID[lp.UID]; o != nil {
+			p.Labels, p.Ports = o.Labels, namedPorts(o)
+		}
+		pods = append(pods, p)
+	}
+	for _, o := range podObjs {
+		if localUIDs[string(o.UID)] || o.Spec.HostNetwork || isTerminal(o) {
+			continue
+		}
+		var ips []netip.Addr
+		for _, pip := range o.Status.PodIPs {
+			if a, err := netip.ParseAddr(pip.IP); err == nil {
+				ips = append(ips, a)
+			}
+		}
+		if len(ips) == 0 {
+			continue
+		}
+		pods = append(pods, netpol.Pod{Namespace: o.Namespace, Name: o.Name, Labels: o.Labels, IPs: ips, Ports: namedPorts(o)})
+	}
+	p, err := netpol.Compile(pols, namespaces, pods)
+	return p, len(pols), err
+}
+
+// podLabels are a sandbox's labels without the kubelet's own.
+func podLabels(l map[string]string) map[string]string {
+	out := make(map[string]string, len(l))
+	for k, v := range l {
+		if strings.HasPrefix(k, "io.kubernetes.pod.") {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func isTerminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// namedPorts are the named ports of a pod's containers.
+func namedPorts(o *corev1.Pod) []netpol.NamedPort {
+	var out []netpol.NamedPort
+	for _, ctr := range o.Spec.Containers {
+		for _, p := range ctr.Ports {
+			if p.Name == "" {
+				continue
+			}
+			proto := netpol.TCP
+			switch p.Protocol {
+			case corev1.ProtocolUDP:
+				proto = netpol.UDP
+			case corev1.ProtocolSCTP:
+				proto = netpol.SCTP
+			}
+			out = append(out, netpol.NamedPort{Name: p.Name, Protocol: proto, Port: uint16(p.ContainerPort)})
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package policies
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nrinet/nrinet/plugins/podnet/netpol"
+)
+
+// Metrics are the policy engine's Prometheus metrics, registered on the
+// Registerer given to [NewMetrics]:
+//
+//	nri_podnet_netpol_policies            gauge: NetworkPolicies in the cluster at the last apply
+//	nri_podnet_netpol_isolated_pods       gauge: this node's pods some policy isolates
+//	nri_podnet_netpol_rules               gauge: rules of the table
+//	nri_podnet_netpol_sets                gauge: sets and verdict maps of the table
+//	nri_podnet_netpol_set_elements        gauge: their elements
+//	nri_podnet_netpol_sync_duration_seconds  histogram: compile and apply, failures included
+//	nri_podnet_netpol_sync_errors_total   counter: failed compiles and applies
+//
+// The methods of a nil *Metrics do nothing.
+type Metrics struct {
+	policies, pods, rules, sets, elements prometheus.Gauge
+	duration                              prometheus.Histogram
+	errors                                prometheus.Counter
+}
+
+// NewMetrics creates the metrics and registers them on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	if reg == nil {
+		return nil, errors.New("policies: NewMetrics: nil Registerer")
+	}
+	const ns, sub = "nri_podnet", "netpol"
+	g := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: name, Help: help})
+	}
+	m := &Metrics{
+		policies: g("policies", "NetworkPolicies in the cluster at the last apply."),
+		pods:     g("isolated_pods", "This node's pods that some NetworkPolicy isolates."),
+		rules:    g("rules", "Rules of the NetworkPolicy table."),
+		sets:     g("sets", "Sets and verdict maps of the NetworkPolicy table."),
+		elements: g("set_elements", "Elements of the NetworkPolicy table's sets and maps."),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "sync_duration_seconds",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
+			Help:    "Time to compile the NetworkPolicies and write the table, failures included."}),
+		errors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "sync_errors_total",
+			Help: "Failed compiles and writes of the NetworkPolicy table."}),
+	}
+	for _, c := range []prometheus.Collector{m.policies, m.pods, m.rules, m.sets, m.elements, m.duration, m.errors} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Metrics) synced(start time.Time, policies int, st netpol.Stats, err error) {
+	if m == nil {
+		return
+	}
+	m.duration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		m.errors.Inc()
+		return
+	}
+	m.policies.Set(float64(policies))
+	m.pods.Set(float64(st.Pods))
+	m.rules.Set(float64(st.Rules))
+	m.sets.Set(float64(st.Sets))
+	m.elements.Set(float64(st.Elements))
+}
