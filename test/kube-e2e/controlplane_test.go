@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 )
 
 // Deadlines of the control plane's start.
@@ -357,8 +358,8 @@ func (cp *controlPlane) podCIDRs(name string) []netip.Prefix {
 }
 
 // podnetUser is the Kubernetes user nri-podnet's -kube mode runs as in
-// stage 2: bound to a ClusterRole with what the DaemonSet's service
-// account gets (deploy/base): nodes get, list and watch, nothing else.
+// stage 2: bound to a ClusterRole with the rules the DaemonSet's service
+// account gets (deploy/base/clusterrole.yaml, read from there).
 const podnetUser = "nrinet-e2e-podnet"
 
 // podnetKubeconfig returns a kubeconfig for nri-podnet on node, as
@@ -367,12 +368,16 @@ func (cp *controlPlane) podnetKubeconfig(node string) string {
 	t := cp.t
 	t.Helper()
 	ctx := t.Context()
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: podnetUser},
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"},
-		}},
+	// The DaemonSet's own rules, from deploy/base.
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "base", "clusterrole.yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	var deployed rbacv1.ClusterRole
+	if err := yaml.Unmarshal(b, &deployed); err != nil {
+		t.Fatalf("deploy/base/clusterrole.yaml: %v", err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: podnetUser}, Rules: deployed.Rules}
 	if _, err := cp.client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("creating ClusterRole %s: %v", role.Name, err)
 	}

@@ -7,12 +7,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -36,6 +38,8 @@ const (
 // both families; restarts of the kubelet, containerd and the DaemonSet's
 // pod keep every address, and so does an upgrade of nri-podnet to a new
 // image (kubectl set image), after which the pods still ping each other;
+// NetworkPolicies are enforced (a deny stops the pings, an allow brings
+// them back);
 // with the plugin away a new pod waits; deleting
 // the Deployment removes the pods; then the documented uninstall
 // (uninstallPodnet) leaves nothing of nri-podnet on the node.
@@ -121,6 +125,12 @@ func testRealNode(t *testing.T, cp *controlPlane) {
 			}
 		}
 	}
+
+	// NetworkPolicy, enforced by nri-podnet's DaemonSet pod: a policy
+	// isolating the pods for ingress stops their pings (both families);
+	// one that lets the Deployment's pods in brings them back; with both
+	// deleted the pods are open again.
+	n.checkNetworkPolicies(t, ns, before)
 
 	// The plugin down (the DaemonSet's nodeSelector matches no Node, so
 	// it deletes its pod): existing pods keep their addresses, a new pod
@@ -415,4 +425,103 @@ func (cp *controlPlane) startScheduler() {
 	kubeconfig := cp.kubeconfig("scheduler", "system:kube-scheduler")
 	cp.scheduler = startProc(cp.t, "kube-scheduler", "", nil, filepath.Join(env.kubeBin, "kube-scheduler"),
 		"--kubeconfig", kubeconfig, "--secure-port", "0", "--leader-elect=false")
+}
+
+// policyTimeout bounds how long a NetworkPolicy change takes to reach the
+// node's table (an informer event, then one nftables transaction).
+const policyTimeout = 30 * time.Second
+
+// checkNetworkPolicies creates, in ns, a policy that isolates every pod
+// for ingress and waits until no pod reaches another by ping; then one
+// that allows the Deployment's pods (app=busybox) in, and waits until
+// they all reach each other; then deletes both and checks the pods reach
+// each other.
+func (n *kubeNode) checkNetworkPolicies(t *testing.T, ns string, pods map[string]*kubePod) {
+	t.Helper()
+	ctx := t.Context()
+	defer func() {
+		if t.Failed() {
+			t.Logf("nri-podnet's log:\n%s", n.podnetLog(60))
+		}
+	}()
+	start := time.Now()
+	deny := &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "deny-ingress", Namespace: ns},
+		Spec:       networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}},
+	}
+	if _, err := n.cp.client.NetworkingV1().NetworkPolicies(ns).Create(ctx, deny, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	names := slices.Sorted(maps.Keys(pods))
+	from, to := pods[names[0]], pods[names[1]]
+	waitFor(t, "the deny-ingress NetworkPolicy enforced", policyTimeout, 100*time.Millisecond, func() (bool, string) {
+		for _, a := range to.ips {
+			if n.pings(from, a) {
+				return false, fmt.Sprintf("%s still reaches %s", from.name, a)
+			}
+		}
+		return true, ""
+	})
+	t.Logf("NetworkPolicy deny-ingress enforced within %v of its creation", time.Since(start).Round(time.Millisecond))
+	// Every pod isolated: the others do not reach the first either.
+	for _, src := range pods {
+		for _, a := range from.ips {
+			if src != from && n.pings(src, a) {
+				t.Errorf("with deny-ingress, pod %s reaches %s (%s)", src.name, from.name, a)
+			}
+		}
+	}
+	start = time.Now()
+	allow := &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "allow-busybox", Namespace: ns},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "busybox"}},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{
+				PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "busybox"}}}}}},
+		},
+	}
+	if _, err := n.cp.client.NetworkingV1().NetworkPolicies(ns).Create(ctx, allow, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the allow-busybox NetworkPolicy enforced", policyTimeout, 250*time.Millisecond, func() (bool, string) {
+		for _, a := range to.ips {
+			if !n.pings(from, a) {
+				return false, fmt.Sprintf("%s does not reach %s yet", from.name, a)
+			}
+		}
+		return true, ""
+	})
+	t.Logf("NetworkPolicy allow-busybox enforced %v after it was created", time.Since(start).Round(time.Millisecond))
+	for _, src := range pods {
+		n.pingAll(t, "ping-allowed", src, pods)
+	}
+	for _, name := range []string{deny.Name, allow.Name} {
+		if err := n.cp.client.NetworkingV1().NetworkPolicies(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the pods open again with the policies deleted", policyTimeout, 250*time.Millisecond, func() (bool, string) {
+		return n.pings(from, to.ips[0]), ""
+	})
+}
+
+// pings reports whether pod from gets an answer from a to one ping.
+func (n *kubeNode) pings(from *kubePod, a netip.Addr) bool {
+	out, _, err := n.crictl("exec", "--sync", "--timeout", "5", from.ctrID, "ping", "-c", "1", "-W", "1", a.String())
+	return err == nil && strings.Contains(out, "bytes from "+a.String())
+}
+
+// podnetLog is the tail of the log of the DaemonSet's nri-podnet
+// container on the node (crictl logs).
+func (n *kubeNode) podnetLog(lines int) string {
+	ids, _, err := n.crictl("ps", "-q", "--name", "nri-podnet")
+	if err != nil || strings.TrimSpace(ids) == "" {
+		return fmt.Sprintf("(no nri-podnet container: %v)", err)
+	}
+	id := strings.Fields(ids)[0]
+	out, errOut, err := n.crictl("logs", "--tail", strconv.Itoa(lines), id)
+	if err != nil {
+		return fmt.Sprintf("(crictl logs %s: %v)", id, err)
+	}
+	return out + errOut
 }

@@ -70,7 +70,11 @@ type Controller struct {
 	changed              chan struct{}
 	synced               bool // the informers had their lists and a program was applied
 	notReady             string
-	lister               listers
+	// lister is set by Run before its loop and used by Run's goroutine
+	// only; so is policies, the policies of the last program applied
+	// ("namespace/name" → resourceVersion), for logging changes.
+	lister   listers
+	policies map[string]string
 }
 
 type listers struct {
@@ -278,7 +282,8 @@ func (c *Controller) sync() error {
 	g := c.gen
 	local := slices.Collect(maps.Values(c.local))
 	c.mu.Unlock()
-	p, npol, err := c.compile(local)
+	p, pols, err := c.compile(local)
+	npol := len(pols)
 	var st netpol.Stats
 	if err == nil {
 		st, err = c.enforcer.Apply(p)
@@ -294,6 +299,7 @@ func (c *Controller) sync() error {
 			c.log.Info("NetworkPolicies enforced again")
 		}
 		c.applied = g
+		c.logPolicyChanges(pols, st, time.Since(start))
 		if !c.synced {
 			c.synced, c.notReady = true, ""
 			c.log.Info("NetworkPolicies enforced", "policies", npol, "isolatedPods", st.Pods, "rules", st.Rules, "sets", st.Sets, "elements", st.Elements, "in", time.Since(start).Round(time.Microsecond))
@@ -308,18 +314,18 @@ func (c *Controller) sync() error {
 // with this node's pods (local) as the runtime described them, their
 // labels and named ports taken from the API object of the same UID when
 // the cache has it.
-func (c *Controller) compile(local []LocalPod) (*netpol.Program, int, error) {
+func (c *Controller) compile(local []LocalPod) (*netpol.Program, []*networkingv1.NetworkPolicy, error) {
 	pols, err := c.lister.policies()
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	nsObjs, err := c.lister.namespaces()
 	if err != nil {
-		return nil, len(pols), err
+		return nil, pols, err
 	}
 	podObjs, err := c.lister.pods()
 	if err != nil {
-		return nil, len(pols), err
+		return nil, pols, err
 	}
 	namespaces := make([]netpol.Namespace, 0, len(nsObjs))
 	for _, n := range nsObjs {
@@ -355,7 +361,33 @@ func (c *Controller) compile(local []LocalPod) (*netpol.Program, int, error) {
 		pods = append(pods, netpol.Pod{Namespace: o.Namespace, Name: o.Name, Labels: o.Labels, IPs: ips, Ports: namedPorts(o)})
 	}
 	p, err := netpol.Compile(pols, namespaces, pods)
-	return p, len(pols), err
+	return p, pols, err
+}
+
+// logPolicyChanges logs each policy added, changed or deleted since the
+// last program applied, by name, with what the new table holds.
+func (c *Controller) logPolicyChanges(pols []*networkingv1.NetworkPolicy, st netpol.Stats, took time.Duration) {
+	now := make(map[string]string, len(pols))
+	for _, p := range pols {
+		now[p.Namespace+"/"+p.Name] = p.ResourceVersion
+	}
+	if c.policies != nil {
+		for _, name := range slices.Sorted(maps.Keys(now)) {
+			old, had := c.policies[name]
+			switch {
+			case !had:
+				c.log.Info("NetworkPolicy added: enforced", "policy", name, "isolatedPods", st.Pods, "rules", st.Rules, "in", took.Round(time.Microsecond))
+			case old != now[name]:
+				c.log.Info("NetworkPolicy changed: enforced", "policy", name, "isolatedPods", st.Pods, "rules", st.Rules, "in", took.Round(time.Microsecond))
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(c.policies)) {
+			if _, ok := now[name]; !ok {
+				c.log.Info("NetworkPolicy deleted: no longer enforced", "policy", name, "isolatedPods", st.Pods, "rules", st.Rules, "in", took.Round(time.Microsecond))
+			}
+		}
+	}
+	c.policies = now
 }
 
 // podLabels are a sandbox's labels without the kubelet's own.
