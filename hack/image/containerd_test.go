@@ -29,7 +29,7 @@ func TestContainerdImport(t *testing.T) {
 		t.Skip("containerd needs root")
 	}
 	version := "import-" + fmt.Sprint(time.Now().UnixNano())
-	out := buildImages(t, version)
+	out, _ := buildImages(t, version)
 	ctr := startContainerd(t, bin)
 	for _, c := range components {
 		archive := filepath.Join(out, c+".tar")

@@ -56,29 +56,35 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// buildImages runs the command into a new directory and returns it.
-func buildImages(t *testing.T, version string) string {
+// buildImages runs the command with args into a new directory and returns
+// it and the command's output.
+func buildImages(t *testing.T, version string, args ...string) (string, string) {
 	t.Helper()
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"-version", version, "-out", out}, &stdout, &stderr); err != nil {
-		t.Fatalf("image -version %s: %v\n%s", version, err, stderr.Bytes())
+	if err := run(context.Background(), append([]string{"-version", version, "-out", out}, args...), &stdout, &stderr); err != nil {
+		t.Fatalf("image -version %s %q: %v\n%s", version, args, err, stderr.Bytes())
 	}
-	for _, c := range components {
-		if !strings.Contains(stdout.String(), imagebuild.Ref(c, version)+" sha256:") {
-			t.Errorf("the output does not name %s:\n%s", imagebuild.Ref(c, version), stdout.Bytes())
-		}
-	}
-	return out
+	return out, stdout.String()
 }
 
-// TestImages builds the images as `make image` does and reads them back:
-// both references naming one index, an image per architecture in it with
-// its platform, the entrypoint, and a layer whose one file is a static
-// executable for that architecture; this machine's runs.
+// TestImages builds the images as `make image-push` does, to a registry
+// on 127.0.0.1 (checkPushed), and reads the archives back: both
+// references naming one index, an image per architecture in it with its
+// platform, the entrypoint, and a layer whose one file is a static
+// executable for that architecture; this machine's runs. One build serves
+// all of it: each build links every binary again (the version is stamped
+// in).
 func TestImages(t *testing.T) {
 	version := "test-" + fmt.Sprint(time.Now().UnixNano())
-	out := buildImages(t, version)
+	repo := startRegistry(t)
+	out, stdout := buildImages(t, version, "-push", repo)
+	for _, c := range components {
+		if !strings.Contains(stdout, imagebuild.Ref(c, version)+" sha256:") {
+			t.Errorf("the output does not name %s:\n%s", imagebuild.Ref(c, version), stdout)
+		}
+	}
+	t.Run("pushed", func(t *testing.T) { checkPushed(t, out, stdout, repo, version) })
 	for _, c := range components {
 		t.Run(c, func(t *testing.T) {
 			p, err := imagebuild.Extract(filepath.Join(out, c+".tar"), t.TempDir())
@@ -101,20 +107,21 @@ func TestImages(t *testing.T) {
 			checkIndex(t, indexes[refs[0]], c, version)
 		})
 	}
+	// The same sources and version, the same archive, byte for byte: one
+	// component, one architecture, built twice.
 	t.Run("reproducible", func(t *testing.T) {
-		again := buildImages(t, version)
-		for _, c := range components {
-			a, err := os.ReadFile(filepath.Join(out, c+".tar"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := os.ReadFile(filepath.Join(again, c+".tar"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(a, b) {
-				t.Errorf("%s.tar differs between two builds of the same version", c)
-			}
+		a, _ := buildImages(t, version, "-arch", "amd64", "nri-cni")
+		b, _ := buildImages(t, version, "-arch", "amd64", "nri-cni")
+		ab, err := os.ReadFile(filepath.Join(a, "nri-cni.tar"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bb, err := os.ReadFile(filepath.Join(b, "nri-cni.tar"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(ab, bb) {
+			t.Errorf("nri-cni.tar differs between two builds of the same version")
 		}
 	})
 }
