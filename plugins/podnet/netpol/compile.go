@@ -54,9 +54,14 @@ func (e *PolicyError) Unwrap() error { return e.Err }
 // pods in the order of their keys, rules in the order of the policies'
 // keys and then as written.
 func Compile(policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pods []Pod) (*Program, error) {
-	c := compiler{nsLabels: map[string]labels.Set{}, pods: pods}
+	c := compiler{nsLabels: map[string]labels.Set{}, pods: pods, byNS: map[string][]*Pod{}}
 	for _, ns := range namespaces {
 		c.nsLabels[ns.Name] = ns.Labels
+	}
+	for i := range pods {
+		if len(pods[i].IPs) > 0 {
+			c.byNS[pods[i].Namespace] = append(c.byNS[pods[i].Namespace], &pods[i])
+		}
 	}
 	sorted := slices.Clone(policies)
 	slices.SortFunc(sorted, func(a, b *networkingv1.NetworkPolicy) int {
@@ -79,6 +84,8 @@ func Compile(policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pod
 type compiler struct {
 	nsLabels map[string]labels.Set
 	pods     []Pod
+	// byNS are the pods with addresses, by namespace.
+	byNS map[string][]*Pod
 }
 
 func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*PodRules) error {
@@ -103,11 +110,55 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 			}
 		}
 	}
-	for i := range c.pods {
-		pod := &c.pods[i]
-		if !pod.Local || pod.Namespace != pol.Namespace || len(pod.IPs) == 0 || !sel.Matches(labels.Set(pod.Labels)) {
-			continue
+	var selected []*Pod
+	for _, pod := range c.byNS[pol.Namespace] {
+		if pod.Local && sel.Matches(labels.Set(pod.Labels)) {
+			selected = append(selected, pod)
 		}
+	}
+	if len(selected) == 0 {
+		return nil // isolates no pod of this node
+	}
+	// What the rules allow depends on the selected pod only through
+	// named ports of ingress rules: peers (and egress rules whole) are
+	// computed once per policy.
+	type ingressPrep struct {
+		peers *netipx.IPSet // nil: any
+		none  bool          // peers matched nothing
+		specs []portSpec
+	}
+	var ins []ingressPrep
+	var egs []Rule
+	if ingress {
+		for j, r := range pol.Spec.Ingress {
+			pe, err := c.peers(pol.Namespace, r.From)
+			if err != nil {
+				return fmt.Errorf("ingress rule %d: %w", j, err)
+			}
+			specs, err := portSpecs(r.Ports)
+			if err != nil {
+				return fmt.Errorf("ingress rule %d: %w", j, err)
+			}
+			prep := ingressPrep{specs: specs}
+			if !pe.any {
+				if prep.peers, err = addrs(pe.pods, pe.blocks); err != nil {
+					return fmt.Errorf("ingress rule %d: %w", j, err)
+				}
+				prep.none = len(prep.peers.Ranges()) == 0
+			}
+			ins = append(ins, prep)
+		}
+	}
+	if egress {
+		for j, r := range pol.Spec.Egress {
+			rules, err := c.egressRule(name, pol.Namespace, r)
+			if err != nil {
+				return fmt.Errorf("egress rule %d: %w", j, err)
+			}
+			egs = append(egs, rules...)
+		}
+	}
+	for _, pod := range selected {
 		pr := byPod[pod.Key()]
 		if pr == nil {
 			pr = &PodRules{Pod: pod.Key(), IPs: slices.Clone(pod.IPs)}
@@ -118,25 +169,17 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 			if pr.Ingress == nil {
 				pr.Ingress = &Direction{}
 			}
-			for j, r := range pol.Spec.Ingress {
-				rules, err := c.ingressRule(name, pol.Namespace, pod, r)
-				if err != nil {
-					return fmt.Errorf("ingress rule %d: %w", j, err)
+			for _, in := range ins {
+				if rule, ok := ingressRule(name, pod, in.peers, in.none, in.specs); ok {
+					pr.Ingress.Rules = append(pr.Ingress.Rules, rule)
 				}
-				pr.Ingress.Rules = append(pr.Ingress.Rules, rules...)
 			}
 		}
 		if egress {
 			if pr.Egress == nil {
 				pr.Egress = &Direction{}
 			}
-			for j, r := range pol.Spec.Egress {
-				rules, err := c.egressRule(name, pol.Namespace, r)
-				if err != nil {
-					return fmt.Errorf("egress rule %d: %w", j, err)
-				}
-				pr.Egress.Rules = append(pr.Egress.Rules, rules...)
-			}
+			pr.Egress.Rules = append(pr.Egress.Rules, egs...)
 		}
 	}
 	return nil
@@ -199,21 +242,22 @@ func (c *compiler) peers(policyNS string, list []networkingv1.NetworkPolicyPeer)
 			}
 			nsSel = s
 		}
-		for j := range c.pods {
-			pod := &c.pods[j]
-			if len(pod.IPs) == 0 || seen[pod] {
-				continue
-			}
-			if nsSel == nil {
-				if pod.Namespace != policyNS {
-					continue
+		namespaces := []string{policyNS}
+		if nsSel != nil {
+			namespaces = namespaces[:0]
+			for ns, nsl := range c.nsLabels {
+				if nsSel.Matches(nsl) {
+					namespaces = append(namespaces, ns)
 				}
-			} else if nsl, ok := c.nsLabels[pod.Namespace]; !ok || !nsSel.Matches(nsl) {
-				continue
 			}
-			if podSel.Matches(labels.Set(pod.Labels)) {
-				seen[pod] = true
-				p.pods = append(p.pods, pod)
+			slices.Sort(namespaces)
+		}
+		for _, ns := range namespaces {
+			for _, pod := range c.byNS[ns] {
+				if !seen[pod] && podSel.Matches(labels.Set(pod.Labels)) {
+					seen[pod] = true
+					p.pods = append(p.pods, pod)
+				}
 			}
 		}
 	}
@@ -304,16 +348,15 @@ func resolve(s portSpec, pod *Pod) (PortRange, bool) {
 	return PortRange{}, false
 }
 
-func (c *compiler) ingressRule(policy, ns string, target *Pod, r networkingv1.NetworkPolicyIngressRule) ([]Rule, error) {
-	pe, err := c.peers(ns, r.From)
-	if err != nil {
-		return nil, err
+// ingressRule is an ingress rule for the selected pod target: its
+// peers (nil: any; none: the selectors matched nothing) on its ports,
+// named ones resolved on target. ok is false when the rule allows
+// nothing.
+func ingressRule(policy string, target *Pod, peers *netipx.IPSet, none bool, specs []portSpec) (Rule, bool) {
+	if none {
+		return Rule{}, false
 	}
-	specs, err := portSpecs(r.Ports)
-	if err != nil {
-		return nil, err
-	}
-	rule := Rule{Policy: policy}
+	rule := Rule{Policy: policy, Peers: peers}
 	for _, s := range specs {
 		if s.name == "" {
 			rule.Ports = append(rule.Ports, s.numeric)
@@ -322,17 +365,9 @@ func (c *compiler) ingressRule(policy, ns string, target *Pod, r networkingv1.Ne
 		}
 	}
 	if len(specs) > 0 && len(rule.Ports) == 0 {
-		return nil, nil // named ports the pod does not have: nothing
+		return Rule{}, false // named ports the pod does not have: nothing
 	}
-	if !pe.any {
-		if rule.Peers, err = addrs(pe.pods, pe.blocks); err != nil {
-			return nil, err
-		}
-		if len(rule.Peers.Ranges()) == 0 {
-			return nil, nil
-		}
-	}
-	return []Rule{rule}, nil
+	return rule, true
 }
 
 func (c *compiler) egressRule(policy, ns string, r networkingv1.NetworkPolicyEgressRule) ([]Rule, error) {

@@ -107,7 +107,7 @@ func TestCompile(t *testing.T) {
 			[]string{"prod/db in []", "prod/web in [any tcp/8080]"}},
 		{"egress named port: per peer pod", []*networkingv1.NetworkPolicy{policy("prod", "p", map[string]string{"app": "web"}, []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}, nil,
 			[]networkingv1.NetworkPolicyEgressRule{{To: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{}, PodSelector: sel("app", "db")}}, Ports: []networkingv1.NetworkPolicyPort{{Port: &sql}, {Protocol: &udp}}}})},
-			[]string{"prod/web eg [198.18.0.3,198.18.1.10 udp; 198.18.0.3 tcp/5432; 198.18.1.10 tcp/15432]"}},
+			[]string{"prod/web eg [198.18.0.3,198.18.1.10 udp; 198.18.1.10 tcp/15432; 198.18.0.3 tcp/5432]"}}, // peers in namespace order
 		{"selectors matching no pod allow nothing", []*networkingv1.NetworkPolicy{policy("prod", "p", map[string]string{"app": "db"}, nil,
 			[]networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: sel("app", "none")}}}}, nil)},
 			[]string{"prod/db in []"}},
