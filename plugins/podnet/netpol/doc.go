@@ -16,6 +16,7 @@
 //	table inet nrinet-podnet-netpol
 //	  chain forward   type filter hook forward priority filter; policy accept
 //	    ct state established,related accept
+//	    meta nfproto ipv6 icmpv6 type 133-137 accept   neighbour discovery, IPv6's ARP
 //	    meta nfproto ipv4 ip saddr vmap @egress-v4     pod address: jump eg-N
 //	    meta nfproto ipv6 ip6 saddr vmap @egress-v6
 //	    meta nfproto ipv4 ip daddr vmap @ingress-v4    pod address: jump in-N

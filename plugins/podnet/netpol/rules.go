@@ -73,6 +73,7 @@ type setDef struct {
 //
 //	chain forward (filter, hook forward, priority 0, policy accept):
 //	  ct state established,related accept
+//	  meta nfproto ipv6 icmpv6 type 133-137 accept     (neighbour discovery)
 //	  meta nfproto ipv4 ip saddr vmap @egress-v4      (pod address: jump eg-N)
 //	  meta nfproto ipv6 ip6 saddr vmap @egress-v6
 //	  meta nfproto ipv4 ip daddr vmap @ingress-v4     (pod address: jump in-N)
@@ -95,6 +96,20 @@ func build(p *Program) (*ruleset, error) {
 			&expr.Verdict{Kind: expr.VerdictAccept},
 		},
 		comment: commentPrefix + "established and related connections",
+	})
+	// IPv6 neighbour discovery (router and neighbour solicitations and
+	// advertisements, redirects: ICMPv6 types 133 to 137) is IPv6's ARP:
+	// not part of any tracked connection, and needed by every allowed
+	// one, so no policy may drop it.
+	fwd.rules = append(fwd.rules, rule{
+		exprs: append(familyIs(true),
+			&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_ICMPV6}},
+			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 0, Len: 1},
+			&expr.Range{Op: expr.CmpOpEq, Register: 1, FromData: []byte{133}, ToData: []byte{137}},
+			&expr.Counter{},
+			&expr.Verdict{Kind: expr.VerdictAccept}),
+		comment: commentPrefix + "IPv6 neighbour discovery",
 	})
 	for _, m := range []struct {
 		name   string
