@@ -62,6 +62,11 @@ type Controller struct {
 	mu      sync.Mutex // guards the fields below
 	running bool
 	local   map[string]LocalPod // by sandbox ID
+	// localKnown: SyncPods or SetPod has told the node's pods. Until then
+	// nothing is written: the table a previous nri-podnet left keeps
+	// enforcing for the pods that run (an empty program would open them
+	// until the runtime's Synchronize arrives).
+	localKnown bool
 	// gen counts the changes of local; applied is the gen of the last
 	// program in the kernel, failed the gen whose apply failed last
 	// (with failErr); changed is closed and replaced after each apply.
@@ -110,7 +115,7 @@ func New(client kubernetes.Interface, node string, enforcer Enforcer, opts Optio
 }
 
 // Ready reports whether the first full sync is done (the informers had
-// their lists and the table was written), and if not, why.
+// their lists and the policies compiled), and if not, why.
 func (c *Controller) Ready() (bool, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -151,6 +156,7 @@ func (c *Controller) kick() {
 func (c *Controller) SetPod(ctx context.Context, pod LocalPod) error {
 	c.mu.Lock()
 	c.local[pod.ID] = pod
+	c.localKnown = true
 	c.gen++
 	g := c.gen
 	c.mu.Unlock()
@@ -178,6 +184,7 @@ func (c *Controller) SyncPods(ctx context.Context, pods []LocalPod) error {
 	for _, p := range pods {
 		c.local[p.ID] = p
 	}
+	c.localKnown = true
 	c.gen++
 	g := c.gen
 	c.mu.Unlock()
@@ -279,12 +286,26 @@ func (c *Controller) Run(ctx context.Context) error {
 func (c *Controller) sync() error {
 	start := time.Now()
 	c.mu.Lock()
-	g := c.gen
+	g, known := c.gen, c.localKnown
 	local := slices.Collect(maps.Values(c.local))
 	c.mu.Unlock()
 	p, pols, err := c.compile(local)
 	npol := len(pols)
 	var st netpol.Stats
+	if err == nil && !known {
+		// The first full sync before the node's pods are known: the
+		// policies compile; the table stays as it is (see localKnown).
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.synced {
+			c.synced, c.notReady = true, ""
+			c.log.Info("NetworkPolicies listed; the table is written once the runtime's pods are known", "policies", npol, "in", time.Since(start).Round(time.Microsecond))
+		}
+		c.logPolicyChanges(pols, st, time.Since(start))
+		close(c.changed)
+		c.changed = make(chan struct{})
+		return nil
+	}
 	if err == nil {
 		st, err = c.enforcer.Apply(p)
 	}

@@ -137,3 +137,51 @@ func TestController(t *testing.T) {
 	c.RemovePod("sb-db")
 	nrtest.WaitFor(t, "the rules of prod/db-0 gone with the pod", 10*time.Second, func() bool { return len(comments(t, e, "prod/db-0")) == 0 })
 }
+
+// TestController_KeepsTheTableUntilThePodsAreKnown: a restarted
+// controller writes nothing before the runtime's pods are known, so the
+// table the previous nri-podnet left keeps enforcing; SyncPods then
+// writes the table for the pods the runtime has.
+func TestController_KeepsTheTableUntilThePodsAreKnown(t *testing.T) {
+	e := newEnforcer(t)
+	deny := &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "deny"},
+		Spec:       networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{}},
+	}
+	db := policies.LocalPod{ID: "sb-db", Namespace: "prod", Name: "db-0", UID: "uid-db", IPs: []netip.Addr{netip.MustParseAddr("198.18.0.3")}}
+	// What the previous nri-podnet wrote.
+	prev, err := netpol.Compile([]*networkingv1.NetworkPolicy{deny}, nil, []netpol.Pod{{Namespace: "prod", Name: "db-0", IPs: db.IPs, Local: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Apply(prev); err != nil {
+		t.Fatal(err)
+	}
+	client := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}}, deny)
+	c, err := policies.New(client, "n1", e, policies.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := c.Run(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	defer func() { cancel(); wg.Wait() }()
+	if err := c.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := comments(t, e, "prod/db-0"); len(got) == 0 {
+		t.Errorf("after the first sync, before the pods are known, the previous table's rules for prod/db-0 are gone")
+	}
+	if err := c.SyncPods(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := comments(t, e, "prod/db-0"); len(got) != 0 {
+		t.Errorf("after SyncPods without the pod, its rules are still there: %q", got)
+	}
+}

@@ -28,6 +28,10 @@
 // them does not yet let them in.
 //
 // [Controller.Ready] is false until the informers have their lists and
-// the first table is written; nri-podnet waits for that
-// ([Controller.WaitSynced]) before it joins the runtime.
+// the policies compile; nri-podnet waits for that
+// ([Controller.WaitSynced]) before it joins the runtime. The first table
+// is written when the runtime's pods are known (its Synchronize, SyncPods):
+// until then the table a previous nri-podnet left stays and keeps
+// enforcing for the pods that run, so a restart or an upgrade of
+// nri-podnet opens no pod even for a moment.
 package policies
