@@ -91,6 +91,26 @@ func (e *Enforcer) conn() (*nftables.Conn, error) {
 	return c, nil
 }
 
+// setChunk is how many elements one netlink message adds to a set: a
+// message's element list is one attribute, whose length is 16 bits (64
+// KiB), so a large set is added in chunks, all in the same transaction.
+// An interval's start and end (two elements) stay in one chunk.
+const setChunk = 1000
+
+// addSet adds the set with its elements, in chunks of setChunk.
+func addSet(c *nftables.Conn, s *nftables.Set, elements []nftables.SetElement) error {
+	first := min(len(elements), setChunk)
+	if err := c.AddSet(s, elements[:first]); err != nil {
+		return err
+	}
+	for i := first; i < len(elements); i += setChunk {
+		if err := c.SetAddElements(s, elements[i:min(i+setChunk, len(elements))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Stats are the sizes of what Apply wrote.
 type Stats struct {
 	// Pods are the local pods some policy isolates; Chains, Rules and
@@ -133,7 +153,7 @@ func (e *Enforcer) Apply(p *Program) (Stats, error) {
 			key = nftables.TypeIP6Addr
 		}
 		set := &nftables.Set{Table: t, Name: s.name, KeyType: key, Interval: true}
-		if err := c.AddSet(set, s.elements); err != nil {
+		if err := addSet(c, set, s.elements); err != nil {
 			return Stats{}, fmt.Errorf("netpol: set %s: %w", s.name, err)
 		}
 		sets[s.name] = set
@@ -151,7 +171,7 @@ func (e *Enforcer) Apply(p *Program) (Stats, error) {
 			key = nftables.TypeIP6Addr
 		}
 		m := &nftables.Set{Table: t, Name: name, KeyType: key, DataType: nftables.TypeVerdict, IsMap: true}
-		if err := c.AddSet(m, rs.maps[name]); err != nil {
+		if err := addSet(c, m, rs.maps[name]); err != nil {
 			return Stats{}, fmt.Errorf("netpol: map %s: %w", name, err)
 		}
 		sets[name] = m

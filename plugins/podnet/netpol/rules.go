@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
@@ -147,6 +148,7 @@ func build(p *Program) (*ruleset, error) {
 				// A pod reaching itself (through a Service: hairpin) is
 				// not subject to its policies.
 				for _, ip := range pr.IPs {
+					ip = ip.Unmap()
 					off, n := addrField(ip.Is6(), false)
 					ch.rules = append(ch.rules, rule{
 						exprs: append(familyIs(ip.Is6()),
@@ -252,11 +254,7 @@ func allowRules(setPrefix string, r Rule, dst bool, verdict expr.VerdictKind, co
 			if f.set != "" {
 				peers = "@" + f.set
 			}
-			c := comment + ": " + peers + " " + desc
-			if len(c) > maxComment {
-				c = c[:maxComment]
-			}
-			rules = append(rules, rule{exprs: append(e, &expr.Counter{}, &expr.Verdict{Kind: verdict}), comment: c})
+			rules = append(rules, rule{exprs: append(e, &expr.Counter{}, &expr.Verdict{Kind: verdict}), comment: comment + ": " + peers + " " + desc})
 		}
 	}
 	return rules, sets
@@ -314,6 +312,21 @@ func (r rule) nftRule(t *nftables.Table, chain string) *nftables.Rule {
 		Table:    t,
 		Chain:    &nftables.Chain{Name: chain, Table: t},
 		Exprs:    r.exprs,
-		UserData: userdata.AppendString(nil, userdata.TypeComment, r.comment),
+		UserData: userdata.AppendString(nil, userdata.TypeComment, shorten(r.comment)),
 	}
+}
+
+// shorten cuts a comment to maxComment bytes (on a rune boundary, with an
+// ellipsis): the kernel refuses a rule's user data over 256 bytes, and
+// the comment's length is stored in one byte.
+func shorten(c string) string {
+	if len(c) <= maxComment {
+		return c
+	}
+	const ell = "..."
+	cut := maxComment - len(ell)
+	for cut > 0 && !utf8.RuneStart(c[cut]) {
+		cut--
+	}
+	return c[:cut] + ell
 }
