@@ -2,6 +2,7 @@ package netpol
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilnet "k8s.io/utils/net"
 )
 
 // PolicyError is the error of [Compile] for a policy it cannot compile
@@ -53,6 +55,15 @@ func (e *PolicyError) Unwrap() error { return e.Err }
 // Pods without addresses are no one's peers. The result is deterministic:
 // pods in the order of their keys, rules in the order of the policies'
 // keys and then as written.
+//
+// A policy the API server accepted but Compile cannot read fails closed
+// and alone: with a podSelector it cannot read, the policy is left out
+// (it selects no pod it can name); a rule it cannot read allows nothing,
+// while the policy still isolates the pods it selects. The program
+// comes back with the other policies whole, and the error (one
+// [*PolicyError] per problem, joined) names each policy and value. CIDRs
+// are read as the API server reads them: leading zeros allowed, and an
+// IPv4-mapped IPv6 prefix taken as the IPv4 one.
 func Compile(policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pods []Pod) (*Program, error) {
 	c := compiler{nsLabels: map[string]labels.Set{}, pods: pods, byNS: map[string][]*Pod{}}
 	for _, ns := range namespaces {
@@ -68,9 +79,12 @@ func Compile(policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pod
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	byPod := map[string]*PodRules{}
+	var errs []error
 	for _, pol := range sorted {
-		if err := c.policy(pol, byPod); err != nil {
-			return nil, &PolicyError{Policy: pol.Namespace + "/" + pol.Name, Err: err}
+		c.errs = nil
+		c.policy(pol, byPod)
+		for _, err := range c.errs {
+			errs = append(errs, &PolicyError{Policy: pol.Namespace + "/" + pol.Name, Err: err})
 		}
 	}
 	p := &Program{}
@@ -78,21 +92,24 @@ func Compile(policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pod
 		p.Pods = append(p.Pods, *pr)
 	}
 	slices.SortFunc(p.Pods, func(a, b PodRules) int { return cmp.Compare(a.Pod, b.Pod) })
-	return p, nil
+	return p, errors.Join(errs...)
 }
 
 type compiler struct {
 	nsLabels map[string]labels.Set
 	pods     []Pod
+	// errs are the current policy's problems.
+	errs []error
 	// byNS are the pods with addresses, by namespace.
 	byNS map[string][]*Pod
 }
 
-func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*PodRules) error {
+func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*PodRules) {
 	name := pol.Namespace + "/" + pol.Name
 	sel, err := metav1.LabelSelectorAsSelector(&pol.Spec.PodSelector)
 	if err != nil {
-		return fmt.Errorf("podSelector: %w", err)
+		c.errs = append(c.errs, fmt.Errorf("podSelector: %w (the policy is left out)", err))
+		return
 	}
 	ingress, egress := false, len(pol.Spec.Egress) > 0
 	if len(pol.Spec.PolicyTypes) == 0 {
@@ -106,7 +123,7 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 			case networkingv1.PolicyTypeEgress:
 				egress = true
 			default:
-				return fmt.Errorf("policyTypes: %q is neither Ingress nor Egress", t)
+				c.errs = append(c.errs, fmt.Errorf("policyTypes: %q is neither Ingress nor Egress (ignored)", t))
 			}
 		}
 	}
@@ -117,7 +134,7 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 		}
 	}
 	if len(selected) == 0 {
-		return nil // isolates no pod of this node
+		return // isolates no pod of this node
 	}
 	// What the rules allow depends on the selected pod only through
 	// named ports of ingress rules: peers (and egress rules whole) are
@@ -132,19 +149,19 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 	if ingress {
 		for j, r := range pol.Spec.Ingress {
 			pe, err := c.peers(pol.Namespace, r.From)
-			if err != nil {
-				return fmt.Errorf("ingress rule %d: %w", j, err)
-			}
-			specs, err := portSpecs(r.Ports)
-			if err != nil {
-				return fmt.Errorf("ingress rule %d: %w", j, err)
+			var specs []portSpec
+			if err == nil {
+				specs, err = portSpecs(r.Ports)
 			}
 			prep := ingressPrep{specs: specs}
-			if !pe.any {
-				if prep.peers, err = addrs(pe.pods, pe.blocks); err != nil {
-					return fmt.Errorf("ingress rule %d: %w", j, err)
+			if err == nil && !pe.any {
+				if prep.peers, err = addrs(pe.pods, pe.blocks); err == nil {
+					prep.none = len(prep.peers.Ranges()) == 0
 				}
-				prep.none = len(prep.peers.Ranges()) == 0
+			}
+			if err != nil {
+				c.errs = append(c.errs, fmt.Errorf("ingress rule %d: %w (the rule allows nothing)", j, err))
+				continue
 			}
 			ins = append(ins, prep)
 		}
@@ -153,7 +170,8 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 		for j, r := range pol.Spec.Egress {
 			rules, err := c.egressRule(name, pol.Namespace, r)
 			if err != nil {
-				return fmt.Errorf("egress rule %d: %w", j, err)
+				c.errs = append(c.errs, fmt.Errorf("egress rule %d: %w (the rule allows nothing)", j, err))
+				continue
 			}
 			egs = append(egs, rules...)
 		}
@@ -182,7 +200,6 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 			pr.Egress.Rules = append(pr.Egress.Rules, egs...)
 		}
 	}
-	return nil
 }
 
 // peers are a rule's peers: the pods the selectors match and the
@@ -203,18 +220,18 @@ func (c *compiler) peers(policyNS string, list []networkingv1.NetworkPolicyPeer)
 	seen := map[*Pod]bool{}
 	for i, peer := range list {
 		if peer.IPBlock != nil {
-			cidr, err := netip.ParsePrefix(peer.IPBlock.CIDR)
+			cidr, err := parseCIDR(peer.IPBlock.CIDR)
 			if err != nil {
 				return p, fmt.Errorf("peer %d: ipBlock cidr %q: %w", i, peer.IPBlock.CIDR, err)
 			}
 			var b netipx.IPSetBuilder
-			b.AddPrefix(cidr.Masked())
+			b.AddPrefix(cidr)
 			for _, e := range peer.IPBlock.Except {
-				ex, err := netip.ParsePrefix(e)
+				ex, err := parseCIDR(e)
 				if err != nil {
 					return p, fmt.Errorf("peer %d: ipBlock except %q: %w", i, e, err)
 				}
-				b.RemovePrefix(ex.Masked())
+				b.RemovePrefix(ex)
 			}
 			s, err := b.IPSet()
 			if err != nil {
@@ -434,4 +451,29 @@ func (c *compiler) egressRule(policy, ns string, r networkingv1.NetworkPolicyEgr
 		out = append(out, Rule{Policy: policy, Peers: set, Ports: []PortRange{k.r}})
 	}
 	return out, nil
+}
+
+// parseCIDR reads a CIDR as the API server validates it (leading zeros
+// in IPv4 allowed: k8s.io/utils/net.ParseCIDRSloppy), masked, an
+// IPv4-mapped IPv6 prefix as its IPv4 prefix.
+func parseCIDR(s string) (netip.Prefix, error) {
+	_, n, err := utilnet.ParseCIDRSloppy(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a, ok := netip.AddrFromSlice(n.IP)
+	if !ok {
+		return netip.Prefix{}, fmt.Errorf("address of %q", s)
+	}
+	ones, bits := n.Mask.Size()
+	if a.Is4In6() && bits == 128 {
+		if ones < 96 {
+			return netip.Prefix{}, fmt.Errorf("%q: an IPv4-mapped prefix shorter than ::ffff:0:0/96", s)
+		}
+		return netip.PrefixFrom(a.Unmap(), ones-96).Masked(), nil
+	}
+	if a.Is4In6() {
+		a = a.Unmap()
+	}
+	return netip.PrefixFrom(a, ones).Masked(), nil
 }

@@ -127,9 +127,31 @@ func TestCompile(t *testing.T) {
 
 func TestCompile_BadPolicyNamed(t *testing.T) {
 	bad := policy("prod", "broken", nil, nil, []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "not-a-cidr"}}}}}, nil)
-	_, err := netpol.Compile([]*networkingv1.NetworkPolicy{bad}, testNamespaces, testPods)
+	good := policy("prod", "db-from-web", map[string]string{"app": "db"}, nil, []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}}, nil)
+	p, err := netpol.Compile([]*networkingv1.NetworkPolicy{bad, good}, testNamespaces, testPods)
 	var pe *netpol.PolicyError
 	if !errors.As(err, &pe) || pe.Policy != "prod/broken" || !strings.Contains(err.Error(), "not-a-cidr") {
 		t.Errorf("Compile = %v, want a PolicyError naming prod/broken and the value", err)
+	}
+	// Fail closed and alone: the broken rule allows nothing, the policy
+	// still isolates its pods, and the good policy is whole.
+	want := []string{"prod/db in [198.18.0.2,fd00:198:18::2 ]", "prod/web in []"}
+	if got := summary(p); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("program %q, want %q", got, want)
+	}
+}
+
+// CIDRs as the API server accepts them.
+func TestCompile_CIDRsAsTheAPIReadsThem(t *testing.T) {
+	pol := policy("prod", "p", map[string]string{"app": "db"}, nil, []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{
+		{IPBlock: &networkingv1.IPBlock{CIDR: "010.0.0.0/8", Except: []string{"::ffff:10.1.0.0/112"}}},
+	}}}, nil)
+	p, err := netpol.Compile([]*networkingv1.NetworkPolicy{pol}, testNamespaces, testPods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"prod/db in [10.0.0.0-10.0.255.255,10.2.0.0-10.255.255.255 ]"}
+	if got := summary(p); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("program %q, want %q (leading zeros read, the mapped except applied to IPv4)", got, want)
 	}
 }

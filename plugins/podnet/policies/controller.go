@@ -115,7 +115,8 @@ func New(client kubernetes.Interface, node string, enforcer Enforcer, opts Optio
 }
 
 // Ready reports whether the first full sync is done (the informers had
-// their lists and the policies compiled), and if not, why.
+// their lists and the policies compiled) and the last write of the table
+// succeeded, and if not, why.
 func (c *Controller) Ready() (bool, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -289,8 +290,15 @@ func (c *Controller) sync() error {
 	g, known := c.gen, c.localKnown
 	local := slices.Collect(maps.Values(c.local))
 	c.mu.Unlock()
-	p, pols, err := c.compile(local)
+	p, pols, err := c.compile(local, known)
 	npol := len(pols)
+	if err != nil && p != nil {
+		// Policies the compiler could not read fail closed, each alone
+		// (netpol.Compile); the program holds the others.
+		c.log.Error("NetworkPolicies the engine cannot read: enforced as allowing nothing", "error", err)
+		c.metrics.unreadable()
+		err = nil
+	}
 	var st netpol.Stats
 	if err == nil && !known {
 		// The first full sync before the node's pods are known: the
@@ -315,6 +323,9 @@ func (c *Controller) sync() error {
 	if err != nil {
 		c.failed, c.failErr = g, err
 		c.log.Error("enforcing NetworkPolicies", "error", err)
+		if c.synced {
+			c.notReady = "writing the NetworkPolicy table failed: " + err.Error()
+		}
 	} else {
 		if c.failed > 0 && c.failed <= g {
 			c.log.Info("NetworkPolicies enforced again")
@@ -322,9 +333,9 @@ func (c *Controller) sync() error {
 		c.applied = g
 		c.logPolicyChanges(pols, st, time.Since(start))
 		if !c.synced {
-			c.synced, c.notReady = true, ""
 			c.log.Info("NetworkPolicies enforced", "policies", npol, "isolatedPods", st.Pods, "rules", st.Rules, "sets", st.Sets, "elements", st.Elements, "in", time.Since(start).Round(time.Microsecond))
 		}
+		c.synced, c.notReady = true, ""
 	}
 	close(c.changed)
 	c.changed = make(chan struct{})
@@ -334,8 +345,9 @@ func (c *Controller) sync() error {
 // compile builds the program: the API's policies, namespaces and pods,
 // with this node's pods (local) as the runtime described them, their
 // labels and named ports taken from the API object of the same UID when
-// the cache has it.
-func (c *Controller) compile(local []LocalPod) (*netpol.Program, []*networkingv1.NetworkPolicy, error) {
+// the cache has it. Once the node's pods are known, the API's other pods
+// of this node are left out.
+func (c *Controller) compile(local []LocalPod, known bool) (*netpol.Program, []*networkingv1.NetworkPolicy, error) {
 	pols, err := c.lister.policies()
 	if err != nil {
 		return nil, nil, err
@@ -368,6 +380,12 @@ func (c *Controller) compile(local []LocalPod) (*netpol.Program, []*networkingv1
 	}
 	for _, o := range podObjs {
 		if localUIDs[string(o.UID)] || o.Spec.HostNetwork || isTerminal(o) {
+			continue
+		}
+		// This node's pods are the runtime's to tell, once it has: an API
+		// Pod of this node that is not one of them is gone (its address
+		// may be another pod's now) or not set up yet.
+		if known && o.Spec.NodeName == c.node {
 			continue
 		}
 		var ips []netip.Addr

@@ -18,7 +18,7 @@ import (
 //	nri_podnet_netpol_sets                gauge: sets and verdict maps of the table
 //	nri_podnet_netpol_set_elements        gauge: their elements
 //	nri_podnet_netpol_sync_duration_seconds  histogram: compile and apply, failures included
-//	nri_podnet_netpol_sync_errors_total   counter: failed compiles and applies
+//	nri_podnet_netpol_sync_errors_total   counter: failed compiles and writes, and syncs with policies it could not read
 //
 // The methods of a nil *Metrics do nothing.
 type Metrics struct {
@@ -70,4 +70,11 @@ func (m *Metrics) synced(start time.Time, policies int, st netpol.Stats, err err
 	m.rules.Set(float64(st.Rules))
 	m.sets.Set(float64(st.Sets))
 	m.elements.Set(float64(st.Elements))
+}
+
+// unreadable counts a sync with policies the compiler could not read.
+func (m *Metrics) unreadable() {
+	if m != nil {
+		m.errors.Inc()
+	}
 }
