@@ -186,6 +186,12 @@ func startCluster(ctx context.Context, f *clusterFlags, configPath string, launc
 		return nil, err
 	}
 	if f.networkPolicy {
+		// Traffic between two pods of the bridge reaches the forward hook
+		// only through br_netfilter: without it, policies would not hold
+		// between pods of one node.
+		if _, err := os.Stat("/proc/sys/net/bridge/bridge-nf-call-iptables"); err != nil {
+			return nil, fmt.Errorf("-network-policy needs the kernel's br_netfilter (modprobe br_netfilter), so that traffic between pods of one node passes netfilter; or run with -network-policy=false: %w", err)
+		}
 		enf, err := netpol.New()
 		if err != nil {
 			return nil, err

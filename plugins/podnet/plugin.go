@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -234,13 +235,32 @@ func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*a
 }
 
 // localPod describes a pod with the addresses it holds for the
-// NetworkPolicy engine.
+// NetworkPolicy engine: those it was given, and with IPv6 its eth0's
+// link-local address, which the kernel makes from eth0's MAC (EUI-64),
+// so that a pod isolated by its policies is isolated over its link-local
+// address too.
 func localPod(pod *api.PodSandbox, addrs []netip.Prefix) PolicyPod {
 	lp := PolicyPod{ID: pod.GetId(), Namespace: pod.GetNamespace(), Name: pod.GetName(), UID: pod.GetUid(), Labels: pod.GetLabels()}
+	v6 := false
 	for _, a := range addrs {
 		lp.IPs = append(lp.IPs, a.Addr())
+		v6 = v6 || a.Addr().Is6()
+	}
+	if v6 {
+		lp.IPs = append(lp.IPs, linkLocal(podMAC(pod.GetId())))
 	}
 	return lp
+}
+
+// linkLocal is the EUI-64 IPv6 link-local address of mac (RFC 4291,
+// appendix A), the one the kernel gives an interface with that MAC.
+func linkLocal(mac net.HardwareAddr) netip.Addr {
+	var a [16]byte
+	a[0], a[1] = 0xfe, 0x80
+	a[8], a[9], a[10] = mac[0]^0x02, mac[1], mac[2]
+	a[11], a[12] = 0xff, 0xfe
+	a[13], a[14], a[15] = mac[3], mac[4], mac[5]
+	return netip.AddrFrom16(a)
 }
 
 // RunPodSandboxNetwork allocates the pod's addresses, wires eth0 and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/nftables"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,7 +51,7 @@ func TestPodnet_Policies(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := 1 + int(randHex(1)[0])%90
-	cfg := podnet.Config{Bridge: "nrpp" + randHex(4), Subnets: []string{fmt.Sprintf("198.18.%d.0/24", x)}, MTU: 1500, StateDir: filepath.Join(t.TempDir(), "state")}
+	cfg := podnet.Config{Bridge: "nrpp" + randHex(4), Subnets: []string{fmt.Sprintf("198.18.%d.0/24", x), fmt.Sprintf("fd00:198:18:%x::/64", x)}, MTU: 1500, StateDir: filepath.Join(t.TempDir(), "state")}
 	t.Cleanup(func() { nrtest.DeleteLink(cfg.Bridge) })
 	p, err := podnet.New(&cfg, slog.New(slog.DiscardHandler), podnet.WithPolicies(ctl))
 	if err != nil {
@@ -111,6 +113,34 @@ func TestPodnet_Policies(t *testing.T) {
 	}
 	if got := rules("web-1"); !strings.Contains(got, "denied (policies default/deny-web)") {
 		t.Errorf("when RunPodSandboxNetwork returned, the table's rules for default/web-1: %q; want its default deny", got)
+	}
+	// Its IPv6 link-local address, as eth0 has it, leads to its chain too.
+	out := nrtest.Run(t, "ip", "-n", fmt.Sprintf("%s-%d", pfx, 1), "-6", "-o", "addr", "show", "dev", "eth0", "scope", "link")
+	f := strings.Fields(out)
+	if len(f) < 4 {
+		t.Fatalf("eth0's link-local address: %q", out)
+	}
+	ll := netip.MustParsePrefix(f[3]).Addr()
+	c, err := nftables.New(nftables.WithNetNSFd(int(node.Fd())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.GetSetByName(&nftables.Table{Name: netpol.TableName, Family: nftables.TableFamilyINet}, "ingress-v6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	elems, err := c.GetSetElements(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range elems {
+		if a, ok := netip.AddrFromSlice(e.Key); ok && a == ll {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("eth0's link-local address %s is not in the ingress map %v", ll, elems)
 	}
 	if err := p.StopPodSandbox(ctx, p1); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,9 @@
 package netpol_test
 
 import (
+	"net/netip"
+	"slices"
+	"strings"
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -31,5 +34,32 @@ func TestEnforcer_NeighbourDiscovery(t *testing.T) {
 	}
 	if n.reach(n.pods["b"], n.pods["a"].ips[1], "tcp", 8080) {
 		t.Errorf("b reached a over IPv6 with its egress denied")
+	}
+}
+
+// TestEnforcer_LinkLocal: a pod's IPv6 link-local address, given with its
+// addresses (nri-podnet does), leads to its chains too: pods isolated for
+// ingress are not reachable over it.
+func TestEnforcer_LinkLocal(t *testing.T) {
+	n := newTestNet(t, "a", "b")
+	ll := func(p *testPod) netip.Addr {
+		f := strings.Fields(testutil.Run(t, "ip", "-n", p.netns, "-6", "-o", "addr", "show", "dev", "eth0", "scope", "link"))
+		if len(f) < 4 {
+			t.Fatalf("no link-local address on eth0 of %s", p.netns)
+		}
+		return netip.MustParsePrefix(f[3]).Addr()
+	}
+	la, lb := ll(n.pods["a"]), ll(n.pods["b"])
+	ping := func() error { return testutil.Ping(n.pods["a"].netns, lb.String()+"%eth0") }
+	if err := ping(); err != nil {
+		t.Fatalf("before any policy: %v", err)
+	}
+	pods := []netpol.Pod{
+		{Namespace: "prod", Name: "a", IPs: append(slices.Clone(n.pods["a"].ips), la), Local: true},
+		{Namespace: "prod", Name: "b", IPs: append(slices.Clone(n.pods["b"].ips), lb), Local: true},
+	}
+	n.apply([]*networkingv1.NetworkPolicy{policy("prod", "deny", nil, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, nil, nil)}, nil, pods)
+	if err := ping(); err == nil {
+		t.Errorf("a reached b's link-local address %s with b isolated for ingress", lb)
 	}
 }
