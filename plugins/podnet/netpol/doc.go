@@ -21,7 +21,7 @@
 //	    meta nfproto ipv6 ip6 saddr vmap @egress-v6
 //	    meta nfproto ipv4 ip daddr vmap @ingress-v4    pod address: jump in-N
 //	    meta nfproto ipv6 ip6 daddr vmap @ingress-v6
-//	  chain eg-N      per allowed peer set and port: return; then drop
+//	  chain eg-N      to the pod itself: return; per allowed peer set and port: return; then drop
 //	  chain in-N      from the pod itself: accept; per allowed peer set and port: accept; then drop
 //	  set in-N-J-v4, in-N-J-v6, eg-N-J-v4, ...    the peers of rule J, interval sets of addresses
 //

@@ -79,7 +79,7 @@ type setDef struct {
 //	  meta nfproto ipv6 ip6 saddr vmap @egress-v6
 //	  meta nfproto ipv4 ip daddr vmap @ingress-v4     (pod address: jump in-N)
 //	  meta nfproto ipv6 ip6 daddr vmap @ingress-v6
-//	chain eg-N: per allowed rule and family/port: [ip daddr @set] [meta l4proto P th dport A-B] return; then drop
+//	chain eg-N: ip daddr <the pod's own address> return; per allowed rule and family/port: [ip daddr @set] [meta l4proto P th dport A-B] return; then drop
 //	chain in-N: ip saddr <the pod's own address> accept; per allowed rule: [ip saddr @set] [port] accept; then drop
 //
 // A packet between two pods passes the sender's egress chain (which
@@ -144,20 +144,24 @@ func build(p *Program) (*ruleset, error) {
 			}
 			ch := &chainRules{name: prefix + strconv.Itoa(i)}
 			pod := "pod=" + pr.Pod + " " + what
-			if d.ingress {
-				// A pod reaching itself (through a Service: hairpin) is
-				// not subject to its policies.
-				for _, ip := range pr.IPs {
-					ip = ip.Unmap()
-					off, n := addrField(ip.Is6(), false)
-					ch.rules = append(ch.rules, rule{
-						exprs: append(familyIs(ip.Is6()),
-							&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
-							&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ip.Unmap().AsSlice()},
-							&expr.Counter{}, &expr.Verdict{Kind: verdict}),
-						comment: commentPrefix + pod + " from itself",
-					})
+			// A pod reaching itself (through a Service: hairpin) is not
+			// subject to its policies, in either direction: the ingress
+			// chain lets its own addresses in, the egress chain lets it
+			// send to them.
+			for _, ip := range pr.IPs {
+				ip = ip.Unmap()
+				off, n := addrField(ip.Is6(), !d.ingress)
+				what := " from itself"
+				if !d.ingress {
+					what = " to itself"
 				}
+				ch.rules = append(ch.rules, rule{
+					exprs: append(familyIs(ip.Is6()),
+						&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
+						&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ip.AsSlice()},
+						&expr.Counter{}, &expr.Verdict{Kind: verdict}),
+					comment: commentPrefix + pod + what,
+				})
 			}
 			for j, r := range d.dir.Rules {
 				rules, sets := allowRules(fmt.Sprintf("%s%d-%d", prefix, i, j), r, !d.ingress, verdict, commentPrefix+pod+" allowed by "+r.Policy)
