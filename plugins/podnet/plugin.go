@@ -411,6 +411,12 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 		if err := flushPodAddrs(pod.NetNSPath(), addrs); err != nil {
 			return fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
 		}
+		// The connections the node tracked for the addresses go with
+		// them: a flow of this pod must not pass as established for the
+		// next pod to get an address (and past that pod's policies).
+		if err := deleteConntrack(addrs); err != nil {
+			p.log.Warn("deleting the tracked connections of a pod's addresses", "pod", id, "addresses", addrs, "error", err)
+		}
 	}
 	// The pod's policies go once it has no address (so that it is never
 	// unisolated while it can still send), before the addresses can go to

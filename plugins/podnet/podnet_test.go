@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/ipam"
@@ -251,6 +254,23 @@ func TestPodnet_ThreePodsDualStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		testutil.DeleteNetNS(p.ns)
+	}
+	// The pings were tracked (the bridge passes its traffic to
+	// netfilter); the pods' addresses took their connections along.
+	for _, fam := range []netlink.InetFamily{unix.AF_INET, unix.AF_INET6} {
+		flows, err := netlink.ConntrackTableList(netlink.ConntrackTable, fam)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range flows {
+			for _, p := range pods {
+				for _, ip := range p.ips {
+					if f.Forward.SrcIP.String() == ip || f.Forward.DstIP.String() == ip {
+						t.Errorf("a tracked connection of a stopped pod's address %s: %s", ip, f)
+					}
+				}
+			}
+		}
 	}
 	e.stop()
 	if o := e.owners(); len(o) != 0 {
