@@ -73,27 +73,9 @@ func writeFile(name string, r io.Reader) error {
 // their io.containerd.image.name annotation (the one `ctr images import`
 // uses). An index entry without one is an error.
 func Images(p layout.Path) (map[string]v1.Image, error) {
-	idx, err := p.ImageIndex()
-	if err != nil {
-		return nil, fmt.Errorf("imagebuild: %w", err)
-	}
-	m, err := idx.IndexManifest()
-	if err != nil {
-		return nil, fmt.Errorf("imagebuild: %w", err)
-	}
-	images := make(map[string]v1.Image, len(m.Manifests))
-	for _, d := range m.Manifests {
-		ref := d.Annotations[containerdNameAnnotation]
-		if ref == "" {
-			return nil, fmt.Errorf("imagebuild: %s: manifest %s has no %s annotation", p, d.Digest, containerdNameAnnotation)
-		}
-		img, err := idx.Image(d.Digest)
-		if err != nil {
-			return nil, fmt.Errorf("imagebuild: %s: %s: %w", p, ref, err)
-		}
-		images[ref] = img
-	}
-	return images, nil
+	return named(p, func(idx v1.ImageIndex, d v1.Descriptor, _ string) (v1.Image, error) {
+		return idx.Image(d.Digest)
+	})
 }
 
 // Indexes returns the image indexes the index of p names (as WriteIndex
@@ -101,6 +83,17 @@ func Images(p layout.Path) (map[string]v1.Image, error) {
 // annotation. An entry without one, or one that is not an index, is an
 // error.
 func Indexes(p layout.Path) (map[string]v1.ImageIndex, error) {
+	return named(p, func(idx v1.ImageIndex, d v1.Descriptor, ref string) (v1.ImageIndex, error) {
+		if !d.MediaType.IsIndex() {
+			return nil, fmt.Errorf("%s is a %s, not an image index", ref, d.MediaType)
+		}
+		return idx.ImageIndex(d.Digest)
+	})
+}
+
+// named reads each entry of p's index with get, by the reference in its
+// io.containerd.image.name annotation.
+func named[T any](p layout.Path, get func(v1.ImageIndex, v1.Descriptor, string) (T, error)) (map[string]T, error) {
 	idx, err := p.ImageIndex()
 	if err != nil {
 		return nil, fmt.Errorf("imagebuild: %w", err)
@@ -109,20 +102,17 @@ func Indexes(p layout.Path) (map[string]v1.ImageIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("imagebuild: %w", err)
 	}
-	indexes := make(map[string]v1.ImageIndex, len(m.Manifests))
+	out := make(map[string]T, len(m.Manifests))
 	for _, d := range m.Manifests {
 		ref := d.Annotations[containerdNameAnnotation]
 		if ref == "" {
 			return nil, fmt.Errorf("imagebuild: %s: manifest %s has no %s annotation", p, d.Digest, containerdNameAnnotation)
 		}
-		if !d.MediaType.IsIndex() {
-			return nil, fmt.Errorf("imagebuild: %s: %s is a %s, not an image index", p, ref, d.MediaType)
-		}
-		ii, err := idx.ImageIndex(d.Digest)
+		v, err := get(idx, d, ref)
 		if err != nil {
 			return nil, fmt.Errorf("imagebuild: %s: %s: %w", p, ref, err)
 		}
-		indexes[ref] = ii
+		out[ref] = v
 	}
-	return indexes, nil
+	return out, nil
 }
