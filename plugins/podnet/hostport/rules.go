@@ -11,6 +11,8 @@ import (
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
 	"golang.org/x/sys/unix"
+
+	"github.com/nrinet/nrinet/plugins/podnet/internal/nftexpr"
 )
 
 // Names of what the package owns.
@@ -112,37 +114,14 @@ func commentPod(comment string) string {
 	return id
 }
 
-// network header offsets and lengths of the addresses.
-func addrField(v6, dst bool) (off, n uint32) {
-	switch {
-	case !v6 && !dst:
-		return 12, 4
-	case !v6 && dst:
-		return 16, 4
-	case v6 && !dst:
-		return 8, 16
-	default:
-		return 24, 16
-	}
-}
-
-func nfproto(v6 bool) byte {
-	if v6 {
-		return unix.NFPROTO_IPV6
-	}
-	return unix.NFPROTO_IPV4
-}
-
 func port(p uint16) []byte { return binary.BigEndian.AppendUint16(nil, p) }
 
 // match returns the expressions of "meta nfproto F meta l4proto P".
 func match(v6 bool, p Protocol) []expr.Any {
-	return []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{nfproto(v6)}},
+	return append(nftexpr.Family(v6),
 		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{byte(p)}},
-	}
+	)
 }
 
 // thPort is "th sport|dport P" (the port fields of TCP, UDP and SCTP sit
@@ -160,7 +139,7 @@ func thPort(dst bool, p uint16) []expr.Any {
 
 // addrIs is "ip[6] saddr|daddr A".
 func addrIs(v6, dst bool, a netip.Addr) []expr.Any {
-	off, n := addrField(v6, dst)
+	off, n := nftexpr.AddrField(v6, dst)
 	return []expr.Any{
 		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: a.AsSlice()},
@@ -182,7 +161,7 @@ func dnatExprs(b bind) []expr.Any {
 		&expr.Counter{},
 		&expr.Immediate{Register: 1, Data: b.addr.AsSlice()},
 		&expr.Immediate{Register: 2, Data: port(b.m.ContainerPort)},
-		&expr.NAT{Type: expr.NATTypeDestNAT, Family: uint32(nfproto(b.v6)), RegAddrMin: 1, RegProtoMin: 2, Specified: true},
+		&expr.NAT{Type: expr.NATTypeDestNAT, Family: uint32(nftexpr.NFProto(b.v6)), RegAddrMin: 1, RegProtoMin: 2, Specified: true},
 	)
 }
 
@@ -191,10 +170,7 @@ const ipsDstNAT = 1 << 5
 
 // hairpinExprs builds the masquerade of a pod's connections to itself.
 func hairpinExprs(a netip.Addr) []expr.Any {
-	e := []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{nfproto(a.Is6())}},
-	}
+	e := nftexpr.Family(a.Is6())
 	e = append(e, addrIs(a.Is6(), false, a)...)
 	e = append(e, addrIs(a.Is6(), true, a)...)
 	return append(e,

@@ -12,6 +12,8 @@ import (
 	"github.com/google/nftables/userdata"
 	"go4.org/netipx"
 	"golang.org/x/sys/unix"
+
+	"github.com/nrinet/nrinet/plugins/podnet/internal/nftexpr"
 )
 
 // Names of what the package owns.
@@ -103,7 +105,7 @@ func build(p *Program) (*ruleset, error) {
 	// not part of any tracked connection, and needed by every allowed
 	// one, so no policy may drop it.
 	fwd.rules = append(fwd.rules, rule{
-		exprs: append(familyIs(true),
+		exprs: append(nftexpr.Family(true),
 			&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
 			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_ICMPV6}},
 			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 0, Len: 1},
@@ -116,11 +118,11 @@ func build(p *Program) (*ruleset, error) {
 		name   string
 		v6, to bool
 	}{{mapEgress4, false, false}, {mapEgress6, true, false}, {mapIngress4, false, true}, {mapIngress6, true, true}} {
-		off, n := addrField(m.v6, m.to)
+		off, n := nftexpr.AddrField(m.v6, m.to)
 		fwd.rules = append(fwd.rules, rule{
 			exprs: []expr.Any{
 				&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
-				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{nfproto(m.v6)}},
+				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{nftexpr.NFProto(m.v6)}},
 				&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
 				&expr.Lookup{SourceRegister: 1, SetName: m.name, DestRegister: 0, IsDestRegSet: true},
 			},
@@ -150,13 +152,13 @@ func build(p *Program) (*ruleset, error) {
 			// send to them.
 			for _, ip := range pr.IPs {
 				ip = ip.Unmap()
-				off, n := addrField(ip.Is6(), !d.ingress)
+				off, n := nftexpr.AddrField(ip.Is6(), !d.ingress)
 				what := " from itself"
 				if !d.ingress {
 					what = " to itself"
 				}
 				ch.rules = append(ch.rules, rule{
-					exprs: append(familyIs(ip.Is6()),
+					exprs: append(nftexpr.Family(ip.Is6()),
 						&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
 						&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ip.AsSlice()},
 						&expr.Counter{}, &expr.Verdict{Kind: verdict}),
@@ -230,10 +232,10 @@ func allowRules(setPrefix string, r Rule, dst bool, verdict expr.VerdictKind, co
 		for _, pr := range ports {
 			var e []expr.Any
 			if r.Peers != nil || pr.Protocol != 0 {
-				e = familyIs(f.v6)
+				e = nftexpr.Family(f.v6)
 			}
 			if f.set != "" {
-				off, n := addrField(f.v6, dst)
+				off, n := nftexpr.AddrField(f.v6, dst)
 				e = append(e,
 					&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
 					&expr.Lookup{SourceRegister: 1, SetName: f.set})
@@ -280,35 +282,6 @@ func intervalElements(s *netipx.IPSet, v6 bool) []nftables.SetElement {
 		}
 	}
 	return out
-}
-
-func familyIs(v6 bool) []expr.Any {
-	return []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{nfproto(v6)}},
-	}
-}
-
-// addrField is the network header offset and length of the source or
-// destination (dst) address.
-func addrField(v6, dst bool) (off, n uint32) {
-	switch {
-	case !v6 && !dst:
-		return 12, 4
-	case !v6 && dst:
-		return 16, 4
-	case v6 && !dst:
-		return 8, 16
-	default:
-		return 24, 16
-	}
-}
-
-func nfproto(v6 bool) byte {
-	if v6 {
-		return unix.NFPROTO_IPV6
-	}
-	return unix.NFPROTO_IPV4
 }
 
 func (r rule) nftRule(t *nftables.Table, chain string) *nftables.Rule {
