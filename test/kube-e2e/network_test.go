@@ -45,10 +45,13 @@ func randHex(n int) string {
 // in the host's network namespace with the apiserver's address (.1 and
 // ::1 of its subnets), and veths to the nodes and the outside namespace.
 type underlay struct {
+	t          testing.TB
 	bridge     string
 	net4, net6 netip.Prefix
 	// next is the last host number handed out (addr).
 	next int
+	// teardown deletes the hosts (newHost), in the underlay's cleanup.
+	teardown []func()
 }
 
 // newUnderlay creates the bridge nrkb<token> on free subnets (pickUnderlay)
@@ -58,9 +61,14 @@ type underlay struct {
 func newUnderlay(t testing.TB, token string) *underlay {
 	t.Helper()
 	net4, net6 := pickUnderlay(t)
-	u := &underlay{bridge: "nrkb" + token, net4: net4, net6: net6, next: 1}
+	u := &underlay{t: t, bridge: "nrkb" + token, net4: net4, net6: net6, next: 1}
 	run(t, "ip", "link", "add", u.bridge, "type", "bridge")
-	t.Cleanup(func() { deleteLink(t, "", u.bridge) })
+	t.Cleanup(func() {
+		for _, f := range slices.Backward(u.teardown) {
+			f()
+		}
+		deleteLink(t, "", u.bridge)
+	})
 	run(t, "ip", "addr", "add", u.gw4().String()+"/24", "dev", u.bridge)
 	run(t, "ip", "addr", "add", u.gw6().String()+"/64", "dev", u.bridge, "nodad")
 	run(t, "ip", "link", "set", u.bridge, "up")
@@ -154,17 +162,22 @@ type host struct {
 // newHost creates the network namespace name with a veth to the
 // underlay: eth0 inside with the next underlay addresses, the host end
 // vethName on the bridge. It enables forwarding in the namespace when
-// forward is set (a node). The cleanup deletes the namespace (and with it
-// the veth pair) by name.
+// forward is set (a node). The underlay's cleanup deletes the namespace
+// (and with it the veth pair) by name: after the control plane stopped,
+// so that a connection to the apiserver left by a process of the host
+// (or of a pod behind it) that is gone is reset by the host's kernel,
+// instead of staying open towards an address no longer there, which
+// keeps kube-apiserver's graceful shutdown waiting up to its request
+// timeout (60 s) and the test's stop of it failing.
 func newHost(t testing.TB, u *underlay, name, vethName string, forward bool) *host {
 	t.Helper()
 	h := &host{netns: name, netnsPath: filepath.Join(netnsDir, name), veth: vethName}
 	h.addr4, h.addr6 = u.addr()
 	run(t, "ip", "netns", "add", name)
-	t.Cleanup(func() {
-		deleteLink(t, "", h.veth)
+	u.teardown = append(u.teardown, func() {
+		deleteLink(u.t, "", h.veth)
 		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v\n%s", name, err, out)
+			u.t.Errorf("ip netns del %s: %v\n%s", name, err, out)
 		}
 	})
 	run(t, "ip", "link", "add", vethName, "type", "veth", "peer", "name", "eth0", "netns", name)
