@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -74,7 +75,8 @@ func BenchmarkCompile(b *testing.B) {
 }
 
 // BenchmarkApply: the whole table written in one transaction, in a
-// network namespace; it reports the table's size.
+// network namespace (each op by a new Enforcer, whose first Apply writes
+// the whole table); it reports the table's size.
 func BenchmarkApply(b *testing.B) {
 	testutil.SkipUnlessRoot(b)
 	f, err := os.Open(testutil.NewNetNS(b, "nrnb"+randHex(4)))
@@ -82,10 +84,6 @@ func BenchmarkApply(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	e, err := netpol.New(netpol.WithNetNS(int(f.Fd())))
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, s := range scales {
 		pols, nss, pods := s.objects()
 		p, err := netpol.Compile(pols, nss, pods)
@@ -95,13 +93,84 @@ func BenchmarkApply(b *testing.B) {
 		b.Run(fmt.Sprintf("pods=%d,policies=%d", s.pods, s.policies), func(b *testing.B) {
 			var st netpol.Stats
 			for b.Loop() {
+				e, err := netpol.New(netpol.WithNetNS(int(f.Fd())))
+				if err != nil {
+					b.Fatal(err)
+				}
 				if st, err = e.Apply(p); err != nil {
 					b.Fatal(err)
+				}
+				if !st.Full {
+					b.Fatal("a new Enforcer's Apply did not write the whole table")
 				}
 			}
 			b.ReportMetric(float64(st.Rules), "rules")
 			b.ReportMetric(float64(st.Elements), "elements")
 			b.ReportMetric(float64(st.Pods), "isolated-pods")
 		})
+	}
+}
+
+// BenchmarkApplyChange: one change at a time written as changes to the
+// table in place (each op alternates between the program and the program
+// changed): a peer pod that comes and goes (a pod of app a1 in a
+// namespace of team t0, a peer of the policies isolating app a0 in ns0),
+// and a policy whose port changes. It reports the transaction's size.
+func BenchmarkApplyChange(b *testing.B) {
+	testutil.SkipUnlessRoot(b)
+	f, err := os.Open(testutil.NewNetNS(b, "nrnc"+randHex(4)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	for _, s := range scales {
+		pols, nss, pods := s.objects()
+		base, err := netpol.Compile(pols, nss, pods)
+		if err != nil {
+			b.Fatal(err)
+		}
+		peer := netpol.Pod{Namespace: "ns0", Name: "extra", Labels: map[string]string{"app": "a1"}, IPs: []netip.Addr{netip.MustParseAddr("11.0.0.1")}}
+		withPeer, err := netpol.Compile(pols, nss, append(pods[:len(pods):len(pods)], peer))
+		if err != nil {
+			b.Fatal(err)
+		}
+		changed := slices.Clone(pols)
+		p0 := changed[0].DeepCopy()
+		p0.Spec.Ingress[0].Ports = []networkingv1.NetworkPolicyPort{tcpPort(9999)}
+		changed[0] = p0
+		withPort, err := netpol.Compile(changed, nss, pods)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range []struct {
+			name    string
+			variant *netpol.Program
+		}{{"pod", withPeer}, {"policy", withPort}} {
+			b.Run(fmt.Sprintf("pods=%d,policies=%d/%s", s.pods, s.policies, c.name), func(b *testing.B) {
+				e, err := netpol.New(netpol.WithNetNS(int(f.Fd())))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := e.Apply(base); err != nil {
+					b.Fatal(err)
+				}
+				var written int
+				for i := 0; b.Loop(); i++ {
+					p := base
+					if i%2 == 0 {
+						p = c.variant
+					}
+					st, err := e.Apply(p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if st.Full || st.Written == 0 {
+						b.Fatalf("Apply wrote %d objects, whole table %v: want a change", st.Written, st.Full)
+					}
+					written = st.Written
+				}
+				b.ReportMetric(float64(written), "objects-written")
+			})
+		}
 	}
 }

@@ -17,13 +17,16 @@
 //	  chain forward   type filter hook forward priority filter; policy accept
 //	    ct state established,related accept
 //	    meta nfproto ipv6 icmpv6 type 133-137 accept   neighbour discovery, IPv6's ARP
-//	    meta nfproto ipv4 ip saddr vmap @egress-v4     pod address: jump eg-N
+//	    meta nfproto ipv4 ip saddr vmap @egress-v4     pod address: jump eg-ID
 //	    meta nfproto ipv6 ip6 saddr vmap @egress-v6
-//	    meta nfproto ipv4 ip daddr vmap @ingress-v4    pod address: jump in-N
+//	    meta nfproto ipv4 ip daddr vmap @ingress-v4    pod address: jump in-ID
 //	    meta nfproto ipv6 ip6 daddr vmap @ingress-v6
-//	  chain eg-N      to the pod itself: return; per allowed peer set and port: return; then drop
-//	  chain in-N      from the pod itself: accept; per allowed peer set and port: accept; then drop
-//	  set in-N-J-v4, in-N-J-v6, eg-N-J-v4, ...    the peers of rule J, interval sets of addresses
+//	  chain eg-ID     to the pod itself: return; per allowed peer set and port: return; then drop
+//	  chain in-ID     from the pod itself: accept; per allowed peer set and port: accept; then drop
+//	  set in-ID-J-v4, in-ID-J-v6, eg-ID-J-v4, ...  the peers of rule J, interval sets of addresses
+//
+// ID is the pod's: 16 hex digits of the SHA-256 of its "namespace/name",
+// the same in every program while the pod lives.
 //
 // The forward hook sees the traffic a pod sends or receives through the
 // node: routed traffic (to and from other nodes and outside), and traffic
@@ -35,10 +38,17 @@
 // allowed (conntrack's established state) after a policy change; a new
 // connection meets the rules in force when its first packet passes.
 //
-// Every Apply replaces the whole table in one nftables transaction (the
-// table deleted and written again in one batch): a packet meets the old
-// rules or the new ones, so a change never opens a window in which a
-// denied connection can start. Every rule carries a comment naming its
+// Every Apply is one nftables transaction: a packet meets the old rules or
+// the new ones, so a change never opens a window in which a denied
+// connection can start. An Enforcer's first Apply deletes and writes the
+// whole table in one batch; later ones change only what differs from the
+// program before (the chains of the pods whose rules changed, flushed and
+// written again; the intervals of addresses that left or joined a set,
+// deleted or added; the verdict maps' elements of pods that came or went), and write
+// nothing when nothing differs. A change that fails (someone deleted or
+// changed the table by hand) is retried as a whole write at once. A table
+// changed by hand without a change of the program stays so until the
+// program next changes or nri-podnet restarts. Every rule carries a comment naming its
 // pod, direction and policy; [Enforcer.Rules] reads them back and `nft
 // list table inet nrinet-podnet-netpol` shows them.
 package netpol

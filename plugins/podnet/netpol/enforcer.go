@@ -1,10 +1,13 @@
 package netpol
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
@@ -33,11 +36,18 @@ func WithNetNS(fd int) Option {
 }
 
 // Enforcer keeps the table [TableName]: see the package documentation.
-// Each Apply replaces the whole table in one nftables transaction, so a
-// packet meets either the old rules or the new ones, never a mix and
-// never none.
+// Each Apply changes the table in one nftables transaction, so a packet
+// meets either the old rules or the new ones, never a mix and never none.
+// The first Apply (and any after a failed one) replaces the whole table;
+// the others change only the chains, sets and map elements that differ
+// from the program before, and write nothing when nothing does.
 type Enforcer struct {
 	netnsFD int
+
+	mu sync.Mutex // guards prev and serialises Apply
+	// prev is the ruleset in the kernel (as the last Apply wrote it); nil
+	// when unknown: the next Apply writes the whole table.
+	prev *ruleset
 }
 
 // New returns an Enforcer. It touches nothing until Apply or Uninstall.
@@ -97,106 +107,377 @@ func (e *Enforcer) conn() (*nftables.Conn, error) {
 // An interval's start and end (two elements) stay in one chunk.
 const setChunk = 1000
 
-// addSet adds the set with its elements, in chunks of setChunk.
-func addSet(c *nftables.Conn, s *nftables.Set, elements []nftables.SetElement) error {
-	first := min(len(elements), setChunk)
-	if err := c.AddSet(s, elements[:first]); err != nil {
-		return err
-	}
-	for i := first; i < len(elements); i += setChunk {
-		if err := c.SetAddElements(s, elements[i:min(i+setChunk, len(elements))]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Stats are the sizes of what Apply wrote.
+// Stats are the sizes of the table an Apply left, and of its
+// transaction.
 type Stats struct {
 	// Pods are the local pods some policy isolates; Chains, Rules and
 	// Sets what the table holds; Elements the addresses and intervals of
 	// the sets and maps.
 	Pods, Chains, Rules, Sets, Elements int
+	// Written is the size of the transaction: the rules, set and map
+	// elements, chains and sets it added, flushed or deleted; 0 when the
+	// table already held the program.
+	Written int
+	// Full: the transaction replaced the whole table.
+	Full bool
 }
 
-// Apply makes the table hold p, replacing what it held, in one
-// transaction.
+// Apply makes the table hold p, in one transaction: the whole table when
+// the Enforcer does not know what the kernel holds (its first Apply, or
+// one after a failure), else what differs from the program of the last
+// Apply. If changing the table fails (someone else changed it), Apply
+// replaces it whole.
 func (e *Enforcer) Apply(p *Program) (Stats, error) {
 	rs, err := build(p)
 	if err != nil {
 		return Stats{}, err
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := rs.stats(len(p.Pods))
+	if e.prev != nil {
+		n, err := e.writeDelta(e.prev, rs)
+		if err == nil {
+			e.prev = rs
+			st.Written = n
+			return st, nil
+		}
+		e.prev = nil
+	}
+	n, err := e.writeFull(rs)
+	if err != nil {
+		return Stats{}, fmt.Errorf("netpol: writing table %s (%d chains, %d rules, %d sets): %w", TableName, st.Chains, st.Rules, st.Sets, err)
+	}
+	e.prev = rs
+	st.Written, st.Full = n, true
+	return st, nil
+}
+
+// stats are the sizes of the table rs makes.
+func (rs *ruleset) stats(pods int) Stats {
+	st := Stats{Pods: pods, Chains: len(rs.chains), Sets: len(rs.sets) + len(rs.maps)}
+	for _, ch := range rs.chains {
+		st.Rules += len(ch.rules)
+	}
+	for _, s := range rs.sets {
+		st.Elements += len(s.elements)
+	}
+	for _, m := range rs.maps {
+		st.Elements += len(m)
+	}
+	return st
+}
+
+// batch is one transaction being built: the table, and the sets it
+// knows (for the lookups of the rules it adds).
+type batch struct {
+	c       *nftables.Conn
+	t       *nftables.Table
+	sets    map[string]*nftables.Set
+	written int
+}
+
+func (b *batch) addChain(name string) {
+	if name == ChainForward {
+		accept := nftables.ChainPolicyAccept
+		b.c.AddChain(&nftables.Chain{Name: name, Table: b.t, Type: nftables.ChainTypeFilter,
+			Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter, Policy: &accept})
+	} else {
+		b.c.AddChain(&nftables.Chain{Name: name, Table: b.t})
+	}
+	b.written++
+}
+
+// set returns the set (or map) name of the table, as the batch knows it.
+func (b *batch) set(name string) *nftables.Set {
+	if s := b.sets[name]; s != nil {
+		return s
+	}
+	s := &nftables.Set{Table: b.t, Name: name, KeyType: nftables.TypeIPAddr}
+	if strings.HasSuffix(name, "-v6") {
+		s.KeyType = nftables.TypeIP6Addr
+	}
+	if _, ok := mapNames[name]; ok {
+		s.DataType, s.IsMap = nftables.TypeVerdict, true
+	} else {
+		s.Interval = true
+	}
+	b.sets[name] = s
+	return s
+}
+
+// addSet adds the set (or map) with its elements, in chunks of setChunk.
+func (b *batch) addSet(name string, elements []nftables.SetElement) error {
+	s := b.set(name)
+	first := min(len(elements), setChunk)
+	if err := b.c.AddSet(s, elements[:first]); err != nil {
+		return fmt.Errorf("netpol: set %s: %w", name, err)
+	}
+	b.written++
+	return b.addElements(s, elements[first:])
+}
+
+func (b *batch) addElements(s *nftables.Set, elements []nftables.SetElement) error {
+	for i := 0; i < len(elements); i += setChunk {
+		if err := b.c.SetAddElements(s, elements[i:min(i+setChunk, len(elements))]); err != nil {
+			return fmt.Errorf("netpol: set %s: %w", s.Name, err)
+		}
+	}
+	b.written += len(elements)
+	return nil
+}
+
+func (b *batch) deleteElements(s *nftables.Set, elements []nftables.SetElement) error {
+	for i := 0; i < len(elements); i += setChunk {
+		if err := b.c.SetDeleteElements(s, elements[i:min(i+setChunk, len(elements))]); err != nil {
+			return fmt.Errorf("netpol: set %s: %w", s.Name, err)
+		}
+	}
+	b.written += len(elements)
+	return nil
+}
+
+// addRules adds the chain's rules, their lookups resolved to the sets the
+// batch knows (a set the transaction adds is found by its ID, one the
+// table holds by its name).
+func (b *batch) addRules(ch *chainRules) error {
+	for _, r := range ch.rules {
+		for _, x := range r.exprs {
+			if l, ok := x.(*expr.Lookup); ok {
+				if s := b.sets[l.SetName]; s != nil {
+					l.SetID = s.ID
+				} else {
+					return fmt.Errorf("netpol: rule %q looks up set %s, which the program lacks", r.comment, l.SetName)
+				}
+			}
+		}
+		b.c.AddRule(r.nftRule(b.t, ch.name))
+		b.written++
+	}
+	return nil
+}
+
+// mapNames are the verdict maps' names.
+var mapNames = map[string]struct{}{mapEgress4: {}, mapEgress6: {}, mapIngress4: {}, mapIngress6: {}}
+
+// writeFull replaces the table with rs in one transaction and returns its
+// size.
+func (e *Enforcer) writeFull(rs *ruleset) (int, error) {
 	c, err := e.conn()
 	if err != nil {
-		return Stats{}, err
+		return 0, err
 	}
-	st := Stats{Pods: len(p.Pods)}
 	t := table()
 	c.AddTable(t) // so that the deletion below never fails
 	c.DelTable(t)
-	t = c.AddTable(t)
-	accept := nftables.ChainPolicyAccept
-	chains := map[string]*nftables.Chain{}
+	b := &batch{c: c, t: c.AddTable(t), sets: map[string]*nftables.Set{}}
 	for _, ch := range rs.chains {
-		if ch.name == ChainForward {
-			chains[ch.name] = c.AddChain(&nftables.Chain{Name: ch.name, Table: t, Type: nftables.ChainTypeFilter,
-				Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter, Policy: &accept})
-		} else {
-			chains[ch.name] = c.AddChain(&nftables.Chain{Name: ch.name, Table: t})
-		}
+		b.addChain(ch.name)
 	}
-	st.Chains = len(chains)
-	sets := map[string]*nftables.Set{}
 	for _, s := range rs.sets {
-		key := nftables.TypeIPAddr
-		if s.v6 {
-			key = nftables.TypeIP6Addr
+		if err := b.addSet(s.name, s.elements); err != nil {
+			return 0, err
 		}
-		set := &nftables.Set{Table: t, Name: s.name, KeyType: key, Interval: true}
-		if err := addSet(c, set, s.elements); err != nil {
-			return Stats{}, fmt.Errorf("netpol: set %s: %w", s.name, err)
-		}
-		sets[s.name] = set
-		st.Sets++
-		st.Elements += len(s.elements)
 	}
-	mapNames := make([]string, 0, len(rs.maps))
-	for name := range rs.maps {
-		mapNames = append(mapNames, name)
-	}
-	slices.Sort(mapNames)
-	for _, name := range mapNames {
-		key := nftables.TypeIPAddr
-		if strings.HasSuffix(name, "-v6") {
-			key = nftables.TypeIP6Addr
+	for _, name := range slices.Sorted(maps.Keys(rs.maps)) {
+		if err := b.addSet(name, rs.maps[name]); err != nil {
+			return 0, err
 		}
-		m := &nftables.Set{Table: t, Name: name, KeyType: key, DataType: nftables.TypeVerdict, IsMap: true}
-		if err := addSet(c, m, rs.maps[name]); err != nil {
-			return Stats{}, fmt.Errorf("netpol: map %s: %w", name, err)
-		}
-		sets[name] = m
-		st.Sets++
-		st.Elements += len(rs.maps[name])
 	}
 	for _, ch := range rs.chains {
-		for _, r := range ch.rules {
-			for _, x := range r.exprs {
-				if l, ok := x.(*expr.Lookup); ok {
-					s := sets[l.SetName]
-					if s == nil {
-						return Stats{}, fmt.Errorf("netpol: rule %q looks up set %s, which the program lacks", r.comment, l.SetName)
-					}
-					l.SetID = s.ID
-				}
-			}
-			c.AddRule(r.nftRule(t, ch.name))
-			st.Rules++
+		if err := b.addRules(ch); err != nil {
+			return 0, err
 		}
 	}
 	if err := c.Flush(); err != nil {
-		return Stats{}, fmt.Errorf("netpol: writing table %s (%d chains, %d rules, %d sets): %w", TableName, st.Chains, st.Rules, st.Sets, err)
+		return 0, err
 	}
-	return st, nil
+	return b.written, nil
+}
+
+// writeDelta changes the table from prev (what it holds) to next in one
+// transaction, if they differ, and returns its size. In order: the new
+// chains; the new sets, and the changed ones flushed and filled again;
+// the changed chains flushed and written again, and the new ones
+// written; the maps' elements deleted and added; the chains and sets no
+// longer used deleted (nothing refers to them by then).
+func (e *Enforcer) writeDelta(prev, next *ruleset) (int, error) {
+	c, err := e.conn()
+	if err != nil {
+		return 0, err
+	}
+	t := table()
+	b := &batch{c: c, t: t, sets: map[string]*nftables.Set{}}
+	// Every set of prev, known by name (the kernel finds them so).
+	for _, s := range prev.sets {
+		b.set(s.name)
+	}
+	for name := range prev.maps {
+		b.set(name)
+	}
+	prevChains := make(map[string]*chainRules, len(prev.chains))
+	for _, ch := range prev.chains {
+		prevChains[ch.name] = ch
+	}
+	nextChains := make(map[string]bool, len(next.chains))
+	for _, ch := range next.chains {
+		nextChains[ch.name] = true
+		if prevChains[ch.name] == nil {
+			b.addChain(ch.name)
+		}
+	}
+	prevSets := make(map[string][]nftables.SetElement, len(prev.sets))
+	for _, s := range prev.sets {
+		prevSets[s.name] = s.elements
+	}
+	nextSets := make(map[string]bool, len(next.sets))
+	for _, s := range next.sets {
+		nextSets[s.name] = true
+		old, ok := prevSets[s.name]
+		switch {
+		case !ok:
+			delete(b.sets, s.name)
+			if err := b.addSet(s.name, s.elements); err != nil {
+				return 0, err
+			}
+		case !sameElements(old, s.elements):
+			set := b.set(s.name)
+			del, add := intervalDelta(old, s.elements)
+			if err := b.deleteElements(set, del); err != nil {
+				return 0, err
+			}
+			if err := b.addElements(set, add); err != nil {
+				return 0, err
+			}
+		}
+	}
+	for _, ch := range next.chains {
+		old := prevChains[ch.name]
+		switch {
+		case old == nil:
+		case old.key() == ch.key():
+			continue
+		default:
+			c.FlushChain(&nftables.Chain{Name: ch.name, Table: t})
+			b.written++
+		}
+		if err := b.addRules(ch); err != nil {
+			return 0, err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(next.maps)) {
+		del, add := mapDelta(prev.maps[name], next.maps[name])
+		set := b.set(name)
+		if err := b.deleteElements(set, del); err != nil {
+			return 0, err
+		}
+		if err := b.addElements(set, add); err != nil {
+			return 0, err
+		}
+	}
+	for _, ch := range prev.chains {
+		if !nextChains[ch.name] {
+			chain := &nftables.Chain{Name: ch.name, Table: t}
+			c.FlushChain(chain)
+			c.DelChain(chain)
+			b.written++
+		}
+	}
+	for _, s := range prev.sets {
+		if !nextSets[s.name] {
+			c.DelSet(b.set(s.name))
+			b.written++
+		}
+	}
+	if b.written == 0 {
+		return 0, nil
+	}
+	if err := c.Flush(); err != nil {
+		return 0, err
+	}
+	return b.written, nil
+}
+
+// sameElements reports whether two element lists are the same, in order
+// (build makes them in address order).
+func sameElements(a, b []nftables.SetElement) bool {
+	return slices.EqualFunc(a, b, func(x, y nftables.SetElement) bool {
+		return x.IntervalEnd == y.IntervalEnd && bytes.Equal(x.Key, y.Key)
+	})
+}
+
+// intervalDelta returns the elements of an interval set to delete and to
+// add to go from prev to next: the intervals (a start and, unless it
+// runs to the family's last address, an end element) of prev that next
+// lacks, and those of next that prev lacks. An interval that grew or
+// shrank is deleted and added again.
+func intervalDelta(prev, next []nftables.SetElement) (del, add []nftables.SetElement) {
+	was := intervals(prev)
+	is := intervals(next)
+	for k, iv := range was {
+		if _, ok := is[k]; !ok {
+			del = append(del, iv...)
+		}
+	}
+	for k, iv := range is {
+		if _, ok := was[k]; !ok {
+			add = append(add, iv...)
+		}
+	}
+	return del, add
+}
+
+// intervals splits an interval set's elements (as intervalElements makes
+// them: each start followed by its end, if any) into intervals, by their
+// start and end keys.
+func intervals(elems []nftables.SetElement) map[string][]nftables.SetElement {
+	out := make(map[string][]nftables.SetElement, len(elems)/2+1)
+	for i := 0; i < len(elems); i++ {
+		iv := elems[i : i+1]
+		if i+1 < len(elems) && elems[i+1].IntervalEnd {
+			iv = elems[i : i+2]
+			i++
+		}
+		var k []byte
+		for _, e := range iv {
+			k = append(k, e.Key...)
+		}
+		out[string(k)] = iv
+	}
+	return out
+}
+
+// mapDelta returns the elements of a verdict map to delete and to add to
+// go from prev to next: a key whose chain changed is deleted and added.
+func mapDelta(prev, next []nftables.SetElement) (del, add []nftables.SetElement) {
+	chain := func(e nftables.SetElement) string {
+		if e.VerdictData == nil {
+			return ""
+		}
+		return e.VerdictData.Chain
+	}
+	was := make(map[string]string, len(prev))
+	for _, e := range prev {
+		was[string(e.Key)] = chain(e)
+	}
+	is := make(map[string]bool, len(next))
+	for _, e := range next {
+		is[string(e.Key)] = true
+		old, ok := was[string(e.Key)]
+		if ok && old == chain(e) {
+			continue
+		}
+		if ok {
+			del = append(del, nftables.SetElement{Key: e.Key})
+		}
+		add = append(add, e)
+	}
+	for _, e := range prev {
+		if !is[string(e.Key)] {
+			del = append(del, nftables.SetElement{Key: e.Key})
+		}
+	}
+	return del, add
 }
 
 // Uninstall removes the table, if it is there.

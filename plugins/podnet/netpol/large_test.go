@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,16 +78,25 @@ func TestEnforcer_LargeTable(t *testing.T) {
 		suffix string
 		want   int
 	}{{"-v4", 2 * peers4}, {"-v6", 2 * peers6}} {
-		set, err := c.GetSetByName(&nftables.Table{Name: netpol.TableName, Family: nftables.TableFamilyINet}, "in-0-0"+fam.suffix)
+		// The one pod's chain is in-ID; its first rule's sets in-ID-0-v4
+		// and -v6.
+		sets, err := c.GetSets(&nftables.Table{Name: netpol.TableName, Family: nftables.TableFamilyINet})
 		if err != nil {
 			t.Fatal(err)
 		}
+		i := slices.IndexFunc(sets, func(s *nftables.Set) bool {
+			return strings.HasPrefix(s.Name, "in-") && strings.HasSuffix(s.Name, "-0"+fam.suffix)
+		})
+		if i < 0 {
+			t.Fatalf("no set in-ID-0%s in the table", fam.suffix)
+		}
+		set := sets[i]
 		elems, err := c.GetSetElements(set)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(elems) != fam.want {
-			t.Errorf("set in-0-0%s holds %d elements, want %d (start and end of each peer)", fam.suffix, len(elems), fam.want)
+			t.Errorf("set %s holds %d elements, want %d (start and end of each peer)", set.Name, len(elems), fam.want)
 		}
 	}
 	t.Logf("%d rules, %d set elements", st.Rules, st.Elements)

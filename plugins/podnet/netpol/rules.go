@@ -1,9 +1,11 @@
 package netpol
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
-	"strconv"
+	"net/netip"
 	"strings"
 	"unicode/utf8"
 
@@ -61,9 +63,36 @@ type chainRules struct {
 	rules []rule
 }
 
+// key is the chain's content: equal keys, equal rules.
+func (c *chainRules) key() string {
+	var b strings.Builder
+	for _, r := range c.rules {
+		b.WriteString(r.key())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 type rule struct {
 	exprs   []expr.Any
 	comment string
+}
+
+// key is the rule's content (its expressions and comment) as text, for
+// comparing two programs' rules; the lookups' set IDs are left out (they
+// are a transaction's, not the rule's).
+func (r rule) key() string {
+	var b strings.Builder
+	for _, x := range r.exprs {
+		if l, ok := x.(*expr.Lookup); ok {
+			c := *l
+			c.SetID = 0
+			x = &c
+		}
+		fmt.Fprintf(&b, "%T%+v;", x, x)
+	}
+	b.WriteString(r.comment)
+	return b.String()
 }
 
 type setDef struct {
@@ -77,15 +106,17 @@ type setDef struct {
 //	chain forward (filter, hook forward, priority 0, policy accept):
 //	  ct state established,related accept
 //	  meta nfproto ipv6 icmpv6 type 133-137 accept     (neighbour discovery)
-//	  meta nfproto ipv4 ip saddr vmap @egress-v4      (pod address: jump eg-N)
+//	  meta nfproto ipv4 ip saddr vmap @egress-v4      (pod address: jump eg-ID)
 //	  meta nfproto ipv6 ip6 saddr vmap @egress-v6
-//	  meta nfproto ipv4 ip daddr vmap @ingress-v4     (pod address: jump in-N)
+//	  meta nfproto ipv4 ip daddr vmap @ingress-v4     (pod address: jump in-ID)
 //	  meta nfproto ipv6 ip6 daddr vmap @ingress-v6
-//	chain eg-N: ip daddr <the pod's own address> return; per allowed rule and family/port: [ip daddr @set] [meta l4proto P th dport A-B] return; then drop
-//	chain in-N: ip saddr <the pod's own address> accept; per allowed rule: [ip saddr @set] [port] accept; then drop
+//	chain eg-ID: ip daddr <the pod's own address> return; per allowed rule and family/port: [ip daddr @set] [meta l4proto P th dport A-B] return; then drop
+//	chain in-ID: ip saddr <the pod's own address> accept; per allowed rule: [ip saddr @set] [port] accept; then drop
 //
-// A packet between two pods passes the sender's egress chain (which
-// returns when allowed) and then the receiver's ingress chain.
+// ID is the pod's chain ID (chainID): the same for a pod from one program
+// to the next, so that a change rewrites only what it touches. A packet
+// between two pods passes the sender's egress chain (which returns when
+// allowed) and then the receiver's ingress chain.
 func build(p *Program) (*ruleset, error) {
 	rs := &ruleset{maps: map[string][]nftables.SetElement{}}
 	fwd := &chainRules{name: ChainForward}
@@ -132,7 +163,21 @@ func build(p *Program) (*ruleset, error) {
 	}
 	rs.chains = append(rs.chains, fwd)
 
-	for i, pr := range p.Pods {
+	ids := make(map[string]string, len(p.Pods))
+	owner := map[netip.Addr]string{}
+	for _, pr := range p.Pods {
+		id := chainID(pr.Pod)
+		if other, ok := ids[id]; ok {
+			return nil, fmt.Errorf("netpol: pods %s and %s have the same chain ID %s", other, pr.Pod, id)
+		}
+		ids[id] = pr.Pod
+		for _, ip := range pr.IPs {
+			if other, ok := owner[ip.Unmap()]; ok {
+				return nil, fmt.Errorf("netpol: pods %s and %s both have the address %s", other, pr.Pod, ip)
+			}
+			owner[ip.Unmap()] = pr.Pod
+		}
+		i := id
 		for _, d := range []struct {
 			dir     *Direction
 			ingress bool
@@ -144,7 +189,7 @@ func build(p *Program) (*ruleset, error) {
 			if d.ingress {
 				prefix, what, verdict = "in-", "ingress", expr.VerdictAccept
 			}
-			ch := &chainRules{name: prefix + strconv.Itoa(i)}
+			ch := &chainRules{name: prefix + i}
 			pod := "pod=" + pr.Pod + " " + what
 			// A pod reaching itself (through a Service: hairpin) is not
 			// subject to its policies, in either direction: the ingress
@@ -166,7 +211,7 @@ func build(p *Program) (*ruleset, error) {
 				})
 			}
 			for j, r := range d.dir.Rules {
-				rules, sets := allowRules(fmt.Sprintf("%s%d-%d", prefix, i, j), r, !d.ingress, verdict, commentPrefix+pod+" allowed by "+r.Policy)
+				rules, sets := allowRules(fmt.Sprintf("%s%s-%d", prefix, i, j), r, !d.ingress, verdict, commentPrefix+pod+" allowed by "+r.Policy)
 				ch.rules = append(ch.rules, rules...)
 				rs.sets = append(rs.sets, sets...)
 			}
@@ -194,6 +239,15 @@ func build(p *Program) (*ruleset, error) {
 		}
 	}
 	return rs, nil
+}
+
+// chainID names a pod's chains and sets: the first 64 bits of the
+// SHA-256 of its "namespace/name", in hex. A pod's names stay the same
+// while it lives, whatever other pods come and go; the comments name the
+// pod.
+func chainID(pod string) string {
+	sum := sha256.Sum256([]byte(pod))
+	return hex.EncodeToString(sum[:8])
 }
 
 // allowRules are the rules of one allowed Rule in a pod's chain: per

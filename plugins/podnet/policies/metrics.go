@@ -19,12 +19,16 @@ import (
 //	nri_podnet_netpol_set_elements        gauge: their elements
 //	nri_podnet_netpol_sync_duration_seconds  histogram: compile and apply, failures included
 //	nri_podnet_netpol_sync_errors_total   counter: failed compiles and writes, and syncs with policies it could not read
+//	nri_podnet_netpol_writes_total{kind}  counter: syncs by what they wrote: "full" (the whole table), "changes" (what differed), "none"
+//	nri_podnet_netpol_last_write_objects  gauge: the size of the last transaction (rules, elements, chains and sets it wrote or deleted)
 //
 // The methods of a nil *Metrics do nothing.
 type Metrics struct {
 	policies, pods, rules, sets, elements prometheus.Gauge
+	written                               prometheus.Gauge
 	duration                              prometheus.Histogram
 	errors                                prometheus.Counter
+	writes                                *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them on reg.
@@ -42,13 +46,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		rules:    g("rules", "Rules of the NetworkPolicy table."),
 		sets:     g("sets", "Sets and verdict maps of the NetworkPolicy table."),
 		elements: g("set_elements", "Elements of the NetworkPolicy table's sets and maps."),
+		written:  g("last_write_objects", "Size of the last transaction on the NetworkPolicy table: the rules, set and map elements, chains and sets it added, flushed or deleted (0: nothing had changed)."),
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "writes_total",
+			Help: `Syncs of the NetworkPolicy table by what they wrote: "full" (the whole table), "changes" (only what differed), "none" (nothing had changed).`}, []string{"kind"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "sync_duration_seconds",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
 			Help:    "Time to compile the NetworkPolicies and write the table, failures included."}),
 		errors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "sync_errors_total",
 			Help: "Failed compiles and writes of the NetworkPolicy table."}),
 	}
-	for _, c := range []prometheus.Collector{m.policies, m.pods, m.rules, m.sets, m.elements, m.duration, m.errors} {
+	for _, c := range []prometheus.Collector{m.policies, m.pods, m.rules, m.sets, m.elements, m.written, m.duration, m.errors, m.writes} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -70,6 +77,15 @@ func (m *Metrics) synced(start time.Time, policies int, st netpol.Stats, err err
 	m.rules.Set(float64(st.Rules))
 	m.sets.Set(float64(st.Sets))
 	m.elements.Set(float64(st.Elements))
+	m.written.Set(float64(st.Written))
+	switch {
+	case st.Full:
+		m.writes.WithLabelValues("full").Inc()
+	case st.Written > 0:
+		m.writes.WithLabelValues("changes").Inc()
+	default:
+		m.writes.WithLabelValues("none").Inc()
+	}
 }
 
 // unreadable counts a sync with policies the compiler could not read.
