@@ -61,16 +61,23 @@ type ruleset struct {
 type chainRules struct {
 	name  string
 	rules []rule
+	// k memoises key (a ruleset is compared with the next one too).
+	k string
 }
 
 // key is the chain's content: equal keys, equal rules.
 func (c *chainRules) key() string {
-	var b strings.Builder
-	for _, r := range c.rules {
-		b.WriteString(r.key())
-		b.WriteByte('\n')
+	if c.k != "" {
+		return c.k
 	}
-	return b.String()
+	var b strings.Builder
+	b.WriteString(c.name)
+	for _, r := range c.rules {
+		b.WriteByte('\n')
+		b.WriteString(r.key())
+	}
+	c.k = b.String()
+	return c.k
 }
 
 type rule struct {
