@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"go4.org/netipx"
 	corev1 "k8s.io/api/core/v1"
@@ -102,6 +103,50 @@ type compiler struct {
 	errs []error
 	// byNS are the pods with addresses, by namespace.
 	byNS map[string][]*Pod
+	// memo holds the peers of each peer list met, by the policy's
+	// namespace and the list's text: policies often repeat a peer list
+	// ("from the monitoring namespace"), and its pods and addresses are
+	// then computed once per Compile.
+	memo map[string]*memoPeers
+}
+
+type memoPeers struct {
+	p   peers
+	err error
+	// set are the addresses of p (addrs), once asked for.
+	set    *netipx.IPSet
+	setErr error
+	setOK  bool
+}
+
+// peerList returns the peers of a rule's peer list, computed once per
+// list and namespace.
+func (c *compiler) peerList(policyNS string, list []networkingv1.NetworkPolicyPeer) *memoPeers {
+	var k strings.Builder
+	k.WriteString(policyNS)
+	for _, p := range list {
+		k.WriteByte(0)
+		k.WriteString(p.String())
+	}
+	if m := c.memo[k.String()]; m != nil {
+		return m
+	}
+	m := &memoPeers{}
+	m.p, m.err = c.peers(policyNS, list)
+	if c.memo == nil {
+		c.memo = map[string]*memoPeers{}
+	}
+	c.memo[k.String()] = m
+	return m
+}
+
+// addrs are the addresses of the peers (addrs), computed once.
+func (m *memoPeers) addrs() (*netipx.IPSet, error) {
+	if !m.setOK {
+		m.set, m.setErr = addrs(m.p.pods, m.p.blocks)
+		m.setOK = true
+	}
+	return m.set, m.setErr
 }
 
 func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*PodRules) {
@@ -148,14 +193,15 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 	var egs []Rule
 	if ingress {
 		for j, r := range pol.Spec.Ingress {
-			pe, err := c.peers(pol.Namespace, r.From)
+			m := c.peerList(pol.Namespace, r.From)
+			pe, err := m.p, m.err
 			var specs []portSpec
 			if err == nil {
 				specs, err = portSpecs(r.Ports)
 			}
 			prep := ingressPrep{specs: specs}
 			if err == nil && !pe.any {
-				if prep.peers, err = addrs(pe.pods, pe.blocks); err == nil {
+				if prep.peers, err = m.addrs(); err == nil {
 					prep.none = len(prep.peers.Ranges()) == 0
 				}
 			}
@@ -388,7 +434,8 @@ func ingressRule(policy string, target *Pod, peers *netipx.IPSet, none bool, spe
 }
 
 func (c *compiler) egressRule(policy, ns string, r networkingv1.NetworkPolicyEgressRule) ([]Rule, error) {
-	pe, err := c.peers(ns, r.To)
+	m := c.peerList(ns, r.To)
+	pe, err := m.p, m.err
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +456,7 @@ func (c *compiler) egressRule(policy, ns string, r networkingv1.NetworkPolicyEgr
 	}
 	if len(specs) == 0 || len(numeric.Ports) > 0 {
 		if !pe.any {
-			if numeric.Peers, err = addrs(pe.pods, pe.blocks); err != nil {
+			if numeric.Peers, err = m.addrs(); err != nil {
 				return nil, err
 			}
 		}
