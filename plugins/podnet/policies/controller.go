@@ -245,10 +245,34 @@ func (c *Controller) Run(ctx context.Context) error {
 		UpdateFunc: func(any, any) { c.kick() },
 		DeleteFunc: func(any) { c.kick() },
 	}
-	for _, inf := range []cache.SharedIndexInformer{pol.Informer(), ns.Informer(), pods.Informer()} {
+	for _, inf := range []cache.SharedIndexInformer{pol.Informer(), ns.Informer()} {
 		if _, err := inf.AddEventHandler(handler); err != nil {
 			return fmt.Errorf("policies: watching: %w", err)
 		}
+	}
+	// A cluster's pods change all the time in ways the program does not
+	// see (their status's conditions, containers' states): only what
+	// compile reads starts a sync.
+	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); ok && c.podMatters(p) {
+				c.kick()
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*corev1.Pod)
+			n, ok2 := newObj.(*corev1.Pod)
+			if !ok1 || !ok2 || c.podChangeMatters(o, n) {
+				c.kick()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); !ok || c.podMatters(p) {
+				c.kick() // a tombstone (cache.DeletedFinalStateUnknown) too
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("policies: watching: %w", err)
 	}
 	c.lister = listers{
 		policies:   func() ([]*networkingv1.NetworkPolicy, error) { return pol.Lister().List(labels.Everything()) },
@@ -439,6 +463,24 @@ func podLabels(l map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// podMatters reports whether compile reads anything of p: a pod of this
+// node (its labels and named ports complete what the runtime tells), or
+// one of another node with addresses (a peer).
+func (c *Controller) podMatters(p *corev1.Pod) bool {
+	return p.Spec.NodeName == c.node || !p.Spec.HostNetwork && len(p.Status.PodIPs) > 0
+}
+
+// podChangeMatters reports whether a pod's update changes what compile
+// reads of it.
+func (c *Controller) podChangeMatters(old, new *corev1.Pod) bool {
+	if !c.podMatters(old) && !c.podMatters(new) {
+		return false
+	}
+	return old.UID != new.UID || old.Spec.NodeName != new.Spec.NodeName || old.Spec.HostNetwork != new.Spec.HostNetwork ||
+		isTerminal(old) != isTerminal(new) || !maps.Equal(old.Labels, new.Labels) ||
+		!slices.Equal(old.Status.PodIPs, new.Status.PodIPs) || !slices.Equal(namedPorts(old), namedPorts(new))
 }
 
 func isTerminal(p *corev1.Pod) bool {
