@@ -122,7 +122,10 @@ func RoutesFor(self string, own []netip.Prefix, nodes []Node) (routes []Route, s
 		}
 		return 0
 	})
-	taken := slices.Clone(own)
+	var taken prefixIndex
+	for _, p := range own {
+		taken.add(p, "this node's pod CIDR")
+	}
 	for _, n := range nodes {
 		if n.Name == self {
 			continue
@@ -133,15 +136,11 @@ func RoutesFor(self string, own []netip.Prefix, nodes []Node) (routes []Route, s
 				skipped = append(skipped, fmt.Sprintf("Node %s: pod CIDR %s: no InternalIP of its family in %v", n.Name, p, n.InternalIPs))
 				continue
 			}
-			if j := slices.IndexFunc(taken, p.Overlaps); j >= 0 {
-				whose := "this node's pod CIDR"
-				if j >= len(own) {
-					whose = "the pod CIDR of Node " + routes[j-len(own)].Node
-				}
-				skipped = append(skipped, fmt.Sprintf("Node %s: pod CIDR %s overlaps %s %s", n.Name, p, whose, taken[j]))
+			if q, whose, ok := taken.overlapping(p); ok {
+				skipped = append(skipped, fmt.Sprintf("Node %s: pod CIDR %s overlaps %s %s", n.Name, p, whose, q))
 				continue
 			}
-			taken = append(taken, p)
+			taken.add(p, "the pod CIDR of Node "+n.Name)
 			routes = append(routes, Route{Dst: p, Via: n.InternalIPs[i], Node: n.Name})
 		}
 	}
@@ -154,4 +153,53 @@ func comparePrefix(a, b netip.Prefix) int {
 		return c
 	}
 	return a.Bits() - b.Bits()
+}
+
+// prefixIndex holds prefixes that do not overlap, each with a note of
+// whose it is, and finds the one a prefix overlaps in logarithmic time
+// (RoutesFor checks every pod CIDR of a cluster's Nodes). Two prefixes
+// overlap when one contains the other: a shorter one held is found by
+// masking the prefix to each length held; a longer one by the first
+// address held at or after the prefix's own.
+type prefixIndex struct {
+	byLen  map[int]map[netip.Prefix]string
+	lens   []int          // the lengths in byLen, ascending
+	sorted []netip.Prefix // by first address
+}
+
+func (x *prefixIndex) add(p netip.Prefix, whose string) {
+	p = p.Masked()
+	if x.byLen == nil {
+		x.byLen = map[int]map[netip.Prefix]string{}
+	}
+	m := x.byLen[p.Bits()]
+	if m == nil {
+		m = map[netip.Prefix]string{}
+		x.byLen[p.Bits()] = m
+		i, _ := slices.BinarySearch(x.lens, p.Bits())
+		x.lens = slices.Insert(x.lens, i, p.Bits())
+	}
+	m[p] = whose
+	i, _ := slices.BinarySearchFunc(x.sorted, p, comparePrefix)
+	x.sorted = slices.Insert(x.sorted, i, p)
+}
+
+// overlapping returns a prefix held that overlaps p, and whose it is.
+func (x *prefixIndex) overlapping(p netip.Prefix) (netip.Prefix, string, bool) {
+	p = p.Masked()
+	for _, l := range x.lens {
+		if l > p.Bits() {
+			break
+		}
+		q := netip.PrefixFrom(p.Addr(), l).Masked()
+		if whose, ok := x.byLen[l][q]; ok {
+			return q, whose, true
+		}
+	}
+	i, _ := slices.BinarySearchFunc(x.sorted, p, comparePrefix)
+	if i < len(x.sorted) && p.Contains(x.sorted[i].Addr()) {
+		q := x.sorted[i]
+		return q, x.byLen[q.Bits()][q], true
+	}
+	return netip.Prefix{}, "", false
 }

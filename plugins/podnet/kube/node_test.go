@@ -166,3 +166,42 @@ func TestSlimNode(t *testing.T) {
 		t.Errorf("slimNode changed a non-Node: %v", x)
 	}
 }
+
+func TestPrefixIndex(t *testing.T) {
+	var x prefixIndex
+	for _, p := range []string{"10.0.0.0/24", "10.0.2.0/27", "10.1.0.0/16", "fd00:1::/64", "fd00:2::/56"} {
+		x.add(netip.MustParsePrefix(p), "held "+p)
+	}
+	for _, tc := range []struct {
+		p, want string // want: the held prefix it overlaps, "" for none
+	}{
+		{"10.0.0.0/24", "10.0.0.0/24"},      // the same
+		{"10.0.0.128/25", "10.0.0.0/24"},    // inside a held one
+		{"10.0.0.0/16", "10.0.0.0/24"},      // holds held ones
+		{"10.0.2.32/27", ""},                // next to a held one
+		{"10.0.1.0/24", ""},                 // between held ones
+		{"10.1.200.0/24", "10.1.0.0/16"},    // deep inside
+		{"0.0.0.0/0", "10.0.0.0/24"},        // everything of its family
+		{"fd00:1::/64", "fd00:1::/64"},      //
+		{"fd00:2:0:ff::/64", "fd00:2::/56"}, //
+		{"fd00:3::/64", ""},                 //
+		{"::/0", "fd00:1::/64"},             // IPv4 ones are not IPv6
+		{"10.0.2.16/28", "10.0.2.0/27"},     //
+		{"9.255.255.255/32", ""},            //
+		{"10.255.255.255/32", ""},           //
+		{"fd00:2:0:100::/64", ""},           // just past the /56
+		{"fd00:1:0:0:8000::/65", "fd00:1::/64"},
+	} {
+		q, whose, ok := x.overlapping(netip.MustParsePrefix(tc.p))
+		got := ""
+		if ok {
+			got = q.String()
+			if whose != "held "+got {
+				t.Errorf("%s: whose %q, want %q", tc.p, whose, "held "+got)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s overlaps %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}

@@ -107,17 +107,32 @@ func (r *Router) Sync(want []Route) (changed bool, err error) {
 		return false, err
 	}
 	var errs []error
+	// The kernel's routes by destination: ours as they are (one each,
+	// single path) and the others' protocols, so that each wanted route
+	// is looked up once.
+	have := make(map[netip.Prefix]Route, len(ours))
+	for _, rt := range ours {
+		if x, ok := fromNetlink(rt); ok && rt.MultiPath == nil {
+			have[x.Dst] = x
+		}
+	}
+	foreign := make(map[netip.Prefix]netlink.RouteProtocol, len(others))
+	for _, rt := range others {
+		if rt.Dst == nil {
+			continue
+		}
+		if dst, ok := prefixOf(rt.Dst); ok {
+			foreign[dst] = rt.Protocol
+		}
+	}
 	wanted := make(map[netip.Prefix]bool, len(want))
 	for _, w := range want {
 		wanted[w.Dst] = true
-		if i := slices.IndexFunc(others, func(rt netlink.Route) bool { return sameDst(rt, w.Dst) }); i >= 0 {
-			errs = append(errs, fmt.Errorf("kube: route %s: a route to %s of protocol %s is there, not nri-podnet's: left alone", w, w.Dst, others[i].Protocol))
+		if proto, ok := foreign[w.Dst]; ok {
+			errs = append(errs, fmt.Errorf("kube: route %s: a route to %s of protocol %s is there, not nri-podnet's: left alone", w, w.Dst, proto))
 			continue
 		}
-		if slices.ContainsFunc(ours, func(rt netlink.Route) bool {
-			x, ok := fromNetlink(rt)
-			return ok && x.Dst == w.Dst && x.Via == w.Via && rt.MultiPath == nil
-		}) {
+		if x, ok := have[w.Dst]; ok && x.Via == w.Via {
 			continue
 		}
 		rt := &netlink.Route{
@@ -166,13 +181,11 @@ func (r *Router) Remove() (int, error) {
 	return n, errors.Join(errs...)
 }
 
-func sameDst(rt netlink.Route, p netip.Prefix) bool {
-	if rt.Dst == nil {
-		return false
-	}
-	ones, _ := rt.Dst.Mask.Size()
-	a, ok := netip.AddrFromSlice(rt.Dst.IP)
-	return ok && netip.PrefixFrom(a.Unmap(), ones) == p
+// prefixOf is a route destination as a prefix.
+func prefixOf(n *net.IPNet) (netip.Prefix, bool) {
+	ones, _ := n.Mask.Size()
+	a, ok := netip.AddrFromSlice(n.IP)
+	return netip.PrefixFrom(a.Unmap(), ones), ok
 }
 
 func prefixNet(p netip.Prefix) *net.IPNet {
