@@ -3,7 +3,7 @@
 # "Build, install, release" below and docs/install.md.
 GO ?= go
 
-.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test containerd-integration e2e-containerd bench-containerd kube e2e-kube bench-kube conformance-prepare conformance conformance-ci
+.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test containerd-integration e2e-containerd bench-containerd kube e2e-kube bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
 
 test: lint unit interop compat deploy-test
 
@@ -328,6 +328,15 @@ e2e-kube:
 # go test names a repeated sub-benchmark name#NN; the suffix is stripped so
 # that benchstat sees the rounds as samples. Raw results and benchstat's
 # summary in BENCH_KUBE_OUT.
+# BenchmarkNetpolScale (docs/performance.md): nri-podnet with a real
+# kube-apiserver holding 1,000 Nodes, 10,000 pods and 1,000 policies.
+BENCH_SCALE_OUT ?= $(CURDIR)/bench-netpol-scale
+BENCH_SCALE_N ?= 30
+bench-netpol-scale:
+	GO=$(GO) hack/kube.sh >/dev/null
+	mkdir -p $(BENCH_SCALE_OUT)
+	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -run '^$$' -bench NetpolScale -benchtime $(BENCH_SCALE_N)x -count 1 -timeout 60m -v . > $(BENCH_SCALE_OUT)/netpol-scale.txt; rc=$$?; grep -E '^(Benchmark|    scale_test)' $(BENCH_SCALE_OUT)/netpol-scale.txt; exit $$rc
+
 BENCH_KUBE_OUT ?= $(CURDIR)/bench-kube
 bench-kube:
 	GO=$(GO) hack/kube.sh >/dev/null

@@ -67,6 +67,10 @@ type controlPlaneOptions struct {
 	// extraControllers are kube-controller-manager controllers to run
 	// besides controllers.
 	extraControllers []string
+	// noControllerManager: no kube-controller-manager at all (Nodes get
+	// their pod CIDRs from whoever registers them, and no controller acts
+	// on Nodes without kubelets).
+	noControllerManager bool
 }
 
 // startControlPlane starts etcd, kube-apiserver and
@@ -104,7 +108,9 @@ func startControlPlaneWith(t testing.TB, opts controlPlaneOptions) *controlPlane
 	cp.startEtcd()
 	cp.startAPIServer()
 	t.Logf("etcd and kube-apiserver ready at %s in %v", cp.server, time.Since(start).Round(time.Millisecond))
-	cp.startControllerManager()
+	if !opts.noControllerManager {
+		cp.startControllerManager()
+	}
 	return cp
 }
 
@@ -300,9 +306,23 @@ func (cp *controlPlane) startControllerManager() {
 // addrs, as a kubelet registers its node (without a kubelet: nothing
 // keeps it Ready, which node IPAM does not need).
 func (cp *controlPlane) registerNode(name string, addrs ...netip.Addr) {
+	cp.t.Helper()
+	cp.registerNodeWithCIDRs(name, nil, addrs...)
+}
+
+// registerNodeWithCIDRs registers a Node as registerNode does, with
+// spec.podCIDRs set to podCIDRs when there are any (as a control plane
+// without node IPAM leaves it to whoever creates the Node).
+func (cp *controlPlane) registerNodeWithCIDRs(name string, podCIDRs []netip.Prefix, addrs ...netip.Addr) {
 	t := cp.t
 	t.Helper()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"nrinet.io/e2e": cp.token}}}
+	for _, c := range podCIDRs {
+		n.Spec.PodCIDRs = append(n.Spec.PodCIDRs, c.String())
+	}
+	if len(podCIDRs) > 0 {
+		n.Spec.PodCIDR = n.Spec.PodCIDRs[0]
+	}
 	for _, a := range addrs {
 		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: a.String()})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -39,6 +40,23 @@ type node struct {
 
 	nrinetd, podnet *proc
 	pods            []*pod
+
+	opts nodeOptions
+	// healthAddr is nri-podnet's -health-address (host:port on the
+	// node's underlay address), with opts.health.
+	healthAddr string
+}
+
+// nodeOptions change a node. The zero value is the stages'.
+type nodeOptions struct {
+	// podCIDRs, if set, are the Node's spec.podCIDRs, set when it is
+	// registered (a control plane without node IPAM); clusterCIDRs, if
+	// set, are nri-podnet's -cluster-cidr instead of clusterCIDR4 and
+	// clusterCIDR6.
+	podCIDRs, clusterCIDRs []netip.Prefix
+	// health: nri-podnet serves /readyz and /metrics (-health-address)
+	// on the node's underlay address.
+	health bool
 }
 
 // A pod is a pod sandbox run with crictl on a node.
@@ -68,15 +86,26 @@ func (p *pod) addr(v4 bool) netip.Addr {
 // nri-podnet runs in -kube mode: it reads the pod CIDRs itself.
 func startNode(t testing.TB, cp *controlPlane, suffix string) *node {
 	t.Helper()
+	return startNodeWith(t, cp, suffix, nodeOptions{})
+}
+
+// startNodeWith starts a node as startNode does, changed by opts.
+func startNodeWith(t testing.TB, cp *controlPlane, suffix string, opts nodeOptions) *node {
+	t.Helper()
 	name := "nrke-" + cp.token + "-" + suffix
-	n := &node{t: t, cp: cp, name: name, bridge: "nrkp" + cp.token}
+	n := &node{t: t, cp: cp, name: name, bridge: "nrkp" + cp.token, opts: opts}
 	n.host = newHost(t, cp.u, name, "nrke"+cp.token+suffix, true)
 	n.dir = cp.path("nodes", suffix)
 	n.criSock, n.nriSock = filepath.Join(n.dir, "cri.sock"), filepath.Join(n.dir, "nri.sock")
 	n.crictlConfig = filepath.Join(n.dir, "crictl.yaml")
-	cp.registerNode(name, n.addr4, n.addr6)
-	n.podCIDRs = cp.podCIDRs(name)
-	checkPodCIDRs(t, name, n.podCIDRs)
+	if len(opts.podCIDRs) > 0 {
+		cp.registerNodeWithCIDRs(name, opts.podCIDRs, n.addr4, n.addr6)
+		n.podCIDRs = opts.podCIDRs
+	} else {
+		cp.registerNode(name, n.addr4, n.addr6)
+		n.podCIDRs = cp.podCIDRs(name)
+		checkPodCIDRs(t, name, n.podCIDRs)
+	}
 
 	// After the processes stopped (cleanups run last first): every pod
 	// namespace is gone.
@@ -120,9 +149,22 @@ func (n *node) startPodnet() {
 	// The Node's credentials are its own user's, with only what the
 	// DaemonSet's ClusterRole grants (deploy/base): nodes get, list,
 	// watch.
+	clusterCIDRs := clusterCIDR4.String() + "," + clusterCIDR6.String()
+	if len(n.opts.clusterCIDRs) > 0 {
+		var s []string
+		for _, c := range n.opts.clusterCIDRs {
+			s = append(s, c.String())
+		}
+		clusterCIDRs = strings.Join(s, ",")
+	}
 	args := []string{"-config", filepath.Join(n.dir, "podnet.json"), "-socket", n.nriSock, "-name", "podnet", "-idx", "10",
 		"-kube", "-kubeconfig", n.cp.podnetKubeconfig(n.name), "-node-name", n.name,
-		"-cluster-cidr", clusterCIDR4.String() + "," + clusterCIDR6.String()}
+		"-cluster-cidr", clusterCIDRs}
+	if n.opts.health {
+		// The node's namespace is the test's own: the port is free.
+		n.healthAddr = net.JoinHostPort(n.addr4.String(), "9465")
+		args = append(args, "-health-address", n.healthAddr)
+	}
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -192,19 +234,29 @@ func (n *node) must(args ...string) string {
 // addresses CRI reports are one of each family, inside the node's pod
 // CIDRs, and are eth0's global addresses in the pod's namespace.
 func (n *node) runPod(name string) *pod {
+	n.t.Helper()
+	return n.runPodIn("nrinet-kube-e2e", name, nil)
+}
+
+// runPodIn runs a pod as runPod does, in namespace ns with labels (the
+// CRI labels, which NRI passes to nri-podnet as the pod's).
+func (n *node) runPodIn(ns, name string, labels map[string]string) *pod {
 	t := n.t
 	t.Helper()
 	cfg := map[string]any{
-		"metadata":      map[string]any{"name": name, "namespace": "nrinet-kube-e2e", "uid": name + "-" + n.cp.token, "attempt": 0},
+		"metadata":      map[string]any{"name": name, "namespace": ns, "uid": ns + "-" + name + "-" + n.cp.token, "attempt": 0},
 		"hostname":      name,
-		"log_directory": filepath.Join(n.dir, "logs", name),
+		"log_directory": filepath.Join(n.dir, "logs", ns, name),
 		"linux":         map[string]any{},
+	}
+	if len(labels) > 0 {
+		cfg["labels"] = labels
 	}
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(n.dir, "pod-"+name+".json")
+	path := filepath.Join(n.dir, "pod-"+ns+"-"+name+".json")
 	writeFile(t, path, string(b))
 	p := &pod{name: name, id: strings.TrimSpace(n.must("runp", path))}
 	n.pods = append(n.pods, p)
