@@ -57,6 +57,9 @@ type nodeOptions struct {
 	// health: nri-podnet serves /readyz and /metrics (-health-address)
 	// on the node's underlay address.
 	health bool
+	// podnetEnv is nri-podnet's environment besides the test's
+	// ("NAME=value").
+	podnetEnv []string
 }
 
 // A pod is a pod sandbox run with crictl on a node.
@@ -170,7 +173,7 @@ func (n *node) startPodnet() {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(n.dir, "podnet.json"), string(b))
-	n.podnet = startProc(t, n.name+"/nri-podnet", n.netnsPath, nil, env.podnet, args...)
+	n.podnet = startProc(t, n.name+"/nri-podnet", n.netnsPath, n.opts.podnetEnv, env.podnet, args...)
 }
 
 // waitNetworkReady polls crictl info until nrinetd answers and reports

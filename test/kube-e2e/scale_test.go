@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 )
 
 // The simulated cluster of BenchmarkNetpolScale: scaleNodes Nodes (one
@@ -128,6 +131,7 @@ func BenchmarkNetpolScale(b *testing.B) {
 		podCIDRs:     scaleNodeCIDRs(0),
 		clusterCIDRs: []netip.Prefix{scaleCIDR4, scaleCIDR6},
 		health:       true,
+		podnetEnv:    daemonSetEnv(b),
 	})
 	s.nodes = 1
 	s.addNodeLink()
@@ -446,6 +450,36 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 	}
 	b.ReportMetric(q(0.50), "p50-ms")
 	b.ReportMetric(q(0.99), "p99-ms")
+	ms := make([]string, len(lat))
+	for i, d := range lat {
+		ms[i] = strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	}
+	b.Logf("%d samples (ms), sorted: %s", len(lat), strings.Join(ms, " "))
+}
+
+// daemonSetEnv is the environment deploy/base's DaemonSet gives
+// nri-podnet that has literal values (GOMEMLIMIT), "NAME=value", so that
+// the benchmark's nri-podnet runs as the deployed one does.
+func daemonSetEnv(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "base", "daemonset.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds appsv1.DaemonSet
+	if err := yaml.Unmarshal(b, &ds); err != nil {
+		t.Fatalf("deploy/base/daemonset.yaml: %v", err)
+	}
+	var out []string
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				out = append(out, e.Name+"="+e.Value)
+			}
+		}
+	}
+	t.Logf("nri-podnet's environment from deploy/base/daemonset.yaml: %v", out)
+	return out
 }
 
 // get fetches path from nri-podnet's health address.
