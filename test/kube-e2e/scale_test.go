@@ -443,18 +443,23 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 	if len(lat) == 0 {
 		return
 	}
-	slices.Sort(lat)
+	b.Logf("%d samples (ms), in order: %s", len(lat), formatMs(lat))
+	lat = slices.Sorted(slices.Values(lat))
 	q := func(p float64) float64 {
 		i := int(p*float64(len(lat))+0.5) - 1
 		return float64(lat[max(0, min(i, len(lat)-1))]) / float64(time.Millisecond)
 	}
 	b.ReportMetric(q(0.50), "p50-ms")
 	b.ReportMetric(q(0.99), "p99-ms")
+	b.Logf("%d samples (ms), sorted: %s", len(lat), formatMs(lat))
+}
+
+func formatMs(lat []time.Duration) string {
 	ms := make([]string, len(lat))
 	for i, d := range lat {
 		ms[i] = strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	}
-	b.Logf("%d samples (ms), sorted: %s", len(lat), strings.Join(ms, " "))
+	return strings.Join(ms, " ")
 }
 
 // daemonSetEnv is the environment deploy/base's DaemonSet gives
