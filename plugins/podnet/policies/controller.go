@@ -245,15 +245,21 @@ func (c *Controller) Run(ctx context.Context) error {
 		UpdateFunc: func(any, any) { c.kick() },
 		DeleteFunc: func(any) { c.kick() },
 	}
+	// The handlers' registrations, whose HasSynced says the handler has
+	// been told of every object of the initial list, not only that the
+	// cache holds them.
+	var regs []cache.ResourceEventHandlerRegistration
 	for _, inf := range []cache.SharedIndexInformer{pol.Informer(), ns.Informer()} {
-		if _, err := inf.AddEventHandler(handler); err != nil {
+		reg, err := inf.AddEventHandler(handler)
+		if err != nil {
 			return fmt.Errorf("policies: watching: %w", err)
 		}
+		regs = append(regs, reg)
 	}
 	// A cluster's pods change all the time in ways the program does not
 	// see (their status's conditions, containers' states): only what
 	// compile reads starts a sync.
-	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if p, ok := obj.(*corev1.Pod); ok && c.podMatters(p) {
 				c.kick()
@@ -271,9 +277,11 @@ func (c *Controller) Run(ctx context.Context) error {
 				c.kick() // a tombstone (cache.DeletedFinalStateUnknown) too
 			}
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("policies: watching: %w", err)
 	}
+	regs = append(regs, reg)
 	c.lister = listers{
 		policies:   func() ([]*networkingv1.NetworkPolicy, error) { return pol.Lister().List(labels.Everything()) },
 		namespaces: func() ([]*corev1.Namespace, error) { return ns.Lister().List(labels.Everything()) },
@@ -281,10 +289,21 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	factory.Start(ctx.Done())
 	start := time.Now()
-	if !cache.WaitForCacheSync(ctx.Done(), pol.Informer().HasSynced, ns.Informer().HasSynced, pods.Informer().HasSynced) {
+	synced := make([]cache.InformerSynced, 0, len(regs))
+	for _, r := range regs {
+		synced = append(synced, r.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return nil
 	}
 	c.log.Info("NetworkPolicies, Namespaces and Pods listed", "after", time.Since(start).Round(time.Millisecond))
+	// Every object of the initial lists is in the caches the first sync
+	// reads: the pokes their events left would only repeat it (at
+	// cluster scale, a whole sync in the way of the first change).
+	select {
+	case <-c.poke:
+	default:
+	}
 
 	retry := time.NewTimer(0)
 	retry.Stop()
