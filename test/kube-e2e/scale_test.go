@@ -378,7 +378,7 @@ func (s *scaleCluster) benchFirstSync(b *testing.B) {
 // benchPolicyChange: pol0 (which isolates the real node's pod p0) gets a
 // new port, until the rule with it is in the kernel.
 func (s *scaleCluster) benchPolicyChange(b *testing.B) {
-	var lat []time.Duration
+	var lat, api []time.Duration
 	ctx := b.Context()
 	for i := 0; b.Loop(); i++ {
 		port := 20000 + i%10000
@@ -395,8 +395,10 @@ func (s *scaleCluster) benchPolicyChange(b *testing.B) {
 		if _, err := s.client.NetworkingV1().NetworkPolicies("ns0").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 			b.Fatal(err)
 		}
+		api = append(api, time.Since(t0))
 		lat = append(lat, s.tables.wait(b, x, "a rule for "+want, time.Minute).Sub(t0))
 	}
+	b.Logf("the update call alone (ms), in order: %s", formatMs(api))
 	reportLatencies(b, lat)
 }
 
@@ -405,7 +407,7 @@ func (s *scaleCluster) benchPolicyChange(b *testing.B) {
 // real node's sets hold them; it is then deleted (untimed) until a table
 // written after the deletion.
 func (s *scaleCluster) benchPodChange(b *testing.B) {
-	var lat []time.Duration
+	var lat, api []time.Duration
 	ctx := b.Context()
 	node := scaleNodes - 1 // no other pods
 	cidrs := scaleNodeCIDRs(node)
@@ -428,6 +430,7 @@ func (s *scaleCluster) benchPodChange(b *testing.B) {
 		})
 		t0 := time.Now()
 		s.setPodIPs(created, ips)
+		api = append(api, time.Since(t0))
 		lat = append(lat, s.tables.wait(b, x, "an element "+ips[0].String(), time.Minute).Sub(t0))
 		x = s.tables.expect(env.podnet, func(tableGen) bool { return true })
 		if err := s.client.CoreV1().Pods("ns10").Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
@@ -435,6 +438,7 @@ func (s *scaleCluster) benchPodChange(b *testing.B) {
 		}
 		s.tables.wait(b, x, "any change after the pod's deletion", time.Minute)
 	}
+	b.Logf("the status update call alone (ms), in order: %s", formatMs(api))
 	reportLatencies(b, lat)
 }
 
