@@ -5,6 +5,7 @@ go 1.26.6
 require (
 	github.com/google/go-containerregistry v0.22.1
 	golang.org/x/net v0.59.0
+	golang.org/x/sync v0.23.0
 	golang.org/x/sys v0.50.0
 	k8s.io/api v0.34.4
 	k8s.io/apimachinery v0.34.4
@@ -16,7 +17,6 @@ require (
 require (
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/mdlayher/socket v0.5.0 // indirect
-	golang.org/x/sync v0.23.0 // indirect
 )
 
 require (

@@ -11,10 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -196,13 +196,15 @@ func (s *scaleCluster) runLocalPods() {
 	for k := 0; k < scalePodsPerNode*10; k += 10 {
 		ns, name, labels := scalePod(k)
 		p := s.node.runPodIn(ns, name, labels)
-		s.createPod(ns, name, labels, s.node.name, p.ips)
+		if err := s.createPod(ns, name, labels, s.node.name, p.ips); err != nil {
+			s.t.Fatal(err)
+		}
 	}
 }
 
 // createPod creates a Pod object on node with ips as its status, as the
 // kubelet reports a running pod.
-func (s *scaleCluster) createPod(ns, name string, labels map[string]string, node string, ips []netip.Addr) {
+func (s *scaleCluster) createPod(ns, name string, labels map[string]string, node string, ips []netip.Addr) error {
 	ctx := s.t.Context()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
@@ -214,44 +216,40 @@ func (s *scaleCluster) createPod(ns, name string, labels map[string]string, node
 	}
 	created, err := s.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
-		s.t.Fatalf("creating pod %s/%s: %v", ns, name, err)
+		return fmt.Errorf("creating pod %s/%s: %w", ns, name, err)
 	}
-	s.setPodIPs(created, ips)
+	return s.setPodIPs(created, ips)
 }
 
-func (s *scaleCluster) setPodIPs(pod *corev1.Pod, ips []netip.Addr) {
+func (s *scaleCluster) setPodIPs(pod *corev1.Pod, ips []netip.Addr) error {
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.PodIP = ips[0].String()
 	for _, a := range ips {
 		pod.Status.PodIPs = append(pod.Status.PodIPs, corev1.PodIP{IP: a.String()})
 	}
 	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(s.t.Context(), pod, metav1.UpdateOptions{}); err != nil {
-		s.t.Fatalf("setting pod %s/%s's addresses: %v", pod.Namespace, pod.Name, err)
+		return fmt.Errorf("setting pod %s/%s's addresses: %w", pod.Namespace, pod.Name, err)
 	}
+	return nil
 }
 
-// parallel runs f(i) for i in [0, n) on 16 goroutines.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range 16 {
-		wg.Go(func() {
-			for i := range next {
-				f(i)
-			}
-		})
-	}
+// parallel runs f(i) for i in [0, n), 16 at a time, and fails the test
+// with the first error.
+func (s *scaleCluster) parallel(n int, f func(i int) error) {
+	var g errgroup.Group
+	g.SetLimit(16)
 	for i := range n {
-		next <- i
+		g.Go(func() error { return f(i) })
 	}
-	close(next)
-	wg.Wait()
+	if err := g.Wait(); err != nil {
+		s.t.Fatal(err)
+	}
 }
 
 // growNodes registers simulated Nodes until there are n.
 func (s *scaleCluster) growNodes(n int) {
 	from := s.nodes
-	parallel(n-from, func(j int) { s.registerSimNode(from + j) })
+	s.parallel(n-from, func(j int) error { return s.registerSimNode(from + j) })
 	s.nodes = n
 	// Every route is in before the benchmark starts.
 	s.routes.wait(s.t, s.routes.expect(scaleNodeCIDRs(n - 1)[0], true), time.Minute)
@@ -259,7 +257,7 @@ func (s *scaleCluster) growNodes(n int) {
 
 // registerSimNode creates simulated Node i, whose pod CIDRs and
 // InternalIPs are scaleNodeCIDRs(i) and scaleNodeAddrs(i).
-func (s *scaleCluster) registerSimNode(i int) {
+func (s *scaleCluster) registerSimNode(i int) error {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: scaleNodeName(s.cp, i), Labels: map[string]string{"nrinet.io/e2e": s.cp.token}}}
 	for _, c := range scaleNodeCIDRs(i) {
 		n.Spec.PodCIDRs = append(n.Spec.PodCIDRs, c.String())
@@ -269,8 +267,9 @@ func (s *scaleCluster) registerSimNode(i int) {
 		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: a.String()})
 	}
 	if _, err := s.client.CoreV1().Nodes().Create(s.t.Context(), n, metav1.CreateOptions{}); err != nil {
-		s.t.Errorf("creating Node %s: %v", n.Name, err)
+		return fmt.Errorf("creating Node %s: %w", n.Name, err)
 	}
+	return nil
 }
 
 // benchRoute: a Node added, until the route to its pods is in the real
@@ -282,7 +281,9 @@ func (s *scaleCluster) benchRoute(b *testing.B) {
 		dst := scaleNodeCIDRs(idx)[0]
 		added := s.routes.expect(dst, true)
 		t0 := time.Now()
-		s.registerSimNode(idx)
+		if err := s.registerSimNode(idx); err != nil {
+			b.Fatal(err)
+		}
 		lat = append(lat, s.routes.wait(b, added, time.Minute).Sub(t0))
 		gone := s.routes.expect(dst, false)
 		if err := s.client.CoreV1().Nodes().Delete(context.WithoutCancel(b.Context()), scaleNodeName(s.cp, idx), metav1.DeleteOptions{}); err != nil {
@@ -303,13 +304,13 @@ func (s *scaleCluster) createPods() {
 		}
 		others = append(others, k)
 	}
-	parallel(len(others), func(j int) {
+	s.parallel(len(others), func(j int) error {
 		k := others[j]
 		node := 1 + j%(scaleNodes-2)
 		slot := 2 + j/(scaleNodes-2)
 		ns, name, labels := scalePod(k)
 		cidrs := scaleNodeCIDRs(node)
-		s.createPod(ns, name, labels, scaleNodeName(s.cp, node), []netip.Addr{nth(cidrs[0], slot), nth(cidrs[1], slot)})
+		return s.createPod(ns, name, labels, scaleNodeName(s.cp, node), []netip.Addr{nth(cidrs[0], slot), nth(cidrs[1], slot)})
 	})
 }
 
@@ -330,25 +331,21 @@ func scalePolicy(i int) *networkingv1.NetworkPolicy {
 }
 
 func (s *scaleCluster) createPolicies() {
-	parallel(scalePolicies, func(i int) {
+	s.parallel(scalePolicies, func(i int) error {
 		p := scalePolicy(i)
 		if _, err := s.client.NetworkingV1().NetworkPolicies(p.Namespace).Create(s.t.Context(), p, metav1.CreateOptions{}); err != nil {
-			s.t.Errorf("creating NetworkPolicy %s/%s: %v", p.Namespace, p.Name, err)
+			return fmt.Errorf("creating NetworkPolicy %s/%s: %w", p.Namespace, p.Name, err)
 		}
+		return nil
 	})
 }
 
 // waitQuiet waits until nri-podnet wrote no table for quiet.
 func (s *scaleCluster) waitQuiet(quiet time.Duration) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) {
+	waitFor(s.t, fmt.Sprintf("nri-podnet's tables unchanged for %v", quiet), 5*time.Minute, quiet/5, func() (bool, string) {
 		last := s.tables.last()
-		if !last.IsZero() && time.Since(last) >= quiet {
-			return
-		}
-		time.Sleep(quiet / 5)
-	}
-	s.t.Fatalf("nri-podnet still writing its tables after 5 minutes")
+		return !last.IsZero() && time.Since(last) >= quiet, "last transaction at " + last.Format(time.RFC3339Nano)
+	})
 }
 
 // benchFirstSync: nri-podnet restarted, until /readyz answers 200 (the
@@ -429,7 +426,9 @@ func (s *scaleCluster) benchPodChange(b *testing.B) {
 			return slices.ContainsFunc(g.added, func(k []byte) bool { return slices.Equal(k, key) })
 		})
 		t0 := time.Now()
-		s.setPodIPs(created, ips)
+		if err := s.setPodIPs(created, ips); err != nil {
+			b.Fatal(err)
+		}
 		api = append(api, time.Since(t0))
 		lat = append(lat, s.tables.wait(b, x, "an element "+ips[0].String(), time.Minute).Sub(t0))
 		x = s.tables.expect(env.podnet, func(tableGen) bool { return true })

@@ -1,6 +1,7 @@
 package kubee2e
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -37,10 +38,32 @@ type tableGen struct {
 // (the kernel's NFNLGRP_NFTABLES events) and hands them to the
 // expectations registered before the change they wait for.
 type tableWatch struct {
-	mu      sync.Mutex
+	watchState
 	lastAt  time.Time
 	waiters []*tableWaiter
-	err     error
+}
+
+// watchState is what both watches share: the lock of their state and
+// the error that ended their monitor, if one did.
+type watchState struct {
+	mu  sync.Mutex
+	err error
+}
+
+// await returns the time that arrives on ch, or fails t after patience
+// with what did not happen and the monitor's error.
+func (w *watchState) await(t testing.TB, ch <-chan time.Time, patience time.Duration, what string) time.Time {
+	t.Helper()
+	select {
+	case at := <-ch:
+		return at
+	case <-time.After(patience):
+	}
+	w.mu.Lock()
+	err := w.err
+	w.mu.Unlock()
+	t.Fatalf("%s within %v (monitor error: %v)", what, patience, err)
+	return time.Time{}
 }
 
 type tableWaiter struct {
@@ -144,16 +167,7 @@ func (w *tableWatch) expect(bin string, pred func(tableGen) bool) *tableWaiter {
 // wait returns when x's transaction arrived, failing t after patience.
 func (w *tableWatch) wait(t testing.TB, x *tableWaiter, what string, patience time.Duration) time.Time {
 	t.Helper()
-	select {
-	case at := <-x.ch:
-		return at
-	case <-time.After(patience):
-	}
-	w.mu.Lock()
-	err := w.err
-	w.mu.Unlock()
-	t.Fatalf("no nftables transaction of %s with %s within %v (monitor error: %v)", x.comm, what, patience, err)
-	return time.Time{}
+	return w.await(t, x.ch, patience, fmt.Sprintf("no nftables transaction of %s with %s", x.comm, what))
 }
 
 // last is when the last transaction arrived.
@@ -183,10 +197,9 @@ func forceReadBuffer(c *mdnetlink.Conn) error {
 // (RTNLGRP_IPV4_ROUTE and _IPV6_ROUTE) and hands route changes to the
 // expectations registered before them.
 type routeWatch struct {
-	mu      sync.Mutex
+	watchState
 	present map[netip.Prefix]bool
 	waiters []*routeWaiter
-	err     error
 }
 
 type routeWaiter struct {
@@ -280,14 +293,5 @@ func (w *routeWatch) expect(dst netip.Prefix, present bool) *routeWaiter {
 
 func (w *routeWatch) wait(t testing.TB, x *routeWaiter, patience time.Duration) time.Time {
 	t.Helper()
-	select {
-	case at := <-x.ch:
-		return at
-	case <-time.After(patience):
-	}
-	w.mu.Lock()
-	err := w.err
-	w.mu.Unlock()
-	t.Fatalf("route to %s not %s within %v (monitor error: %v)", x.dst, map[bool]string{true: "set", false: "deleted"}[x.present], patience, err)
-	return time.Time{}
+	return w.await(t, x.ch, patience, fmt.Sprintf("route to %s not %s", x.dst, map[bool]string{true: "set", false: "deleted"}[x.present]))
 }

@@ -86,13 +86,12 @@ func fromNetlink(rt netlink.Route) (Route, bool) {
 	if rt.Dst == nil || rt.Gw == nil {
 		return Route{}, false
 	}
-	ones, _ := rt.Dst.Mask.Size()
-	dst, ok1 := netip.AddrFromSlice(rt.Dst.IP)
+	dst, ok1 := prefixOf(rt.Dst)
 	gw, ok2 := netip.AddrFromSlice(rt.Gw)
 	if !ok1 || !ok2 {
 		return Route{}, false
 	}
-	return Route{Dst: netip.PrefixFrom(dst.Unmap(), ones), Via: gw.Unmap()}, true
+	return Route{Dst: dst, Via: gw.Unmap()}, true
 }
 
 // Sync makes the Router's routes exactly want: it adds or replaces what

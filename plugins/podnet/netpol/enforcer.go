@@ -197,7 +197,7 @@ func (b *batch) set(name string) *nftables.Set {
 	if strings.HasSuffix(name, "-v6") {
 		s.KeyType = nftables.TypeIP6Addr
 	}
-	if _, ok := mapNames[name]; ok {
+	if isMap(name) {
 		s.DataType, s.IsMap = nftables.TypeVerdict, true
 	} else {
 		s.Interval = true
@@ -257,8 +257,14 @@ func (b *batch) addRules(ch *chainRules) error {
 	return nil
 }
 
-// mapNames are the verdict maps' names.
-var mapNames = map[string]struct{}{mapEgress4: {}, mapEgress6: {}, mapIngress4: {}, mapIngress6: {}}
+// isMap reports whether name is one of the verdict maps'.
+func isMap(name string) bool {
+	switch name {
+	case mapEgress4, mapEgress6, mapIngress4, mapIngress6:
+		return true
+	}
+	return false
+}
 
 // writeFull replaces the table with rs in one transaction and returns its
 // size.
