@@ -7,28 +7,40 @@ GO ?= go
 
 test: lint unit interop compat deploy-test
 
+# nrinet is several Go modules (docs/modules.md): the root module holds
+# the NRI libraries a runtime links, and nothing else, so that adopting
+# them moves none of a runtime's requirements; the commands, plugins, CRI
+# server, IPAM, tools and tests are modules of their own. go.work joins
+# them for development and tests. GO_PKGS are the packages of the modules
+# in go.work but for the three test modules, which have targets of their
+# own. compat/nri and deploy/test are outside the workspace (they require
+# other versions of shared modules) and build with GOWORK=off.
+GO_MODULES := . cmd cri deploy hack internal/cmd/protogen internal/imagebuild ipam plugins test
+GO_PKGS := $(foreach m,$(GO_MODULES),$(if $(filter .,$(m)),./...,./$(m)/...))
+
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet $(GO_PKGS)
+	GOWORK=off $(GO) vet ./...
 	cd test/interop && $(GO) vet ./... && $(GO) vet -tags upstream ./...
 	cd test/containerd-e2e && $(GO) vet ./...
-	cd deploy/test && $(GO) vet ./...
+	cd deploy/test && GOWORK=off $(GO) vet ./...
 	cd test/kube-e2e && $(GO) vet ./...
 
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 $(GO_PKGS)
 
 interop:
 	cd test/interop && $(GO) test -race -count=1 ./...
 
 # compat/nri, the module github.com/containerd/nri on nrinet (docs/compat.md).
 compat:
-	cd compat/nri && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd compat/nri && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -race -count=1 ./...
 
 # The manifests under deploy/, rendered with kustomize and checked
 # (deploy/test, a module of its own; no cluster needed).
 deploy-test:
-	cd deploy/test && $(GO) test -race -count=1 ./...
+	cd deploy/test && GOWORK=off $(GO) test -race -count=1 ./...
 
 # nrinet's version, stamped into every binary that make build, install,
 # release and image produce (and containerd's, as v2.4.2+nrinet.<it

@@ -17,6 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# compat/nri is a module outside go.work (docs/modules.md).
+export GOWORK=off
 version=v0.12.5
 dir=$(go mod download -json "github.com/containerd/nri@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 [ -d "$dir" ] || { echo "upstream-suite: cannot find github.com/containerd/nri@$version in the module cache" >&2; exit 1; }

@@ -295,7 +295,7 @@ func (s *Stub) Runtime() (RuntimeInfo, bool) {
 // connection (see WithReconnect) has been configured. It does not wait
 // for Synchronize, which the runtime sends right after Configure. It is
 // cheap and safe for concurrent use, meant for a readiness probe (its
-// shape is that of internal/health's Check).
+// shape is that of cmd/internal/health's Check).
 func (s *Stub) Ready() (bool, string) {
 	sess := s.session()
 	if sess == nil {

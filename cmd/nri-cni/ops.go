@@ -6,12 +6,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/nrinet/nrinet/internal/pluginops"
+	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	cniplugin "github.com/nrinet/nrinet/plugins/cni"
 )
 
 // ops are the command's operability flags and what serves them
-// (internal/pluginops), with nri-cni's metrics.
+// (cmd/internal/pluginops), with nri-cni's metrics.
 type ops struct {
 	*pluginops.Ops
 	metrics *cniplugin.Metrics // nil without -health-address

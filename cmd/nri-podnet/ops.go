@@ -6,13 +6,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/nrinet/nrinet/internal/pluginops"
+	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/plugins/podnet"
 	"github.com/nrinet/nrinet/plugins/podnet/policies"
 )
 
 // ops are the command's operability flags and what serves them
-// (internal/pluginops), with nri-podnet's metrics.
+// (cmd/internal/pluginops), with nri-podnet's metrics.
 type ops struct {
 	*pluginops.Ops
 	metrics    *podnet.Metrics   // nil without -health-address

@@ -29,10 +29,10 @@ func TestImportRules(t *testing.T) {
 	}{
 		{pkg: mod + "mux", onlyStd: true},
 		{pkg: mod + "api", forbidden: append([]string{mod + "runtime", mod + "plugin", mod + "mux"}, forbiddenForLibraries...)},
-		{pkg: mod + "runtime", forbidden: append([]string{mod + "plugin", mod + "cri", mod + "plugins/", mod + "ocispec", mod + "validator", "github.com/opencontainers/"}, forbiddenForLibraries...)},
-		{pkg: mod + "merge", forbidden: append([]string{mod + "runtime", mod + "plugin", mod + "mux", "github.com/opencontainers/"}, forbiddenForLibraries...)},
+		{pkg: mod + "runtime", forbidden: append([]string{mod + "plugin", mod + "cri", mod + "plugins/", mod + "ocispec", mod + "validator"}, forbiddenForLibraries...)},
+		{pkg: mod + "merge", forbidden: append([]string{mod + "runtime", mod + "plugin", mod + "mux", mod + "ocispec"}, forbiddenForLibraries...)},
 		{pkg: mod + "ocispec", forbidden: append([]string{mod + "runtime", mod + "plugin", mod + "mux", mod + "merge"}, forbiddenForLibraries...)},
-		{pkg: mod + "validator", forbidden: append([]string{mod + "runtime", mod + "plugin", mod + "mux", "github.com/opencontainers/"}, forbiddenForLibraries...)},
+		{pkg: mod + "validator", forbidden: append([]string{mod + "runtime", mod + "plugin", mod + "mux", mod + "ocispec"}, forbiddenForLibraries...)},
 		{pkg: mod + "plugin", forbidden: append([]string{mod + "runtime", mod + "cri", mod + "plugins/"}, forbiddenForLibraries...)},
 		{pkg: mod + "ipam", forbidden: []string{mod + "api", mod + "runtime", mod + "plugin", mod + "mux"}},
 		{pkg: mod + "plugins/podnet", forbidden: []string{mod + "runtime", mod + "cri", "github.com/containernetworking/", "k8s.io/"}},
@@ -42,7 +42,7 @@ func TestImportRules(t *testing.T) {
 		{pkg: mod + "plugins/podnet/policies", forbidden: []string{mod + "runtime", mod + "cri", "github.com/containernetworking/"}},
 		{pkg: mod + "plugins/podnet/kube", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq"}},
 		{pkg: mod + "plugins/cni", forbidden: []string{mod + "runtime", mod + "cri", "k8s.io/"}},
-		{pkg: mod + "internal/pluginops", forbidden: []string{mod + "runtime", mod + "cri", mod + "plugins/", "k8s.io/"}},
+		{pkg: mod + "cmd/internal/pluginops", forbidden: []string{mod + "runtime", mod + "cri", mod + "plugins/", "k8s.io/"}},
 	} {
 		t.Run(strings.TrimPrefix(tc.pkg, mod), func(t *testing.T) {
 			for _, d := range deps(t, tc.pkg) {

@@ -21,6 +21,8 @@ require (
 	github.com/klauspost/compress v1.19.2 // indirect
 	github.com/knqyf263/go-plugin v0.9.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/nrinet/nrinet/internal/imagebuild v0.0.0
+	github.com/nrinet/nrinet/ipam v0.0.0
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/opencontainers/runtime-spec v1.3.0 // indirect
@@ -38,3 +40,7 @@ require (
 )
 
 tool golang.org/x/perf/cmd/benchstat
+
+replace github.com/nrinet/nrinet/internal/imagebuild => ../../internal/imagebuild
+
+replace github.com/nrinet/nrinet/ipam => ../../ipam

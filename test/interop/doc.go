@@ -10,7 +10,7 @@
 // nrinet runtime delivers the evictions plugins ask for (evict_test.go).
 //
 // refuse_test.go runs the root module's network plugins, nri-podnet and
-// nri-cni, built from cmd/ in the root module, against the upstream
+// nri-cni, built from nrinet's cmd module, against the upstream
 // runtime, which lacks nrinet's pod network extension: each must refuse
 // it and exit with status 3 and leave a pod run afterwards untouched (it
 // needs root, for the pod's network namespace and nri-podnet's bridge).

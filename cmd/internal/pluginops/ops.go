@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/nrinet/nrinet/internal/health"
+	"github.com/nrinet/nrinet/cmd/internal/health"
 	"github.com/nrinet/nrinet/plugin"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/nrinet/nrinet/internal/pluginops"
+	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/nrinet/nrinet/internal/health"
+	"github.com/nrinet/nrinet/cmd/internal/health"
 )
 
 // A process's readiness grows as its parts start: each adds its check.

@@ -1,0 +1,23 @@
+module github.com/nrinet/nrinet/hack
+
+go 1.26.6
+
+require github.com/nrinet/nrinet/internal/imagebuild v0.0.0
+
+replace github.com/nrinet/nrinet/internal/imagebuild => ../internal/imagebuild
+
+require (
+	github.com/BurntSushi/toml v1.6.0
+	github.com/google/go-containerregistry v0.22.1
+)
+
+require (
+	github.com/docker/cli v29.7.2+incompatible // indirect
+	github.com/docker/docker-credential-helpers v0.9.3 // indirect
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
+	github.com/sirupsen/logrus v1.9.4 // indirect
+	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)
