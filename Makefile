@@ -3,7 +3,7 @@
 # "Build, install, release" below and docs/install.md.
 GO ?= go
 
-.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test containerd-integration e2e-containerd bench-containerd kube e2e-kube bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
+.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd bench-containerd kube e2e-kube bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
 
 test: lint unit interop compat deploy-test
 
@@ -246,6 +246,21 @@ containerd:
 containerd-test:
 	GO=$(GO) NRINET_CONTAINERD_TEST=1 $(GO) test -count=1 -v -timeout 45m -run '^TestContainerdNRIPackages$$' ./test/containerd
 	eval "$$(GO=$(GO) hack/containerd.sh)" && NRINET_CONTAINERD_BIN="$$NRINET_CONTAINERD_BIN" $(GO) test -count=1 -v -run '^TestContainerdImport$$' ./hack/image
+
+# CRI-O v1.36.3 from the Go module proxy, as make containerd: built
+# against the github.com/containerd/nri that NRINET_CRIO_NRI selects
+# (upstream or compat, the default) into
+# $(NRINET_CONTAINERD_CACHE)/crio-v1.36.3-<key>/bin (crio and pinns); a
+# no-op when built. crio-test runs CRI-O's unit tests of the packages that
+# use NRI on both builds, stock first, and compares each with stock CRI-O's
+# baseline (test/crio, docs/crio.md).
+crio:
+	GO=$(GO) NRINET_CRIO_NRI=upstream hack/crio.sh >/dev/null
+	GO=$(GO) hack/crio.sh
+
+crio-test:
+	GO=$(GO) NRINET_CRIO_TEST=1 NRINET_CRIO_NRI=upstream $(GO) test -count=1 -v -timeout 45m -run '^TestCrioNRIPackages$$' ./test/crio
+	GO=$(GO) NRINET_CRIO_TEST=1 NRINET_CRIO_NRI=compat $(GO) test -count=1 -v -timeout 45m -run '^TestCrioNRIPackages$$' ./test/crio
 
 # containerd's own NRI integration tests (integration/nri_test.go and
 # nri_linux_test.go of containerd v2.4.2, NRI plugins on upstream's stub in

@@ -7,11 +7,10 @@ import (
 )
 
 // Small helpers with the names and signatures of containerd/nri's pkg/api.
-// Upstream's conversions to and from OCI runtime-spec types (ToOCI,
-// FromOCI*) are not here, as package api must not depend on the
-// runtime-spec; package ocispec applies adjustments and updates to an OCI
-// Spec instead. KeyValue.ToOCI and FromOCIEnv, which need no runtime-spec
-// type, are kept.
+// Of upstream's conversions to and from OCI runtime-spec types (ToOCI,
+// FromOCI*), only those a supported runtime calls are here (oci.go), with
+// KeyValue.ToOCI and FromOCIEnv, which need no runtime-spec type; package
+// ocispec applies adjustments and updates to an OCI Spec.
 
 const (
 	// SELinuxRelabel is a Mount pseudo-option asking the runtime to relabel

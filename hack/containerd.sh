@@ -96,35 +96,11 @@ nrinet_mod=github.com/nrinet/nrinet
 export GOWORK=off GOFLAGS=-buildvcs=false
 
 log() { printf 'containerd.sh: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
-# timed NAME CMD...: runs CMD, logging how long it took.
-timed() {
-	local name=$1 start=$SECONDS rc=0
-	shift
-	"$@" || rc=$?
-	log "$name: $((SECONDS - start)) s"
-	return $rc
-}
-
-# compat_key prints a short hash of everything a compat build depends on
-# besides containerd itself: every file of the replacement module but its
-# tests, and the Go sources and go.mod/go.sum of nrinet's root module. cmd/
-# (main packages) and test/ (suites) are not imported, so they are left out;
-# so are compat/ (hashed as the replacement module), docs, contrib and hack.
-# nrinet's patches to containerd (hack/containerd-patches) are hashed too.
-# The root module embeds no files (//go:embed); if it ever does, add them.
-compat_key() {
-	{
-		(cd "$patch_dir" && find . -name '*.patch' -print | LC_ALL=C sort | xargs -r -d '\n' sha256sum)
-		(cd "$nri_dir" && find . -name .git -prune -o -name testdata -prune -o \
-			-type f ! -name '*_test.go' -print | LC_ALL=C sort | xargs -r -d '\n' sha256sum)
-		(cd "$repo" && find . \( -name .git -o -name testdata -o -path ./cmd -o -path ./test \
-			-o -path ./compat -o -path ./docs -o -path ./contrib -o -path ./hack \) -prune -o \
-			-type f \( -name '*.go' ! -name '*_test.go' -o -name '*.s' -o -name '*.proto' \
-			-o -name go.mod -o -name go.sum \) -print | LC_ALL=C sort | xargs -r -d '\n' sha256sum)
-	} | sha256sum | cut -c1-12
-}
+# compat_key (the hash of what a compat build depends on besides
+# containerd, the name of its cache directory), die, timed, stamp_is,
+# fetch_source, record_gomod_diff and prune_compat_dirs.
+. "$repo/hack/runtime-build.sh"
 
 case $nri_mode in
 upstream)
@@ -135,7 +111,7 @@ compat)
 	nri_dir=$(cd "$nri_dir" && pwd -P)
 	grep -Eq "^module[[:space:]]+\"?$nri_mod\"?[[:space:]]*$" "$nri_dir/go.mod" ||
 		die "$nri_dir/go.mod must declare module $nri_mod (a replacement is only accepted under the path it replaces)"
-	key=$(compat_key)
+	key=$(compat_key "$repo" "$nri_dir" "$patch_dir")
 	;;
 *)
 	die "NRINET_CONTAINERD_NRI=$nri_mode: want upstream or compat"
@@ -169,7 +145,7 @@ flock 9
 
 # The stamps: what each step's result depends on. The script's own hash is
 # part of both, so that a changed flag or step here redoes them.
-self_hash=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
+self_hash=$(cat "${BASH_SOURCE[0]}" "$repo/hack/runtime-build.sh" | sha256sum | cut -c1-12)
 prepared_stamp="containerd $version
 nri $nri_mode
 script $self_hash"
@@ -208,9 +184,6 @@ flags $build_flags
 tags $tags
 ldflags $ldflags"
 
-# stamp_is FILE TEXT: whether FILE holds exactly TEXT.
-stamp_is() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
-
 print_result() {
 	touch "$dir/prepared" # marks the directory as recently used, for pruning
 	log "containerd $reported_version ($nri_mode${variant:+, $variant}) binaries in $bin:"
@@ -230,29 +203,7 @@ fi
 # (module zips leave vendor/ out), so it is copied and made writable. A copy
 # is never edited except for go.mod, go.sum and vendor/, which step 2 resets,
 # and, in compat mode, nrinet's patches, applied once here.
-if [ ! -f "$src/go.mod.orig" ]; then
-	log "downloading $containerd_mod@$version through the Go module proxy"
-	modjson=$(cd / && "$GO" mod download -json "$containerd_mod@$version") ||
-		die "go mod download $containerd_mod@$version failed: $modjson"
-	moddir=$(printf '%s\n' "$modjson" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-	[ -n "$moddir" ] && [ -f "$moddir/go.mod" ] || die "no module directory in: $modjson"
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	log "copying $moddir to $src"
-	cp -R "$moddir" "$src.tmp"
-	chmod -R u+w "$src.tmp"
-	cp "$src.tmp/go.mod" "$src.tmp/go.mod.orig"
-	cp "$src.tmp/go.sum" "$src.tmp/go.sum.orig"
-	if [ "$nri_mode" = compat ]; then
-		# The patches are part of the key: a changed series gets a new copy.
-		for p in "$patch_dir"/*.patch; do
-			[ -e "$p" ] || continue
-			log "applying $(basename "$p")"
-			(cd "$src.tmp" && GIT_CEILING_DIRECTORIES=$dir git apply -p1 --whitespace=nowarn "$p") || die "cannot apply $p to containerd $version"
-		done
-	fi
-	mv "$src.tmp" "$src"
-fi
+fetch_source "$GO" "$containerd_mod" "$version" "$dir" "$nri_mode" "$patch_dir"
 
 # Step 2: go.mod and vendor/. containerd's repository vendors its
 # dependencies; with vendor/ present, go builds with -mod=vendor, which
@@ -286,11 +237,7 @@ if ! stamp_is "$dir/prepared" "$prepared_stamp" || [ ! -f "$src/vendor/modules.t
 		fi
 	fi
 	rm -f "$vendor_err"
-	diff -u "$src/go.mod.orig" "$src/go.mod" >"$dir/go.mod.diff" || true
-	if [ -s "$dir/go.mod.diff" ]; then
-		log "go.mod changes (also in $dir/go.mod.diff):"
-		grep -E '^[-+][^-+]' "$dir/go.mod.diff" | sed 's/^/  /' >&2 || true
-	fi
+	record_gomod_diff "$dir"
 	printf '%s\n' "$prepared_stamp" >"$dir/prepared"
 fi
 
@@ -309,17 +256,6 @@ printf '%s\n' "$built_stamp" >"$built"
 # Keep the newest few hashed compat directories of this version (by when a
 # build last used them: print_result touches prepared); a directory whose
 # lock another build holds is left alone.
-if [ "$nri_mode" = compat ]; then
-	old_dirs=$(ls -1dt "$cache_root/containerd-$version-"*/prepared 2>/dev/null | sed 's|/prepared$||' |
-		grep -v -e '-upstream$' | grep -vxF "$dir" | tail -n +$((keep_compat_dirs + 1))) || true
-	while read -r old; do
-		[ -n "$old" ] || continue
-		(
-			flock -n 9 || exit 0
-			log "removing the older cache directory $old"
-			rm -rf "$old" "$old.lock"
-		) 9>"$old.lock"
-	done <<<"$old_dirs"
-fi
+[ "$nri_mode" != compat ] || prune_compat_dirs "$cache_root/containerd-$version" "$dir" "$keep_compat_dirs"
 
 print_result

@@ -19,11 +19,12 @@
 // version, or a machine that skips differently).
 //
 // Built on compat/nri, containerd's go.mod may change only as
-// docs/containerd.md says (gomod_test.go): two modules added, upstream's
+// docs/containerd.md says (runtimesuite.AdoptionRules): two modules added, upstream's
 // two WASM modules dropped, the two replace lines; no requirement moves.
 //
-// TestParseRun, TestCompare and TestCheckGoModDiff check the helpers that read `go test -json`
-// and judge a run, and the go.mod check; they always run.
+// The helpers that build the runtime, read `go test -json`, judge a run
+// and check go.mod are shared with test/crio, in test/internal/runtimesuite,
+// with their own tests; TestAddedTests always runs.
 //
 // docs/containerd.md lists the packages, why each is chosen, and the
 // baseline's outcomes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -226,6 +227,9 @@ func (r *Adaptation) Start() error {
 	if r.dontListen {
 		opts = append(opts, runtime.WithoutExternalPlugins())
 	} else {
+		if err := removeEmptyDir(r.socketPath); err != nil {
+			return err
+		}
 		opts = append(opts, runtime.WithSocketPath(r.socketPath))
 	}
 	rt, err := runtime.New(r.name, r.version, opts...)
@@ -315,4 +319,25 @@ func (b *PluginSyncBlock) Unblock() {
 	if b != nil {
 		b.b.Unblock()
 	}
+}
+
+// removeEmptyDir removes path if it is an empty directory. Upstream's
+// runtime removes whatever is at its socket path before it listens
+// (os.Remove), and runtimes rely on it: CRI-O v1.36.3's server tests give
+// a fresh temporary directory as the socket path. nrinet's runtime replaces
+// only a stale socket, and refuses a file or a directory that holds
+// something (docs/compat.md); an empty directory holds nothing to lose.
+func removeEmptyDir(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil || len(entries) > 0 {
+		return nil // runtime.Start reports what is there
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("NRI socket path %s is an empty directory that cannot be removed: %w", path, err)
+	}
+	return nil
 }

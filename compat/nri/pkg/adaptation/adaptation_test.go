@@ -238,3 +238,66 @@ func ExampleNew() {
 	}
 	// Output: FROM_NRI=1
 }
+
+// TestNrinet_SocketPathAtStart: what Start does with what is at the socket
+// path. An empty directory is removed, as upstream's os.Remove does (CRI-O's
+// server tests give a fresh temporary directory); a directory that holds
+// something and a regular file are refused by name and left as they are
+// (upstream would remove the file), where upstream's Remove also fails for
+// the directory.
+func TestNrinet_SocketPathAtStart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prepare func(t *testing.T, path string)
+		wantErr string
+	}{
+		{name: "nothing", prepare: func(*testing.T, string) {}},
+		{name: "empty directory", prepare: func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "directory with a file", wantErr: "not a socket", prepare: func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(path, "keep"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "regular file", wantErr: "not a socket", prepare: func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte("keep"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "nri.sock")
+			tc.prepare(t, path)
+			before, _ := os.Lstat(path)
+			r, err := nri.New("runtime", "v1", nrinetNoSync, nrinetNoUpdate, nri.WithSocketPath(path),
+				nri.WithPluginPath(t.TempDir()), nri.WithPluginConfigPath(t.TempDir()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = r.Start()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Start: %v", err)
+				}
+				t.Cleanup(r.Stop)
+				if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
+					t.Fatalf("after Start, %s is %v (%v), want a socket", path, fi, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
+				r.Stop()
+				t.Fatalf("Start = %v, want an error naming %s and saying %q", err, path, tc.wantErr)
+			}
+			if after, err := os.Lstat(path); err != nil || after.Mode() != before.Mode() {
+				t.Errorf("%s changed: %v (%v), was %v", path, after, err, before)
+			}
+		})
+	}
+}

@@ -1,4 +1,4 @@
-package containerd_test
+package runtimesuite
 
 import (
 	"strings"
@@ -30,9 +30,14 @@ func TestCheckGoModDiff(t *testing.T) {
 		{"another replace", header + "+replace github.com/containerd/ttrpc => ../ttrpc\n", []string{"unexpected replace change: +replace github.com/containerd/ttrpc => ../ttrpc"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := checkGoModDiff(tc.diff)
+			rules := GoModRules{
+				Runtime: "containerd",
+				Added:   map[string]string{"github.com/nrinet/nrinet": "nrinet", "github.com/planetscale/vtprotobuf": "helpers"},
+				Dropped: map[string]string{"github.com/tetratelabs/wazero": "WASM", "github.com/knqyf263/go-plugin": "WASM"},
+			}
+			got := rules.Check(tc.diff)
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("checkGoModDiff = %q, want %q", got, tc.want)
+				t.Errorf("Check = %q, want %q", got, tc.want)
 			}
 		})
 	}

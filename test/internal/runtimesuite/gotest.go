@@ -1,4 +1,4 @@
-package containerd_test
+package runtimesuite
 
 import (
 	"bufio"
@@ -15,13 +15,13 @@ import (
 
 // Outcomes of a test, as `go test -json` reports them.
 const (
-	outcomePass = "pass"
-	outcomeSkip = "skip"
-	outcomeFail = "fail"
+	OutcomePass = "pass"
+	OutcomeSkip = "skip"
+	OutcomeFail = "fail"
 )
 
-// result is one top-level test's outcome, as the baseline records it.
-type result struct {
+// Result is one top-level test's outcome, as the baseline records it.
+type Result struct {
 	// Outcome is pass, skip or fail.
 	Outcome string `json:"outcome"`
 	// Why is, for a skip or a failure, the test's last line of output
@@ -29,10 +29,10 @@ type result struct {
 	Why string `json:"why,omitempty"`
 }
 
-// run is what one `go test -json` of a package reported.
-type run struct {
+// Run is what one `go test -json` of a package reported.
+type Run struct {
 	// Tests maps each top-level test that ended to its result.
-	Tests map[string]result
+	Tests map[string]Result
 	// Output holds each top-level test's output, its subtests' included.
 	Output map[string]string
 	// Subtests counts the subtests that ended, by outcome.
@@ -54,9 +54,9 @@ type event struct {
 	Output  string
 }
 
-// parseRun reads the output of `go test -json` for one package.
-func parseRun(r io.Reader) (*run, error) {
-	res := &run{Tests: map[string]result{}, Output: map[string]string{}, Subtests: map[string]int{}}
+// ParseRun reads the output of `go test -json` for one package.
+func ParseRun(r io.Reader) (*Run, error) {
+	res := &Run{Tests: map[string]Result{}, Output: map[string]string{}, Subtests: map[string]int{}}
 	out := map[string]*strings.Builder{}
 	var pkgOut strings.Builder
 	sc := bufio.NewScanner(r)
@@ -70,7 +70,7 @@ func parseRun(r io.Reader) (*run, error) {
 			switch ev.Action {
 			case "output", "build-output":
 				pkgOut.WriteString(ev.Output)
-			case outcomePass, outcomeFail, outcomeSkip:
+			case OutcomePass, OutcomeFail, OutcomeSkip:
 				res.Package = ev.Action
 			}
 			continue
@@ -82,13 +82,13 @@ func parseRun(r io.Reader) (*run, error) {
 				out[top] = &strings.Builder{}
 			}
 			out[top].WriteString(ev.Output)
-		case outcomePass, outcomeFail, outcomeSkip:
+		case OutcomePass, OutcomeFail, OutcomeSkip:
 			if sub {
 				res.Subtests[ev.Action]++
 				continue
 			}
-			r := result{Outcome: ev.Action}
-			if ev.Action != outcomePass && out[top] != nil {
+			r := Result{Outcome: ev.Action}
+			if ev.Action != OutcomePass && out[top] != nil {
 				r.Why = lastMessage(out[top].String())
 			}
 			res.Tests[top] = r
@@ -118,33 +118,35 @@ func lastMessage(output string) string {
 	return ""
 }
 
-// A difference between a run and the baseline, for one test.
-type difference struct {
-	test string
-	msg  string
-	// allowed: not an error (a test the baseline has skipping or failing
-	// now passes).
-	allowed bool
+// A Difference between a run and the baseline, for one test.
+type Difference struct {
+	Test string
+	Msg  string
+	// Allowed: not an error (a test the baseline has skipping or failing
+	// now passes, or a test nrinet's patches add passes).
+	Allowed bool
 }
 
-// compare checks got against the baseline's results for one package: a test
+// Compare checks got against the baseline's results for one package: a test
 // that passed must pass, one that skipped may skip or pass, one that failed
-// (a failure of stock containerd on this machine) may fail or pass, and the
-// same tests must have run. It returns the differences, sorted by test.
-func compare(base, got map[string]result, added map[string]bool) []difference {
-	var diffs []difference
+// (a failure of the stock runtime on this machine) may fail or pass, and the
+// same tests must have run, but for those in added (tests nrinet's patches
+// to the runtime add), which must pass; runtime names the runtime in the
+// messages. It returns the differences, sorted by test.
+func Compare(runtime string, base, got map[string]Result, added map[string]bool) []Difference {
+	var diffs []Difference
 	for _, name := range slices.Sorted(maps.Keys(base)) {
 		want := base[name]
 		r, ok := got[name]
 		switch {
 		case !ok:
-			diffs = append(diffs, difference{test: name, msg: fmt.Sprintf("did not run; the baseline has %s", want.Outcome)})
+			diffs = append(diffs, Difference{Test: name, Msg: fmt.Sprintf("did not run; the baseline has %s", want.Outcome)})
 		case r.Outcome == want.Outcome:
-		case r.Outcome == outcomePass:
-			diffs = append(diffs, difference{test: name, allowed: true,
-				msg: fmt.Sprintf("passes; the baseline has %s (%s)", want.Outcome, want.Why)})
+		case r.Outcome == OutcomePass:
+			diffs = append(diffs, Difference{Test: name, Allowed: true,
+				Msg: fmt.Sprintf("passes; the baseline has %s (%s)", want.Outcome, want.Why)})
 		default:
-			diffs = append(diffs, difference{test: name, msg: fmt.Sprintf("%s (%s); the baseline has %s", r.Outcome, r.Why, want.Outcome)})
+			diffs = append(diffs, Difference{Test: name, Msg: fmt.Sprintf("%s (%s); the baseline has %s", r.Outcome, r.Why, want.Outcome)})
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(got)) {
@@ -153,25 +155,25 @@ func compare(base, got map[string]result, added map[string]bool) []difference {
 		}
 		r := got[name]
 		switch {
-		case added[name] && r.Outcome == outcomePass:
-			diffs = append(diffs, difference{test: name, allowed: true, msg: "passes; added by nrinet's containerd patches"})
+		case added[name] && r.Outcome == OutcomePass:
+			diffs = append(diffs, Difference{Test: name, Allowed: true, Msg: "passes; added by nrinet's " + runtime + " patches"})
 		case added[name]:
-			diffs = append(diffs, difference{test: name, msg: fmt.Sprintf("%s (%s); added by nrinet's containerd patches, it must pass", r.Outcome, r.Why)})
+			diffs = append(diffs, Difference{Test: name, Msg: fmt.Sprintf("%s (%s); added by nrinet's %s patches, it must pass", r.Outcome, r.Why, runtime)})
 		default:
-			diffs = append(diffs, difference{test: name, msg: fmt.Sprintf("%s, but it is not in the baseline", r.Outcome)})
+			diffs = append(diffs, Difference{Test: name, Msg: fmt.Sprintf("%s, but it is not in the baseline", r.Outcome)})
 		}
 	}
-	slices.SortStableFunc(diffs, func(a, b difference) int { return strings.Compare(a.test, b.test) })
+	slices.SortStableFunc(diffs, func(a, b Difference) int { return strings.Compare(a.Test, b.Test) })
 	return diffs
 }
 
 // patchTestFunc matches a test function a patch adds.
 var patchTestFunc = regexp.MustCompile(`(?m)^\+func (Test\w+)\(t \*testing\.T\)`)
 
-// addedTests returns the names of the test functions the patches in dir
-// add to containerd (hack/containerd-patches): they are not in the
-// baseline, which is stock containerd's, and must pass.
-func addedTests(dir string) (map[string]bool, error) {
+// AddedTests returns the names of the test functions the patches in dir
+// add to a runtime (hack/containerd-patches, hack/crio-patches): they are
+// not in the baseline, which is the stock runtime's, and must pass.
+func AddedTests(dir string) (map[string]bool, error) {
 	patches, err := filepath.Glob(filepath.Join(dir, "*.patch"))
 	if err != nil {
 		return nil, err
