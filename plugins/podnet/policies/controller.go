@@ -73,7 +73,7 @@ type Controller struct {
 	gen, applied, failed uint64
 	failErr              error
 	changed              chan struct{}
-	synced               bool // the informers had their lists and a program was applied
+	synced               bool // the informers had their lists and the policies compiled
 	notReady             string
 	// lister is set by Run before its loop and used by Run's goroutine
 	// only; so is policies, the policies of the last program applied
@@ -114,9 +114,17 @@ func New(client kubernetes.Interface, node string, enforcer Enforcer, opts Optio
 	}, nil
 }
 
+// notReadyUntilPodsKnown is why the Controller is not ready between its
+// first sync, which compiles the policies, and its first write, which
+// waits for the node's pods from the runtime.
+const notReadyUntilPodsKnown = "NetworkPolicies compiled; the table is written once the runtime's pods are known (NRI Synchronize)"
+
 // Ready reports whether the first full sync is done (the informers had
-// their lists and the policies compiled) and the last write of the table
-// succeeded, and if not, why.
+// their lists, the policies compiled and, once the runtime told the
+// node's pods, the table was written) and the last write of the table
+// succeeded, and if not, why. WaitSynced returns before Ready is true:
+// the table's first write needs the runtime's pods, which nri-podnet
+// learns by joining the runtime after WaitSynced.
 func (c *Controller) Ready() (bool, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -126,7 +134,8 @@ func (c *Controller) Ready() (bool, string) {
 	return true, "NetworkPolicies enforced"
 }
 
-// WaitSynced waits for the first full sync, or ctx.
+// WaitSynced waits for the first full sync (the informers' lists, the
+// policies compiled), or ctx.
 func (c *Controller) WaitSynced(ctx context.Context) error {
 	for {
 		c.mu.Lock()
@@ -349,7 +358,9 @@ func (c *Controller) sync() error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if !c.synced {
-			c.synced, c.notReady = true, ""
+			// Synced lets nri-podnet join the runtime (WaitSynced); ready
+			// waits for the table that the runtime's pods let it write.
+			c.synced, c.notReady = true, notReadyUntilPodsKnown
 			c.log.Info("NetworkPolicies listed; the table is written once the runtime's pods are known", "policies", npol, "in", time.Since(start).Round(time.Microsecond))
 		}
 		c.logPolicyChanges(pols, st, time.Since(start))

@@ -106,6 +106,8 @@ func TestController(t *testing.T) {
 	if err := c.WaitSynced(wctx); err != nil {
 		t.Fatal(err)
 	}
+	// The rejected SetPod above told the pods (one), so the first sync
+	// wrote the table.
 	if ok, why := c.Ready(); !ok {
 		t.Errorf("not Ready after the first sync: %s", why)
 	}
@@ -114,6 +116,9 @@ func TestController(t *testing.T) {
 	// labels (the sandbox's say app=old).
 	if err := c.SetPod(wctx, db); err != nil {
 		t.Fatal(err)
+	}
+	if ok, why := c.Ready(); !ok {
+		t.Errorf("not Ready after the first write: %s", why)
 	}
 	if got := comments(t, e, "prod/db-0"); len(got) == 0 || !strings.Contains(strings.Join(got, "\n"), "denied (policies prod/deny-db)") {
 		t.Errorf("after SetPod, the table's rules for prod/db-0: %q; want its default deny of prod/deny-db", got)
@@ -178,8 +183,16 @@ func TestController_KeepsTheTableUntilThePodsAreKnown(t *testing.T) {
 	if got := comments(t, e, "prod/db-0"); len(got) == 0 {
 		t.Errorf("after the first sync, before the pods are known, the previous table's rules for prod/db-0 are gone")
 	}
+	// Synced (nri-podnet may join the runtime), but not ready: the table
+	// is not yet this controller's.
+	if ok, why := c.Ready(); ok || !strings.Contains(why, "runtime's pods") {
+		t.Errorf("Ready before the pods are known: %v %q; want false, waiting for the runtime's pods", ok, why)
+	}
 	if err := c.SyncPods(ctx, nil); err != nil {
 		t.Fatal(err)
+	}
+	if ok, why := c.Ready(); !ok {
+		t.Errorf("not Ready after the table was written: %s", why)
 	}
 	if got := comments(t, e, "prod/db-0"); len(got) != 0 {
 		t.Errorf("after SyncPods without the pod, its rules are still there: %q", got)

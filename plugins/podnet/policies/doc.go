@@ -27,11 +27,12 @@
 // shows their addresses (status.podIPs); until then a policy allowing
 // them does not yet let them in.
 //
-// [Controller.Ready] is false until the informers have their lists and
-// the policies compile; nri-podnet waits for that
-// ([Controller.WaitSynced]) before it joins the runtime. The first table
-// is written when the runtime's pods are known (its Synchronize, SyncPods):
+// nri-podnet joins the runtime once the informers have their lists and
+// the policies compile ([Controller.WaitSynced]). The first table is
+// written when the runtime's pods are known (its Synchronize, SyncPods):
 // until then the table a previous nri-podnet left stays and keeps
 // enforcing for the pods that run, so a restart or an upgrade of
-// nri-podnet opens no pod even for a moment.
+// nri-podnet opens no pod even for a moment. [Controller.Ready] is true
+// only once that first table is written, and while the last write
+// succeeded.
 package policies
