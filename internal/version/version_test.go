@@ -158,7 +158,9 @@ func fromGoVersion(t *testing.T, bin string) string {
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		switch {
-		case len(f) >= 3 && f[0] == "mod" && f[1] == "github.com/nrinet/nrinet":
+		// The main module: the cmd module (docs/modules.md), whatever
+		// its path.
+		case len(f) >= 3 && f[0] == "mod":
 			mod = f[2]
 		case len(f) == 2 && f[0] == "build":
 			if v, ok := strings.CutPrefix(f[1], "vcs.revision="); ok {
