@@ -4,76 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
-	"sync"
 	"time"
+
+	"github.com/nrinet/nrinet/internal/unixsock"
 )
 
-// listen creates the plugin socket, mode 0600 whatever the process umask:
-// the parent directory with mode 0700 if missing, and a stale socket file
-// replaced. A socket that still has a listener is left alone and reported.
-// The socket is bound in a private directory (0700) next to its path,
-// given its mode, and only then moved into place, so that no other user
-// can connect in between.
+// listen creates the plugin socket, mode 0600 whatever the process umask,
+// its parent directory 0700 if missing (package unixsock).
 func listen(path string) (net.Listener, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("runtime: creating socket directory: %w", err)
-	}
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode().Type() != fs.ModeSocket {
-			return nil, fmt.Errorf("runtime: %s exists and is not a socket; not replacing it", path)
-		}
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("runtime: another process is listening on %s", path)
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("runtime: removing stale socket: %w", err)
-		}
-	}
-	private, err := os.MkdirTemp(dir, ".nri-sock-")
+	l, err := unixsock.Listen(path, 0o700)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
-	defer os.RemoveAll(private)
-	if err := os.Chmod(private, 0o700); err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
-	}
-	tmp := filepath.Join(private, "s")
-	l, err := net.Listen("unix", tmp)
-	if err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
-	}
-	// The listener must not remove the temporary name at Close: the
-	// socket lives at path from here on.
-	l.(*net.UnixListener).SetUnlinkOnClose(false)
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("runtime: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("runtime: %w", err)
-	}
-	return &unlinkingListener{Listener: l, path: path}, nil
-}
-
-// unlinkingListener removes the socket file when it is closed.
-type unlinkingListener struct {
-	net.Listener
-	path string
-	once sync.Once
-}
-
-func (l *unlinkingListener) Close() error {
-	err := l.Listener.Close()
-	l.once.Do(func() { os.Remove(l.path) })
-	return err
+	return l, nil
 }
 
 // acceptLoop only accepts: each connection's handshake runs on its own

@@ -48,6 +48,7 @@ import (
 
 	"github.com/nrinet/nrinet/cri"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
+	"github.com/nrinet/nrinet/internal/unixsock"
 	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/runtime"
 )
@@ -191,28 +192,12 @@ func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	return nil
 }
 
-// listenUnix listens on a unix socket, creating its directory and
-// replacing a stale socket file; the socket is accessible to root only.
+// listenUnix listens on the CRI socket, mode 0600 whatever the process
+// umask, creating its directory (0755) if missing and replacing a stale
+// socket file (package unixsock).
 func listenUnix(path string) (net.Listener, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("CRI socket directory: %w", err)
-	}
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("CRI socket %s exists and is not a socket", path)
-		}
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("CRI socket %s is in use by another process", path)
-		}
-		os.Remove(path)
-	}
-	l, err := net.Listen("unix", path)
+	l, err := unixsock.Listen(path, 0o755)
 	if err != nil {
-		return nil, fmt.Errorf("CRI socket: %w", err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		l.Close()
 		return nil, fmt.Errorf("CRI socket: %w", err)
 	}
 	return l, nil
