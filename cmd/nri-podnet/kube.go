@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -290,7 +291,7 @@ func kubeConfig(path, node string, cidrs []netip.Prefix) (podnet.Config, error) 
 	}
 	cfg, err := podnet.FromBytes(b) // defaults and validation, as for a file
 	if err != nil {
-		return cfg, fmt.Errorf("configuration %s with the pod CIDRs %v of Node %s: %w", cmpOr(path, "(defaults)"), cidrs, node, err)
+		return cfg, fmt.Errorf("configuration %s with the pod CIDRs %v of Node %s: %w", cmp.Or(path, "(defaults)"), cidrs, node, err)
 	}
 	return cfg, nil
 }
@@ -364,7 +365,7 @@ func uninstall(configPath string, log *slog.Logger) error {
 		if err := json.Unmarshal(b, &c); err != nil {
 			return fmt.Errorf("%s: podnet: parsing configuration: %w", configPath, err)
 		}
-		bridge = cmpOr(c.Bridge, bridge)
+		bridge = cmp.Or(c.Bridge, bridge)
 	}
 	var errs []error
 	n, err := kube.NewRouter(nil, log).Remove()

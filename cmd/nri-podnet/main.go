@@ -64,6 +64,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -169,10 +170,10 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	// returns, and sets pods up its own way (CNI): refuse such a runtime.
 	opts := []plugin.Option{plugin.WithLogger(log), plugin.WithRequiredNetworkExtension()}
 	if *name != "" || os.Getenv("NRI_PLUGIN_NAME") == "" {
-		opts = append(opts, plugin.WithPluginName(cmpOr(*name, "podnet")))
+		opts = append(opts, plugin.WithPluginName(cmp.Or(*name, "podnet")))
 	}
 	if *idx != "" || os.Getenv("NRI_PLUGIN_IDX") == "" {
-		opts = append(opts, plugin.WithPluginIdx(cmpOr(*idx, "10")))
+		opts = append(opts, plugin.WithPluginIdx(cmp.Or(*idx, "10")))
 	}
 	if *socket != "" {
 		opts = append(opts, plugin.WithSocketPath(*socket))
@@ -188,11 +189,4 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	}
 	ops.Joining(stub)
 	return stub.Run(ctx)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -65,7 +66,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.out, "out", filepath.Join("_output", "images"), "directory the archives are written to")
 	archs := fs.String("arch", defaultArchs, "comma-separated GOARCHes: one image per linux/ARCH in each component's index")
 	fs.StringVar(&o.push, "push", "", "also push each index to `REPO`/<component>:<version> and :latest (host[:port]/path; plain HTTP for localhost and 127.0.0.1)")
-	fs.StringVar(&o.goCmd, "go", cmpOr(os.Getenv("GO"), "go"), "the go command")
+	fs.StringVar(&o.goCmd, "go", cmp.Or(os.Getenv("GO"), "go"), "the go command")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: image [-version V] [-out DIR] [-arch GOARCH,...] [-push REPO] [component...]\n\nBuilds multi-architecture OCI image archives of %s, and pushes them.\n\n", strings.Join(components, ", "))
 		fs.PrintDefaults()
@@ -217,11 +218,4 @@ func image(component, version, arch, bin string) (v1.Image, error) {
 		return nil, fmt.Errorf("%s for linux/%s: %w", component, arch, err)
 	}
 	return img, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -8,6 +8,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -134,7 +135,7 @@ func compare(results, expected map[string]string) []string {
 	}
 	for name, why := range expected {
 		if results[name] != "FAIL" {
-			problems = append(problems, fmt.Sprintf("expected to fail (%s) but %s: %s", why, cmpOr(results[name], "did not run"), name))
+			problems = append(problems, fmt.Sprintf("expected to fail (%s) but %s: %s", why, cmp.Or(results[name], "did not run"), name))
 		}
 	}
 	slices.Sort(problems)
@@ -157,11 +158,4 @@ func hasChild(results map[string]string, name string) bool {
 		}
 	}
 	return false
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
