@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
@@ -57,11 +58,29 @@ func ExampleWithReconnect() {
 	// Output: 50-pod-logger
 }
 
-// podNet is a network plugin.
-type podNet struct{}
+// podNet is a network plugin: it gives each pod its part of the network
+// and answers PodSandboxStatus from what it gave (README's example).
+type podNet struct {
+	mu   sync.Mutex
+	nets map[string]*api.PodSandboxNetwork // by pod ID
+}
 
-func (podNet) RunPodSandboxNetwork(_ context.Context, pod *api.PodSandbox) (*api.PodSandboxNetwork, error) {
-	return &api.PodSandboxNetwork{Ips: []string{"198.18.0.5"}}, nil
+func (p *podNet) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (*api.PodSandboxNetwork, error) {
+	// create eth0 in pod.NetNSPath() and allocate its address here ...
+	n := &api.PodSandboxNetwork{
+		Interfaces: []*api.NetworkInterface{{Name: "eth0", Addresses: []string{"198.18.0.5/24"}}},
+		Routes:     []*api.NetworkRoute{{Destination: "0.0.0.0/0", Gateway: "198.18.0.1"}},
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nets[pod.GetId()] = n
+	return n, nil
+}
+
+func (p *podNet) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, verbose bool) (*api.PodSandboxNetwork, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.nets[pod.GetId()], nil
 }
 
 // A network plugin whose networks would be dropped by a runtime without
@@ -69,7 +88,7 @@ func (podNet) RunPodSandboxNetwork(_ context.Context, pod *api.PodSandbox) (*api
 // Start and Run fail with an error matching ErrNoNetworkExtension, even
 // with WithReconnect, and the plugin never joins.
 func ExampleWithRequiredNetworkExtension() {
-	s, err := plugin.New(podNet{},
+	s, err := plugin.New(&podNet{nets: map[string]*api.PodSandboxNetwork{}},
 		plugin.WithPluginName("my-net"),
 		plugin.WithPluginIdx("10"),
 		plugin.WithReconnect(0, 0),
