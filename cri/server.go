@@ -16,6 +16,7 @@ import (
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/keylock"
 	"github.com/nrinet/nrinet/runtime"
 )
 
@@ -47,8 +48,10 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	names   names
-	locks   podLocks
-	grpc    *grpc.Server
+	// locks serializes the changes to one sandbox (stop, remove, status
+	// persistence) without ordering different sandboxes.
+	locks keylock.Locks
+	grpc  *grpc.Server
 
 	mu     sync.Mutex // guards closed
 	closed bool

@@ -25,7 +25,7 @@ func (s *Server) StopPodSandbox(ctx context.Context, req *criapi.StopPodSandboxR
 	if err != nil {
 		return nil, toStatus(fmt.Errorf("StopPodSandbox: %w", err))
 	}
-	unlock := s.locks.lock(id)
+	unlock := s.locks.Lock(id)
 	defer unlock()
 	if err := s.stopLocked(ctx, id); err != nil {
 		return nil, toStatus(err)
@@ -104,7 +104,7 @@ func (s *Server) RemovePodSandbox(ctx context.Context, req *criapi.RemovePodSand
 	if err != nil {
 		return nil, toStatus(fmt.Errorf("RemovePodSandbox: %w", err))
 	}
-	unlock := s.locks.lock(id)
+	unlock := s.locks.Lock(id)
 	defer unlock()
 	if err := s.removeLocked(ctx, id); err != nil {
 		return nil, toStatus(err)

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -327,7 +326,7 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 	case !req.GetWithdraw() && n == nil:
 		return fmt.Errorf("plugin %q: UpdatePodSandboxNetwork of pod %q: %w: empty network (to remove the plugin's part, withdraw it)", name, podID, ErrInvalidUpdate)
 	}
-	unlock := r.lockPod(podID)
+	unlock := r.podLocks.Lock(podID)
 	defer unlock()
 	old, err := store.PodNetwork(ctx, podID)
 	if err != nil {
@@ -387,35 +386,4 @@ func ordered(parts map[string]*api.PodSandboxNetwork) []contribution {
 		}
 	}
 	return out
-}
-
-// lockPod serializes changes to one pod's network record (updates from
-// several plugins at once) and returns the unlock function.
-func (r *Runtime) lockPod(podID string) func() {
-	r.podLocksMu.Lock()
-	l, ok := r.podLocks[podID]
-	if !ok {
-		l = &podLock{}
-		if r.podLocks == nil {
-			r.podLocks = map[string]*podLock{}
-		}
-		r.podLocks[podID] = l
-	}
-	l.refs++
-	r.podLocksMu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		r.podLocksMu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(r.podLocks, podID)
-		}
-		r.podLocksMu.Unlock()
-	}
-}
-
-// podLock is a reference-counted per-pod mutex.
-type podLock struct {
-	mu   sync.Mutex
-	refs int
 }

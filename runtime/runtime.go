@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/keylock"
 )
 
 // Runtime relays pod and container lifecycle events to NRI plugins.
@@ -36,8 +37,9 @@ type Runtime struct {
 
 	status statusCache
 
-	podLocksMu sync.Mutex // guards podLocks
-	podLocks   map[string]*podLock
+	// podLocks serializes changes to one pod's network record (updates
+	// from several plugins at once).
+	podLocks keylock.Locks
 
 	ctx    context.Context // lives until Stop; parent of background work
 	cancel context.CancelFunc
