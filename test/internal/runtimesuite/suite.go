@@ -87,9 +87,9 @@ func (s Suite) Run(t *testing.T) {
 				Compile(ctx, t, b.Src, "./"+p.Path, s.Flags)
 				return
 			}
-			args := p.TestArgs
-			report := filepath.Join(t.TempDir(), "ginkgo.json")
+			args, report := p.TestArgs, ""
 			if p.Ginkgo {
+				report = filepath.Join(t.TempDir(), "ginkgo.json")
 				args = append(slices.Clone(args), "-ginkgo.json-report="+report, "-ginkgo.no-color")
 			}
 			r := GoTest(ctx, t, b.Src, "./"+p.Path, s.Flags, args)
