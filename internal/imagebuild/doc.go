@@ -11,6 +11,8 @@
 //
 // hack/image uses it to build the nri-podnet and nri-cni images that
 // `make image` writes; Ref and LatestTag name those images, so that the
-// manifests under deploy/ can be checked against them. test/containerd-e2e
-// builds its pause and busybox images with it.
+// manifests under deploy/ can be checked against them. The end-to-end
+// suites of containerd and CRI-O build their pause and busybox images
+// with it (Pause, Busybox), and serve them from a Registry on 127.0.0.1,
+// since CRI-O can only pull.
 package imagebuild
