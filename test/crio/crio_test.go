@@ -24,7 +24,9 @@ var packages = []runtimesuite.Package{
 	{Path: "server", Why: "nri-api.go: CRI-O's NRI domain (adjustments, updates, evictions, LinuxResources.ToOCI); " +
 		"its Ginkgo suite runs UpdateContainerResources with NRI enabled", Ginkgo: true},
 	{Path: "internal/nri", Why: "imports nri pkg/adaptation and pkg/api: CRI-O's NRI service and its pod and container views; " +
-		"it has no tests, so it is only compiled", CompileOnly: true},
+		"stock CRI-O has no tests here, nrinet's patches add the pod network calls' (NetworkDomain, port mappings and DNS)"},
+	{Path: "internal/lib/sandbox", Why: "the sandbox, where nrinet's patches keep the pod's network mode and NRI network record", Ginkgo: true},
+	{Path: "pkg/config", Why: "CRI-O's configuration, where nrinet's patches add network_mode and required_network_plugins", Ginkgo: true},
 	{Path: "internal/config/nri", Why: "imports nri pkg/adaptation: the [crio.nri] configuration; no tests, only compiled", CompileOnly: true},
 	{Path: "test/nri", Why: "imports nri pkg/api and pkg/stub (NRI plugins on upstream's stub); " +
 		"its tests need a running CRI-O, so it is only compiled", CompileOnly: true},
