@@ -3,7 +3,7 @@
 # "Build, install, release" below and docs/install.md.
 GO ?= go
 
-.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd bench-containerd kube e2e-kube bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
+.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio bench-containerd kube e2e-kube bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
 
 test: lint unit interop compat deploy-test
 
@@ -24,6 +24,7 @@ lint:
 	GOWORK=off $(GO) vet ./...
 	cd test/interop && $(GO) vet ./... && $(GO) vet -tags upstream ./...
 	cd test/containerd-e2e && $(GO) vet ./...
+	cd test/crio-e2e && $(GO) vet ./...
 	cd deploy/test && GOWORK=off $(GO) vet ./...
 	cd test/kube-e2e && $(GO) vet ./...
 
@@ -291,6 +292,14 @@ e2e-containerd:
 	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
 	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(E2E_RUN)' .
+
+# CRI-O end to end (test/crio-e2e): stock CRI-O with CNI beside CRI-O on
+# nrinet with its patch series, in network_mode cni and nri (nri-podnet,
+# nri-cni), with conmon and runc, images from a registry on 127.0.0.1.
+e2e-crio:
+	NRINET_CRIO_NRI=upstream GO=$(GO) hack/crio.sh >/dev/null
+	NRINET_CRIO_NRI=compat GO=$(GO) hack/crio.sh >/dev/null
+	cd test/crio-e2e && NRINET_CRIO_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(E2E_RUN)' .
 
 # critest v1.37.0 (cri-tools' CRI validation suite, built with go test -c
 # into $TMPDIR/nrinet-critest-v1.37.0) against stock containerd and
