@@ -1,6 +1,10 @@
 package containerde2e
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/nrinet/nrinet/internal/critest"
+)
 
 func TestMarkShimRaces(t *testing.T) {
 	const (
@@ -10,21 +14,21 @@ func TestMarkShimRaces(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		name  string
-		r     specResult
+		r     critest.Spec
 		log   string
 		wantR string
 	}{
-		{"the race", specResult{State: "failed", Message: "sandbox " + id + " MUST be cleaned up after a failed RunPodSandbox"}, race, id},
-		{"no race logged", specResult{State: "failed", Message: "sandbox " + id + " MUST be cleaned up after a failed RunPodSandbox"}, "", ""},
-		{"another sandbox", specResult{State: "failed", Message: "sandbox " + other + " MUST be cleaned up after a failed RunPodSandbox"}, race, ""},
-		{"no sandbox named", specResult{State: "failed", Message: "timed out"}, race, ""},
-		{"passed", specResult{State: "passed", Message: id}, race, ""},
+		{"the race", critest.Spec{State: "failed", Message: "sandbox " + id + " MUST be cleaned up after a failed RunPodSandbox"}, race, shimRaceExcuse(id)},
+		{"no race logged", critest.Spec{State: "failed", Message: "sandbox " + id + " MUST be cleaned up after a failed RunPodSandbox"}, "", ""},
+		{"another sandbox", critest.Spec{State: "failed", Message: "sandbox " + other + " MUST be cleaned up after a failed RunPodSandbox"}, race, ""},
+		{"no sandbox named", critest.Spec{State: "failed", Message: "timed out"}, race, ""},
+		{"passed", critest.Spec{State: "passed", Message: id}, race, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := []specResult{tc.r}
+			res := []critest.Spec{tc.r}
 			markShimRaces(res, tc.log)
-			if res[0].ShimRace != tc.wantR {
-				t.Errorf("ShimRace = %q, want %q", res[0].ShimRace, tc.wantR)
+			if res[0].Excused != tc.wantR {
+				t.Errorf("Excused = %q, want %q", res[0].Excused, tc.wantR)
 			}
 		})
 	}
