@@ -3,7 +3,7 @@
 # "Build, install, release" below and docs/install.md.
 GO ?= go
 
-.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio bench-containerd kube e2e-kube bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
+.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
 
 test: lint unit interop compat deploy-test
 
@@ -300,6 +300,14 @@ e2e-crio:
 	NRINET_CRIO_NRI=upstream GO=$(GO) hack/crio.sh >/dev/null
 	NRINET_CRIO_NRI=compat GO=$(GO) hack/crio.sh >/dev/null
 	cd test/crio-e2e && NRINET_CRIO_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(E2E_RUN)' .
+
+# critest v1.37.0 against stock CRI-O and CRI-O on nrinet in network_mode
+# cni and nri (nri-podnet), its NRI specs unless CRITEST_FOCUS says other
+# (test/crio-e2e, docs/crio.md, "critest").
+critest-crio:
+	NRINET_CRIO_NRI=upstream GO=$(GO) hack/crio.sh >/dev/null
+	NRINET_CRIO_NRI=compat GO=$(GO) hack/crio.sh >/dev/null
+	cd test/crio-e2e && NRINET_CRIO_E2E=1 NRINET_CRITEST=1 NRINET_CRITEST_FOCUS='$(CRITEST_FOCUS)' NRINET_CRITEST_OUT='$(CRITEST_OUT)/crio' $(GO) test -count=1 -v -timeout 60m -run '^TestCritest$$' .
 
 # critest v1.37.0 (cri-tools' CRI validation suite, built with go test -c
 # into $TMPDIR/nrinet-critest-v1.37.0) against stock containerd and

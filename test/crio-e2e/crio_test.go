@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nrinet/nrinet/internal/critest"
 	"github.com/nrinet/nrinet/internal/testutil"
+	"github.com/nrinet/nrinet/ipam"
 )
 
 // Timeouts of the suite.
@@ -25,19 +27,37 @@ const (
 	netTimeout    = 30 * time.Second // NetworkReady turning
 )
 
+// crioOptions say how to start a CRI-O.
+type crioOptions struct {
+	// nri is what CRI-O is built against: upstream (stock CRI-O) or
+	// compat (on nrinet, with its patch series).
+	nri string
+	// mode is network_mode: "" (stock's default), "cni" or "nri".
+	mode string
+	// required is required_network_plugins.
+	required []string
+	// nriRequestTimeout is nri_plugin_request_timeout; 0 keeps CRI-O's
+	// default (2 s).
+	nriRequestTimeout time.Duration
+}
+
 // crio is one CRI-O process of the suite, with every directory under dir.
 type crio struct {
 	t       *testing.T
 	build   *crioBuild
+	opts    crioOptions
 	dir     string
 	token   string
-	mode    string   // network_mode: "" (stock), "cni" or "nri"
-	require []string // required_network_plugins
 	sock    string
 	nriSock string
 	cgroup  string // the pods' cgroup parent
 	cni     *bridgeNet
 	bridges []string // bridges the test made or had made
+	// ipamDirs are the host-local data directories of the CNI networks.
+	ipamDirs []string
+	// podnetSubnets are nri-podnet's subnets, once it was started; its
+	// allocator is podnetDB.
+	podnetSubnets []netip.Prefix
 
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -45,12 +65,12 @@ type crio struct {
 	plugins []*pluginProc
 }
 
-// startCrio starts CRI-O built against nri in network_mode mode (empty for
-// stock CRI-O) with a CNI bridge network of its own; t's cleanup removes
-// every pod, stops it and checks that nothing is left.
-func startCrio(t *testing.T, nri, mode string, required ...string) *crio {
+// startCrio starts CRI-O as opts say, with a CNI bridge network of its
+// own; t's cleanup removes every pod, stops it and checks that nothing is
+// left.
+func startCrio(t *testing.T, opts crioOptions) *crio {
 	t.Helper()
-	c := &crio{t: t, build: crioBinaries(t, nri), mode: mode, require: required, token: fmt.Sprintf("%06x", rand.N(1<<24))}
+	c := &crio{t: t, build: crioBinaries(t, opts.nri), opts: opts, token: fmt.Sprintf("%06x", rand.N(1<<24))}
 	dir, err := os.MkdirTemp("", "nrcrio-")
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +80,7 @@ func startCrio(t *testing.T, nri, mode string, required ...string) *crio {
 	c.cgroup = "/nrinet-crio-e2e-" + c.token
 	c.cni = newBridgeNet(t, filepath.Join(dir, "cni"), "nrinet-crio-e2e", "nrco"+c.token, 0)
 	c.bridges = append(c.bridges, c.cni.bridge)
+	c.ipamDirs = append(c.ipamDirs, c.cni.ipamDir())
 	t.Cleanup(c.cleanup)
 	c.writeFile("policy.json", `{"default": [{"type": "insecureAcceptAnything"}]}`)
 	self, err := os.Executable()
@@ -80,13 +101,16 @@ func startCrio(t *testing.T, nri, mode string, required ...string) *crio {
 // writes.
 func (c *crio) config() string {
 	d := c.dir
-	var network string
-	if c.mode != "" {
-		network = fmt.Sprintf("network_mode = %q\n", c.mode)
-		if len(c.require) > 0 {
-			q, _ := json.Marshal(c.require)
+	var network, nri string
+	if c.opts.mode != "" {
+		network = fmt.Sprintf("network_mode = %q\n", c.opts.mode)
+		if len(c.opts.required) > 0 {
+			q, _ := json.Marshal(c.opts.required)
 			network += fmt.Sprintf("required_network_plugins = %s\n", q)
 		}
+	}
+	if c.opts.nriRequestTimeout > 0 {
+		nri = fmt.Sprintf("nri_plugin_request_timeout = %q\n", c.opts.nriRequestTimeout)
 	}
 	return fmt.Sprintf(`[crio]
 root = %[1]q
@@ -132,12 +156,12 @@ enable_nri = true
 nri_listen = %[22]q
 nri_plugin_dir = %[23]q
 nri_plugin_config_dir = %[24]q
-`, filepath.Join(d, "root"), filepath.Join(d, "run"), filepath.Join(d, "logs"), filepath.Join(d, "run", "version"),
+%[25]s`, filepath.Join(d, "root"), filepath.Join(d, "run"), filepath.Join(d, "logs"), filepath.Join(d, "run", "version"),
 		filepath.Join(d, "version"), filepath.Join(d, "clean.shutdown"), c.sock, env.conmon,
 		filepath.Join(d, "exits"), filepath.Join(d, "attach"), filepath.Join(d, "ns"),
 		filepath.Join(c.build.bin, "pinns"), filepath.Join(d, "hooks"), filepath.Join(d, runcWrapperName), filepath.Join(d, "runc"),
 		filepath.Join(d, "policy.json"), env.pauseRef, env.registry.Addr(),
-		c.cni.confDir, env.cniBin, network, c.nriSock, filepath.Join(d, "nri-plugins"), filepath.Join(d, "nri-conf"))
+		c.cni.confDir, env.cniBin, network, c.nriSock, filepath.Join(d, "nri-plugins"), filepath.Join(d, "nri-conf"), nri)
 }
 
 // writeFile writes content to name under c.dir.
@@ -159,7 +183,9 @@ func (c *crio) start() {
 	if c.log == nil {
 		c.log = &testutil.LogBuffer{}
 	}
-	registries := c.writeFile("registries.conf", fmt.Sprintf("[[registry]]\nlocation = %q\ninsecure = true\n", env.registry.Addr()))
+	// The suite's registry, plain HTTP, also in place of critest's.
+	registries := c.writeFile("registries.conf", fmt.Sprintf("[[registry]]\nlocation = %[1]q\ninsecure = true\n\n"+
+		"[[registry]]\nprefix = %[2]q\nlocation = %[1]q\ninsecure = true\n", env.registry.Addr(), critest.TestImageHost))
 	c.cmd = exec.Command(filepath.Join(c.build.bin, "crio"), "--config", filepath.Join(c.dir, "crio.conf"),
 		"--config-dir", filepath.Join(c.dir, "crio.conf.d"), "--log-level", "info",
 		"--registries-conf", registries, "--registries-conf-dir", filepath.Join(c.dir, "registries.d"))
@@ -273,8 +299,8 @@ func (c *crio) cleanup() {
 }
 
 // leaks lists what the instance's pods left after all were removed:
-// network namespaces, mounts of their namespaces or shm, ports on the
-// bridges, and cgroups under the pods' parent.
+// network namespaces, mounts of their namespaces, ports on the bridges,
+// addresses host-local still holds, and cgroups under the pods' parent.
 func (c *crio) leaks() []string {
 	var out []string
 	if names, _ := filepath.Glob(filepath.Join(c.dir, "ns", "*", "*")); len(names) > 0 {
@@ -292,12 +318,46 @@ func (c *crio) leaks() []string {
 			out = append(out, fmt.Sprintf("ports %v on bridge %s", names, b))
 		}
 	}
+	for _, dir := range c.ipamDirs {
+		// host-local keeps one file per allocated address, named by it.
+		files, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+		for _, f := range files {
+			if _, err := netip.ParseAddr(filepath.Base(f)); err == nil {
+				out = append(out, "host-local allocation "+f)
+			}
+		}
+	}
+	if c.podnetSubnets != nil {
+		out = append(out, c.podnetAllocations()...)
+	}
 	if entries, _ := os.ReadDir(filepath.Join("/sys/fs/cgroup", c.cgroup)); len(entries) > 0 {
 		for _, e := range entries {
 			if e.IsDir() {
 				out = append(out, "cgroup "+filepath.Join(c.cgroup, e.Name()))
 			}
 		}
+	}
+	return out
+}
+
+// podnetDB is nri-podnet's allocator database.
+func (c *crio) podnetDB() string { return filepath.Join(c.dir, "podnet", "ipam.db") }
+
+// podnetAllocations lists what nri-podnet's allocator still holds (the
+// plugin has stopped: the database is not locked).
+func (c *crio) podnetAllocations() []string {
+	a, err := ipam.Open(c.podnetDB(), ipam.Config{Subnets: c.podnetSubnets}, nil)
+	if err != nil {
+		return []string{fmt.Sprintf("nri-podnet's allocator %s cannot be read: %v", c.podnetDB(), err)}
+	}
+	defer a.Close()
+	allocs, err := a.Allocations()
+	if err != nil {
+		return []string{fmt.Sprintf("nri-podnet's allocator %s: %v", c.podnetDB(), err)}
+	}
+	var out []string
+	for _, al := range allocs {
+		out = append(out, fmt.Sprintf("nri-podnet allocation %v", al))
 	}
 	return out
 }
@@ -372,6 +432,9 @@ type bridgeNet struct {
 	v4, v6                netip.Prefix
 }
 
+// ipamDir is where host-local keeps the network's allocations.
+func (b *bridgeNet) ipamDir() string { return b.confDir + "-ipam" }
+
 // newBridgeNet writes the conflist of a bridge network into confDir;
 // host-local keeps its state beside it.
 func newBridgeNet(t testing.TB, confDir, name, bridge string, salt int) *bridgeNet {
@@ -389,8 +452,9 @@ func newBridgeNet(t testing.TB, confDir, name, bridge string, salt int) *bridgeN
 			"type": "bridge", "bridge": bridge, "isGateway": true, "ipMasq": false,
 			"ipam": map[string]any{
 				"type":    "host-local",
-				"dataDir": confDir + "-ipam",
+				"dataDir": b.ipamDir(),
 				"ranges":  []any{[]any{map[string]any{"subnet": b.v4.String()}}, []any{map[string]any{"subnet": b.v6.String()}}},
+				"routes":  []any{map[string]any{"dst": "0.0.0.0/0"}, map[string]any{"dst": "::/0"}},
 			},
 		}},
 	}

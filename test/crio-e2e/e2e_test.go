@@ -27,7 +27,7 @@ func TestCNIMode(t *testing.T) {
 		{"nrinet", "compat", "cni"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := startCrio(t, tc.nri, tc.mode)
+			c := startCrio(t, crioOptions{nri: tc.nri, mode: tc.mode})
 			c.waitNetworkReady(true)
 			a, b := c.runPod("a"), c.runPod("b")
 			want := []netip.Prefix{c.cni.v4, c.cni.v6}
@@ -51,13 +51,14 @@ func TestCNIMode(t *testing.T) {
 // configuration in use and nri-podnet required. Without it NetworkReady
 // is false and a pod fails naming it; with it pods get dual-stack
 // addresses from podnet's subnets (owned by it in the record CRI-O shows,
-// not from CRI-O's CNI network) and ping each other. CRI-O killed and
+// not from CRI-O's CNI network) and ping each other, and a host-network
+// pod gets none (nor a record). CRI-O killed and
 // restarted keeps every pod's addresses (from the kept record), and so
 // does nri-podnet killed (its part stale) and restarted. Pods removed
 // through CRI leave nothing behind.
 func TestNRIModePodnet(t *testing.T) {
 	skipUnlessEnabled(t)
-	c := startCrio(t, "compat", "nri", "podnet")
+	c := startCrio(t, crioOptions{nri: "compat", mode: "nri", required: []string{"podnet"}})
 	if ready, msg := c.networkReady(); ready || !strings.Contains(msg, "podnet") {
 		t.Errorf("NetworkReady %v (%q) before nri-podnet connected; want false, naming podnet", ready, msg)
 	}
@@ -75,6 +76,14 @@ func TestNRIModePodnet(t *testing.T) {
 	}
 	c.ping(a, before["b"])
 	c.ping(b, before["a"])
+
+	// A host-network pod: no NRI network, no record, the host's
+	// interfaces; nri-podnet wires nothing for it.
+	h := c.runHostNetworkPod("host")
+	if i := c.inspect(h); len(i.ips()) > 0 || len(i.NRINetwork) > 0 {
+		t.Errorf("host-network pod: addresses %v, nriNetwork %s; want none", i.ips(), i.NRINetwork)
+	}
+	c.removePod(h)
 
 	c.killRestart()
 	c.waitNetworkReady(true)
@@ -108,10 +117,11 @@ func TestNRIModePodnet(t *testing.T) {
 
 // TestNRIModeCNIPlugin: network_mode "nri" with nri-cni, the same binary
 // as for containerd, on a bridge conflist of its own: pods get its
-// addresses and ping each other.
+// addresses and ping each other; a pod removed without a stop is
+// released too.
 func TestNRIModeCNIPlugin(t *testing.T) {
 	skipUnlessEnabled(t)
-	c := startCrio(t, "compat", "nri", "cni")
+	c := startCrio(t, crioOptions{nri: "compat", mode: "nri", required: []string{"cni"}})
 	_, subnets := c.startNRICNI()
 	c.waitNetworkReady(true)
 	a, b := c.runPod("a"), c.runPod("b")
@@ -120,7 +130,9 @@ func TestNRIModeCNIPlugin(t *testing.T) {
 	c.ping(a, ipsB)
 	c.ping(b, ipsA)
 	c.removePod(a)
-	c.removePod(b)
+	// Removed without a stop, b's network is still released through
+	// nri-cni (the leak check finds no host-local allocation left).
+	c.forceRemovePod(b)
 	c.checkRemoved()
 }
 
@@ -129,7 +141,7 @@ func TestNRIModeCNIPlugin(t *testing.T) {
 // extension, and pods keep CRI-O's CNI network.
 func TestPodnetRefusesStockCrio(t *testing.T) {
 	skipUnlessEnabled(t)
-	c := startCrio(t, "upstream", "")
+	c := startCrio(t, crioOptions{nri: "upstream"})
 	p, _ := c.startPodnet()
 	switch {
 	case !p.waitExit():
@@ -176,4 +188,46 @@ func (c *crio) checkRecord(p *pod, ips []string, plugin string, stale bool) {
 	if _, isStale := rec.Stale[plugin]; isStale != stale {
 		c.t.Errorf("pod %s: stale parts %v; want %s stale: %v", p.name, rec.Stale, plugin, stale)
 	}
+}
+
+// TestModeSwitch: CRI-O on nrinet switched from network_mode "nri" to
+// "cni" (a restart with the other configuration) with a pod of mode nri
+// running: that pod keeps its addresses and its mode, nri-podnet still
+// joins (CRI-O keeps the pod network extension on while such a pod
+// remains), a new pod gets CRI-O's CNI network and reaches the old one;
+// both are removed, each through its own mode (the leak check finds no
+// address left in nri-podnet's allocator or host-local's).
+func TestModeSwitch(t *testing.T) {
+	skipUnlessEnabled(t)
+	c := startCrio(t, crioOptions{nri: "compat", mode: "nri", required: []string{"podnet"}})
+	plug, subnets := c.startPodnet()
+	c.waitNetworkReady(true)
+	a := c.runPod("a")
+	ipsA := c.checkNet(a, subnets...)
+
+	c.stop()
+	c.opts = crioOptions{nri: "compat", mode: "cni"}
+	c.writeFile("crio.conf", c.config())
+	c.start()
+	c.waitNetworkReady(true)
+	if got := c.checkNet(a, subnets...); !slices.Equal(got, ipsA) {
+		t.Errorf("pod a: addresses %v after the switch to cni, %v before", got, ipsA)
+	}
+	c.checkRecord(a, ipsA, "10-podnet", false) // nri-podnet joined again: its part is not stale
+	select {
+	case <-plug.exited:
+		t.Fatalf("nri-podnet exited after the switch (%v); it must still join while a pod of mode nri remains:\n%s", plug.cmd.ProcessState, plug.stderr)
+	default:
+	}
+
+	b := c.runPod("b")
+	ipsB := c.checkNet(b, c.cni.v4, c.cni.v6)
+	if i := c.inspect(b); i.NetworkMode != "cni" || len(i.NRINetwork) > 0 {
+		t.Errorf("pod b: networkMode %q, nriNetwork %s; want cni and none", i.NetworkMode, i.NRINetwork)
+	}
+	c.ping(b, ipsA[:1])
+	c.ping(a, ipsB[:1])
+	c.removePod(a)
+	c.removePod(b)
+	c.checkRemoved()
 }

@@ -7,11 +7,13 @@ replace github.com/nrinet/nrinet => ../..
 require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/nrinet/nrinet v0.0.0
+	github.com/nrinet/nrinet/ipam v0.0.0
 )
 
 require (
 	github.com/prometheus/procfs v0.21.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
+	go.etcd.io/bbolt v1.4.3 // indirect
 )
 
 require (

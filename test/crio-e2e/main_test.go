@@ -18,6 +18,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/nrinet/nrinet/internal/critest"
 	"github.com/nrinet/nrinet/internal/gobin"
 	"github.com/nrinet/nrinet/internal/imagebuild"
 	"github.com/nrinet/nrinet/internal/testutil"
@@ -113,7 +114,18 @@ func setup(dir string) error {
 	if err != nil {
 		return fmt.Errorf("busybox image: %w", err)
 	}
-	env.registry, err = imagebuild.StartRegistry(context.Background(), map[string]v1.Image{pauseRepo: pause, busyboxRepo: bb})
+	// critest's test image: busybox with every applet it has.
+	out, err := exec.Command(busybox, "--list").Output()
+	if err != nil {
+		return fmt.Errorf("%s --list: %w", busybox, err)
+	}
+	critestImg, err := imagebuild.Busybox(busybox, runtime.GOARCH, strings.Fields(string(out)))
+	if err != nil {
+		return fmt.Errorf("critest's busybox image: %w", err)
+	}
+	env.registry, err = imagebuild.StartRegistry(context.Background(), map[string]v1.Image{
+		pauseRepo: pause, busyboxRepo: bb, critest.TestImageRepo + ":" + critest.TestImageTag: critestImg,
+	})
 	if err != nil {
 		return err
 	}

@@ -31,9 +31,21 @@ func (c *crio) podConfig(name string) map[string]any {
 
 // runPod runs a pod and its container, pulling the busybox image first.
 func (c *crio) runPod(name string) *pod {
+	return c.runPodWith(name, c.podConfig(name))
+}
+
+// runHostNetworkPod runs a host-network pod and its container.
+func (c *crio) runHostNetworkPod(name string) *pod {
+	cfg := c.podConfig(name)
+	cfg["linux"].(map[string]any)["security_context"] = map[string]any{"namespace_options": map[string]any{"network": 2}} // NODE
+	return c.runPodWith(name, cfg)
+}
+
+// runPodWith runs a pod of configuration cfg and its container.
+func (c *crio) runPodWith(name string, cfg map[string]any) *pod {
 	c.t.Helper()
 	c.must("pull", env.busyboxRef)
-	podFile := c.writeJSON("pod-"+name+".json", c.podConfig(name))
+	podFile := c.writeJSON("pod-"+name+".json", cfg)
 	ctrFile := c.writeJSON("ctr-"+name+".json", map[string]any{
 		"metadata": map[string]any{"name": name},
 		"image":    map[string]any{"image": env.busyboxRef},
@@ -266,7 +278,8 @@ func (c *crio) startPodnet() (*pluginProc, []netip.Prefix) {
 		"bridge": n.bridge, "subnets": []string{n.v4.String(), n.v6.String()},
 		"stateDir": filepath.Join(c.dir, "podnet"),
 	})
-	return c.restartPodnet(conf), []netip.Prefix{n.v4, n.v6}
+	c.podnetSubnets = []netip.Prefix{n.v4, n.v6}
+	return c.restartPodnet(conf), c.podnetSubnets
 }
 
 // restartPodnet starts nri-podnet on the configuration conf.
@@ -279,11 +292,19 @@ func (c *crio) startNRICNI() (*pluginProc, []netip.Prefix) {
 	c.t.Helper()
 	n := newBridgeNet(c.t, filepath.Join(c.dir, "nri-cni-conf"), "nrinet-crio-e2e-nricni", "nrcn"+c.token, 2)
 	c.bridges = append(c.bridges, n.bridge)
+	c.ipamDirs = append(c.ipamDirs, n.ipamDir())
 	conf := c.writeJSON("nri-cni.json", map[string]any{
 		"confDir": n.confDir, "binDirs": []string{env.cniBin},
 		"cacheDir": filepath.Join(c.dir, "nri-cni-cache"), "network": n.name,
 	})
 	return c.startPlugin("10-cni", env.nriCNI, "-config", conf, "-socket", c.nriSock, "-idx", "10", "-name", "cni"), []netip.Prefix{n.v4, n.v6}
+}
+
+// forceRemovePod removes a pod through CRI without stopping it first
+// (crictl rmp -f).
+func (c *crio) forceRemovePod(p *pod) {
+	c.t.Helper()
+	c.must("rmp", "-f", p.id)
 }
 
 // checkRemoved checks that no pod of the instance is left in CRI.
