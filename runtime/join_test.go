@@ -2,11 +2,13 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -249,5 +251,283 @@ func TestJoin_NetworkExtensionKeepsANameExclusive(t *testing.T) {
 		if n := e.countJoined(name); n != 1 {
 			t.Errorf("%d connections named %s joined, want 1", n, name)
 		}
+	}
+}
+
+// TestJoin_CatchUpOnAPodThatFailsIsCleanedUp: a plugin that joins while a
+// RunPodSandbox is in flight gets the pod's creation in its catch-up; when
+// that RunPodSandbox then fails, the joiner is told to stop and remove the
+// pod too, so that a network plugin does not keep an address for a pod
+// that never came to exist.
+func TestJoin_CatchUpOnAPodThatFailsIsCleanedUp(t *testing.T) {
+	e := newEnv(t, runtime.WithRequestTimeout(10*time.Second))
+	failing := &blockingRun{ledger: newLedger(), entered: make(chan string, 1), release: make(chan struct{}), err: errors.New("no room")}
+	e.startPlugin(failing, "10", "failing")
+	released := false
+	defer func() {
+		if !released {
+			close(failing.release)
+		}
+	}()
+
+	joiner := newHoldingSync()
+	e.startJoining(joiner, "20", "joiner")
+	<-joiner.entered // the joiner is registered as joining and synchronizes
+
+	pod := testPod(1)
+	runErr := make(chan error, 1)
+	go func() {
+		_, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+		runErr <- err
+	}()
+	<-failing.entered // the request began: its creation is queued for the joiner
+
+	close(joiner.release)
+	waitFor(t, "the joiner to join", func() bool { return e.joined("20-joiner") })
+	if got := joiner.seenOf(pod.GetId()); !slices.Equal(got, []string{"run"}) {
+		t.Fatalf("the joiner saw %v of the pod, want its creation from the catch-up", got)
+	}
+
+	close(failing.release) // the request fails now
+	released = true
+	if err := <-runErr; err == nil {
+		t.Fatal("RunPodSandbox succeeded; the test needs it to fail")
+	}
+	if !eventually(2*time.Second, func() bool {
+		got := joiner.seenOf(pod.GetId())
+		return slices.Contains(got, "stop") && slices.Contains(got, "remove")
+	}) {
+		t.Errorf("the joiner was told of the pod's creation but never of its cleanup after RunPodSandbox failed: it saw %v",
+			joiner.seenOf(pod.GetId()))
+	}
+}
+
+// TestJoin_PodInFlightDuringValidationReachesJoinerOnce: a plugin that
+// joins while a RunPodSandbox is still in the built-in pod validators
+// learns of the pod once: in Synchronize or as the live RunPodSandbox,
+// never both.
+func TestJoin_PodInFlightDuringValidationReachesJoinerOnce(t *testing.T) {
+	live := &livePods{pods: map[string]*api.PodSandbox{}}
+	v := &holdValidator{live: live, entered: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, runtime.WithSyncFunc(live.list), runtime.WithValidator("00-hold", v),
+		runtime.WithRequestTimeout(10*time.Second))
+	pod := testPod(1)
+	runErr := make(chan error, 1)
+	go func() {
+		_, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+		runErr <- err
+	}()
+	<-v.entered // RunPodSandbox began and is validating
+
+	// The joiner is configured while the pod is validated; it joins once
+	// the requests that began before it have ended.
+	joiner := newLedger()
+	s, err := plugin.New(joiner, plugin.WithPluginName("joiner"), plugin.WithPluginIdx("20"),
+		plugin.WithSocketPath(e.sock), plugin.WithEnv(func(string) string { return "" }, "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	close(v.release)
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the joiner to join", func() bool { return e.joined("20-joiner") })
+	if got := joiner.seenOf(pod.GetId()); len(got) != 1 {
+		t.Errorf("the joiner learned of the pod %d times: %v; want once, in Synchronize or as RunPodSandbox", len(got), got)
+	}
+}
+
+// TestJoin_WaitForADrainingJoinerNamesIt: a request that waits for a
+// joining plugin whose catch-up cannot keep up, until its context ends,
+// fails with an error that names the plugin it waited for and the pod.
+func TestJoin_WaitForADrainingJoinerNamesIt(t *testing.T) {
+	e := newEnv(t, runtime.WithRequestTimeout(10*time.Second))
+	j := &slowCatchUp{holdingSync: newHoldingSync(), runEntered: make(chan string, 4), runRelease: make(chan struct{})}
+	e.startJoining(j, "20", "joiner")
+	defer close(j.runRelease)
+	<-j.entered
+	ctx := context.Background()
+	if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: testPod(1)}); err != nil {
+		t.Fatal(err)
+	}
+	close(j.release)
+	<-j.runEntered // the first catch-up round delivers pod 1
+	if _, err := e.rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: testPod(2)}); err != nil {
+		t.Fatal(err)
+	}
+	j.runRelease <- struct{}{}
+	<-j.runEntered // the second round delivers pod 2: the queue did not shrink, so the joiner drains
+
+	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err := e.rt.RunPodSandbox(wctx, &api.RunPodSandboxRequest{Pod: testPod(3)})
+	if err == nil {
+		t.Fatal("RunPodSandbox did not wait for the draining joiner")
+	}
+	if !strings.Contains(err.Error(), "20-joiner") || !strings.Contains(err.Error(), "pod3") {
+		t.Errorf("error %q names neither the joining plugin it waited for nor the pod", err)
+	}
+}
+
+// TestJoin_ObjectsAcceptedAtTheDoorReachEveryPlugin: a pod and a
+// container accepted at the door (api.MaxObjectSize) reach every plugin,
+// also after an earlier plugin's adjustment (a 100 KiB annotation) made
+// the request to the later ones larger; no plugin is blamed for a request
+// it never got.
+func TestJoin_ObjectsAcceptedAtTheDoorReachEveryPlugin(t *testing.T) {
+	e := newEnv(t)
+	e.startPlugin(bigAnnotator{size: 100 << 10}, "10", "annotator")
+	e.startPlugin(passive{}, "20", "passive")
+	const target = api.MaxObjectSize - 4<<10
+	pod := netPod(1)
+	for i := 0; pod.SizeVT() < target; i++ {
+		pod.Labels[fmt.Sprintf("label-%05d", i)] = strings.Repeat("v", 1024)
+	}
+	ctr := testContainer(pod, 1)
+	ctr.Env = nil
+	for i := 0; ctr.SizeVT() < target; i++ {
+		ctr.Env = append(ctr.Env, "V"+strings.Repeat("x", 1024))
+	}
+	for _, err := range []error{api.CheckPodSize(pod), api.CheckContainerSize(ctr)} {
+		if err != nil {
+			t.Fatalf("test objects too large for the door: %v", err)
+		}
+	}
+	_, err := e.rt.CreateContainer(context.Background(), &api.CreateContainerRequest{Pod: pod, Container: ctr})
+	var perr *runtime.PluginError
+	if errors.As(err, &perr) && perr.Plugin == "20-passive" {
+		t.Errorf("CreateContainer of a pod (%d bytes) and container (%d bytes) accepted at the door failed, blaming a plugin that never got the request: %v",
+			pod.SizeVT(), ctr.SizeVT(), err)
+	} else if err != nil {
+		t.Logf("CreateContainer: %v", err)
+	}
+}
+
+// TestJoin_BuiltinValidatorAnsweringAtOnceIsNotLate: a built-in
+// validator that answers at once is never reported late ("no answer
+// within ..."), whichever of its answer and its deadline's cancellation
+// the waiter sees first; run many times, as the race it guards against
+// was rare.
+func TestJoin_BuiltinValidatorAnsweringAtOnceIsNotLate(t *testing.T) {
+	rt, err := runtime.New("test", "v1", runtime.WithoutExternalPlugins(), runtime.WithPluginPath(""),
+		runtime.WithValidator("00-instant", instantValidator{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop(context.Background())
+	var (
+		failed atomic.Int64
+		first  atomic.Value
+		wg     sync.WaitGroup
+	)
+	for w := range 16 {
+		wg.Go(func() {
+			for n := 0; n < 12_500 && failed.Load() == 0; n++ {
+				pod := testPod(100_000*(w+1) + n)
+				pod.Linux = nil // host network: no plugin, only the validator
+				if _, err := rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod}); err != nil {
+					failed.Add(1)
+					first.CompareAndSwap(nil, err.Error())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Errorf("a built-in validator that accepts at once rejected %d pods: %v", n, first.Load())
+	}
+}
+
+// TestJoin_BigPodsDoNotStopPluginsJoining: a pod larger than the
+// Synchronize chunk size, and one with 100,000 small labels, both
+// accepted by RunPodSandbox, must not keep a plugin from joining later.
+func TestJoin_BigPodsDoNotStopPluginsJoining(t *testing.T) {
+	big := bigPod(1, 1536<<10, 1024) // 1.5 MiB of labels
+	many := bigPod(2, 0, 1)
+	for i := range 100_000 {
+		many.Labels[fmt.Sprintf("l%06d", i)] = "x"
+	}
+	for _, pod := range []*api.PodSandbox{big, many} {
+		if err := api.CheckPodSize(pod); err != nil {
+			t.Fatalf("test pod too large for the runtime: %v", err)
+		}
+	}
+	pods := []*api.PodSandbox{netPod(3), big, netPod(4), many}
+	e := newEnv(t, runtime.WithSyncFunc(func(context.Context) ([]*api.PodSandbox, []*api.Container, error) {
+		return pods, nil, nil
+	}))
+	for _, pod := range pods {
+		if _, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod}); err != nil {
+			t.Fatalf("RunPodSandbox of %s: %v", pod.GetId(), err)
+		}
+	}
+	rec := newRecorder()
+	e.startPlugin(rec, "10", "late")
+	if n, _ := rec.synced(); n != len(pods) {
+		t.Errorf("plugin synchronized %d pods, want %d", n, len(pods))
+	}
+}
+
+// TestJoin_JoiningPluginDoesNotStallRequests: while one plugin is
+// slow on a request and another one joins, a request for an unrelated pod
+// must not wait for the slow one.
+func TestJoin_JoiningPluginDoesNotStallRequests(t *testing.T) {
+	e := newEnv(t, runtime.WithRequestTimeout(30*time.Second))
+	g := &gate{entered: make(chan string, 1), release: make(chan struct{})}
+	e.startPlugin(g, "10", "slow")
+	released := false
+	defer func() {
+		if !released {
+			close(g.release)
+		}
+	}()
+	runDone := make(chan error, 1)
+	go func() {
+		_, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: testPod(1)})
+		runDone <- err
+	}()
+	<-g.entered // pod 1 is now held by the slow plugin
+
+	joiner := &configured{recorder: newRecorder(), done: make(chan struct{})}
+	s, err := plugin.New(joiner, plugin.WithPluginName("joiner"), plugin.WithPluginIdx("20"),
+		plugin.WithSocketPath(e.sock), plugin.WithEnv(func(string) string { return "" }, "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startErr := make(chan error, 1)
+	go func() { startErr <- s.Start(context.Background()) }()
+	t.Cleanup(s.Stop)
+	<-joiner.done // the joiner is about to synchronize
+
+	// Requests for other pods go on, for as long as we look.
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for n := 2; time.Now().Before(deadline); n++ {
+		done := make(chan error, 1)
+		go func() {
+			done <- e.rt.StopPodSandbox(context.Background(), &api.StopPodSandboxRequest{Pod: testPod(n)})
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("StopPodSandbox of pod %d waited behind the slow plugin and the joining one", n)
+		}
+	}
+	close(g.release)
+	released = true
+	if err := <-runDone; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-startErr; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -428,3 +428,121 @@ func TestNetwork_StatusServedWhileRefreshing(t *testing.T) {
 		return rec.GetStale()["10-net"] != ""
 	})
 }
+
+// TestNetwork_SecondConnectionCannotRewriteAConnectedPluginsNetwork: a
+// second connection under a connected network plugin's name, refused at
+// join, cannot replace or withdraw that plugin's part of any pod with
+// UpdatePodSandboxNetwork between its registration and its failed join.
+func TestNetwork_SecondConnectionCannotRewriteAConnectedPluginsNetwork(t *testing.T) {
+	store := newMemStore()
+	e := newEnv(t, runtime.WithPodNetworkStore(store))
+	e.startPlugin(netHandler{v4net("198.18.0.5")}, "10", "net")
+	pod := netPod(1)
+	rec, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.mu.Lock()
+	store.recs[pod.GetId()] = rec
+	store.mu.Unlock()
+
+	fake := &impostor{rawPlugin: rawPlugin{events: int32(api.MaskFor(api.Event_RUN_POD_SANDBOX))},
+		configuring: make(chan struct{}), hold: make(chan struct{})}
+	defer close(fake.hold)
+	rt, _ := connectRaw(t, e.dial(), fake)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := rt.RegisterPlugin(ctx, &api.RegisterPluginRequest{PluginName: "net", PluginIdx: "10"}); err != nil {
+		t.Fatal(err)
+	}
+	<-fake.configuring
+	_, werr := rt.UpdatePodSandboxNetwork(ctx, &api.UpdatePodSandboxNetworkRequest{PodId: pod.GetId(), Withdraw: true})
+	got, _ := store.PodNetwork(context.Background(), pod.GetId())
+	if werr == nil || len(got.GetNetwork().GetIps()) == 0 {
+		t.Errorf("a second connection registered as the connected 10-net withdrew its part: error %v, pod addresses now %v",
+			werr, got.GetNetwork().GetIps())
+	}
+}
+
+// TestNetwork_EmptyUpdateDoesNotErase: an UpdatePodSandboxNetwork with an
+// empty or nil network must not silently erase the plugin's part.
+func TestNetwork_EmptyUpdateDoesNotErase(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		net  *api.PodSandboxNetwork
+	}{
+		{"nil", nil},
+		{"empty", &api.PodSandboxNetwork{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := newMemStore()
+			e := newEnv(t, runtime.WithPodNetworkStore(store))
+			s := e.startPlugin(netHandler{v4net("198.18.0.5")}, "10", "net")
+			pod := netPod(1)
+			rec, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+			if err != nil {
+				t.Fatal(err)
+			}
+			store.mu.Lock()
+			store.recs[pod.GetId()] = rec
+			store.mu.Unlock()
+			err = s.UpdatePodSandboxNetwork(context.Background(), pod.GetId(), tc.net)
+			if err == nil {
+				t.Errorf("an %s update was accepted", tc.name)
+			}
+			got, _ := store.PodNetwork(context.Background(), pod.GetId())
+			if ips := got.GetNetwork().GetIps(); len(ips) != 1 || ips[0] != "198.18.0.5" {
+				t.Errorf("after an %s update the pod's addresses are %v", tc.name, ips)
+			}
+		})
+	}
+}
+
+// TestNetwork_WithdrawRemovesThePart: the explicit way to erase a
+// plugin's part of a pod's network.
+func TestNetwork_WithdrawRemovesThePart(t *testing.T) {
+	store := newMemStore()
+	e := newEnv(t, runtime.WithPodNetworkStore(store))
+	e.startPlugin(netHandler{v4net("198.18.0.5")}, "10", "v4")
+	v6 := e.startPlugin(netHandler{&api.PodSandboxNetwork{Ips: []string{"fd00:198:18::5"}}}, "20", "v6")
+	pod := netPod(1)
+	rec, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.mu.Lock()
+	store.recs[pod.GetId()] = rec
+	store.mu.Unlock()
+	if err := v6.WithdrawPodSandboxNetwork(context.Background(), pod.GetId()); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := store.PodNetwork(context.Background(), pod.GetId())
+	if ips := got.GetNetwork().GetIps(); len(ips) != 1 || ips[0] != "198.18.0.5" {
+		t.Errorf("after the withdrawal the pod's addresses are %v, want the other plugin's", ips)
+	}
+	if _, ok := got.GetPlugins()["20-v6"]; ok || got.GetOwners()[api.OwnerIPv6] != "" {
+		t.Errorf("the withdrawn part is still recorded: %v", got)
+	}
+}
+
+// TestNetwork_RequiredPluginMustProvideAnAddress: a connected required
+// network plugin that returns no address does not make a pod networked.
+func TestNetwork_RequiredPluginMustProvideAnAddress(t *testing.T) {
+	e := newEnv(t, runtime.WithRequiredNetworkPlugins("podnet"))
+	e.startPlugin(netHandler{nil}, "99", "podnet")
+	_, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: netPod(1)})
+	if err == nil {
+		t.Fatal("a pod was created without an address although its required network plugin gave none")
+	}
+}
+
+// TestNetwork_RequiredNameMatchesExactly: "10-podnet" is matched by the
+// plugin of that full name only, not by one registered under the name
+// "10-podnet" at another index.
+func TestNetwork_RequiredNameMatchesExactly(t *testing.T) {
+	e := newEnv(t, runtime.WithRequiredNetworkPlugins("10-podnet"))
+	e.startPlugin(netHandler{v4net("198.18.0.5")}, "99", "10-podnet")
+	if ready, _ := e.rt.NetworkReady(); ready {
+		t.Fatal(`plugin "99-10-podnet" satisfied the required network plugin "10-podnet"`)
+	}
+}
