@@ -80,6 +80,8 @@ type containerd struct {
 	dir   string
 
 	config, sock, nriSock, crictlConfig string
+	// cri runs crictl against this containerd.
+	cri *testutil.Crictl
 	// metricsAddr is where containerd serves its metrics (opts.metrics).
 	metricsAddr string
 	// cgroupParent is every pod's cgroup parent.
@@ -204,7 +206,11 @@ func startContainerd(t testing.TB, opts options) *containerd {
 		}
 	}
 	c.writeFile(c.config, c.configTOML())
-	c.writeFile(c.crictlConfig, fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 20\n", c.sock, c.sock))
+	cri, err := testutil.NewCrictl(env.crictl, c.sock, c.dir, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cri, c.crictlConfig = cri, cri.Config
 
 	start := time.Now()
 	c.start()
@@ -533,13 +539,13 @@ func (c *containerd) cleanup() {
 		c.removePods()
 	}
 	for _, p := range c.plugins {
-		p.stop()
+		p.Stop(pluginTimeout)
 	}
 	c.stop()
 	if t.Failed() {
 		t.Logf("containerd log:\n%s", c.log)
 		for _, p := range c.plugins {
-			t.Logf("plugin %s (%v): stdout:\n%s\nstderr:\n%s", p.name, p.cmd.ProcessState, p.stdout, p.stderr)
+			t.Logf("plugin %s (%v): stdout:\n%s\nstderr:\n%s", p.Name, p.Cmd.ProcessState, p.Stdout, p.Stderr)
 		}
 	}
 	// Pods and containers the test did not report are in the log.

@@ -1,10 +1,8 @@
 package containerde2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,23 +12,13 @@ import (
 // file (so /etc/crictl.yaml is never read), and returns its standard
 // output and error.
 func (c *containerd) crictl(args ...string) (string, string, error) {
-	ep := "unix://" + c.sock
-	cmd := exec.Command(env.crictl, append([]string{"--config", c.crictlConfig,
-		"--runtime-endpoint", ep, "--image-endpoint", ep, "--timeout", "20s"}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.String(), stderr.String(), err
+	return c.cri.Run(args...)
 }
 
 // must runs crictl and fails the test if it fails.
 func (c *containerd) must(args ...string) string {
 	c.t.Helper()
-	out, errOut, err := c.crictl(args...)
-	if err != nil {
-		c.t.Fatalf("crictl %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
-	}
-	return out
+	return c.cri.Must(c.t, args...)
 }
 
 // writeJSON writes v as JSON to name in c.dir and returns the path.

@@ -95,7 +95,7 @@ var integrationRuntimes = []integrationRuntime{
 			return func() {
 				c.waitNetworkReady(true)
 				for _, p := range c.plugins {
-					p.stop()
+					p.Stop(pluginTimeout)
 				}
 				c.checkPodnetIPAM(net)
 			}

@@ -166,7 +166,7 @@ func lateJoin(t *testing.T, c *containerd, strict bool) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	for _, o := range observers {
-		o.stop()
+		o.Stop(pluginTimeout)
 	}
 	pods, ctrs := 0, 0
 	for _, cr := range load.created {
@@ -195,32 +195,32 @@ func lateJoin(t *testing.T, c *containerd, strict bool) {
 // creations; strict makes a problem fail the test, else it is logged.
 func checkSessions(t *testing.T, o *pluginProc, created []syncwatch.Creation, strict bool) {
 	t.Helper()
-	if o.cmd.ProcessState.ExitCode() != 0 {
-		t.Errorf("%s exited with %v\nstderr:\n%s", o.name, o.cmd.ProcessState, o.stderr)
+	if o.Cmd.ProcessState.ExitCode() != 0 {
+		t.Errorf("%s exited with %v\nstderr:\n%s", o.Name, o.Cmd.ProcessState, o.Stderr)
 	}
-	sessions := readSessions(t, o.stdout.String())
+	sessions := readSessions(t, o.Stdout.String())
 	problems, completed := syncwatch.Check(sessions, created)
 	early := 0
 	for _, s := range sessions {
 		if s.Error != "" {
 			early++
-			t.Logf("%s: session %d ended early: %s", o.name, s.N, s.Error)
+			t.Logf("%s: session %d ended early: %s", o.Name, s.N, s.Error)
 		}
 	}
 	t.Logf("%s joined %d times (%d sessions checked, %d ended early), %d problems",
-		o.name, len(sessions), completed, early, len(problems))
+		o.Name, len(sessions), completed, early, len(problems))
 	report := t.Logf
 	if strict {
 		report = t.Errorf
 		if completed < 10 {
-			t.Errorf("%s: only %d complete sessions: the check says little", o.name, completed)
+			t.Errorf("%s: only %d complete sessions: the check says little", o.Name, completed)
 		}
 		if early > 0 {
-			t.Errorf("%s: %d sessions ended early (the runtime closed the plugin's connection)", o.name, early)
+			t.Errorf("%s: %d sessions ended early (the runtime closed the plugin's connection)", o.Name, early)
 		}
 	}
 	for _, p := range problems {
-		report("%s: %s", o.name, p)
+		report("%s: %s", o.Name, p)
 	}
 }
 

@@ -3,9 +3,7 @@ package containerde2e
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -67,22 +65,7 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == systemctlName {
 		os.Exit(systemctlMain(os.Args[1:]))
 	}
-	if os.Geteuid() != 0 || os.Getenv(gateEnv) == "" {
-		os.Exit(m.Run()) // every test skips
-	}
-	dir, err := os.MkdirTemp("", "nrinet-ctrd-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "containerd-e2e:", err)
-		os.Exit(1)
-	}
-	code := 1
-	if err := setup(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "containerd-e2e:", err)
-	} else {
-		code = m.Run()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testutil.GatedMain(m, gateEnv, "ctrd-e2e", setup, nil))
 }
 
 // setup builds the helper binaries and the images into dir and finds the
@@ -97,15 +80,15 @@ func setup(dir string) error {
 	}
 	// This module's commands, in one go build; pause without cgo so that
 	// the image needs no C library.
-	if err := goBuild(".", dir, []string{"CGO_ENABLED=0"}, "./cmd/pause"); err != nil {
+	if err := testutil.GoBuild(".", dir, []string{"CGO_ENABLED=0"}, "./cmd/pause"); err != nil {
 		return err
 	}
-	if err := goBuild(".", dir, nil, "./cmd/nri-stub-adjuster", "./cmd/nri-plugin-adjuster", "./cmd/nri-sync-observer"); err != nil {
+	if err := testutil.GoBuild(".", dir, nil, "./cmd/nri-stub-adjuster", "./cmd/nri-plugin-adjuster", "./cmd/nri-sync-observer"); err != nil {
 		return err
 	}
 	// nrinet's commands, from the root module (their dependencies are in
 	// its go.sum, not this module's).
-	if err := goBuild(filepath.Join("..", ".."), dir, nil, "./cmd/nri-podnet", "./cmd/nri-cni", "./cmd/nrinetd"); err != nil {
+	if err := testutil.GoBuild(filepath.Join("..", ".."), dir, nil, "./cmd/nri-podnet", "./cmd/nri-cni", "./cmd/nrinetd"); err != nil {
 		return err
 	}
 	env.stubAdjuster = filepath.Join(dir, "nri-stub-adjuster")
@@ -118,7 +101,7 @@ func setup(dir string) error {
 	if err := writePauseImage(env.pauseTar, pauseRef, filepath.Join(dir, "pause")); err != nil {
 		return fmt.Errorf("pause image: %w", err)
 	}
-	busybox, err := findBusybox()
+	busybox, err := testutil.StaticBusybox()
 	if err != nil {
 		return err
 	}
@@ -150,38 +133,6 @@ func setup(dir string) error {
 	}
 	fmt.Fprintf(os.Stderr, "containerd-e2e: helpers and images built in %v\n", time.Since(start).Round(10*time.Millisecond))
 	return nil
-}
-
-// goBuild runs go build -o outDir/ pkgs... in dir.
-func goBuild(dir, outDir string, extraEnv []string, pkgs ...string) error {
-	args := append([]string{"build", "-o", outDir + "/"}, pkgs...)
-	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), extraEnv...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go %s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
-	}
-	return nil
-}
-
-// findBusybox returns Debian busybox-static's binary: the image has no C
-// library, so it must be linked statically (have no ELF interpreter).
-func findBusybox() (string, error) {
-	const need = "the suite needs a static busybox (Debian package busybox-static)"
-	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
-		f, err := elf.Open(p)
-		if err != nil {
-			continue
-		}
-		defer f.Close()
-		for _, prog := range f.Progs {
-			if prog.Type == elf.PT_INTERP {
-				return "", fmt.Errorf("%s is linked dynamically: %s", p, need)
-			}
-		}
-		return p, nil
-	}
-	return "", fmt.Errorf("/bin/busybox not found: %s", need)
 }
 
 // A build is containerd built by hack/containerd.sh.

@@ -87,7 +87,7 @@ func modeSwitch(c *containerd) []shape {
 		c.removePod(p)
 	}
 	c.checkRemoved(n1, n2)
-	plug.stop()
+	plug.Stop(pluginTimeout)
 	c.checkPodnetIPAM(pnet)
 
 	// 5. NRI pods running, nri-podnet gone, containerd back in CNI mode.
@@ -100,7 +100,7 @@ func modeSwitch(c *containerd) []shape {
 		recs[p.name] = c.checkOwned(p, podnetPlugin.name)
 	}
 	old = c.networks(n3, n4)
-	plug.kill()
+	plug.Kill()
 	c.switchNetworkMode(networkCNI)
 	c.checkMode(criNetworkModeNRI, n3, n4)
 	for _, p := range []*pod{n3, n4} {
@@ -144,7 +144,7 @@ func modeSwitch(c *containerd) []shape {
 		c.removePod(p)
 	}
 	c.checkRemoved(n3, n4)
-	plug.stop()
+	plug.Stop(pluginTimeout)
 	c.checkPodnetIPAM(pnet)
 	c.pingAll(c3, c4)
 	for _, p := range []*pod{c3, c4} {
@@ -343,8 +343,8 @@ func (c *containerd) waitCurrent(plug *pluginProc, pods ...*pod) {
 	for _, p := range pods {
 		for {
 			select {
-			case <-plug.exited:
-				c.t.Fatalf("nri-podnet exited (%v) instead of joining containerd in network mode cni\nstderr:\n%s", plug.cmd.ProcessState, plug.stderr)
+			case <-plug.Exited():
+				c.t.Fatalf("nri-podnet exited (%v) instead of joining containerd in network mode cni\nstderr:\n%s", plug.Cmd.ProcessState, plug.Stderr)
 			default:
 			}
 			s := c.nriStatus(p)

@@ -141,12 +141,6 @@ func (c *containerd) killRestart() {
 	c.t.Logf("containerd killed and restarted in %v", time.Since(start).Round(time.Millisecond))
 }
 
-// kill ends the plugin with SIGKILL.
-func (p *pluginProc) kill() {
-	p.cmd.Process.Kill()
-	<-p.exited
-}
-
 // runPodFails runs crictl runp for a pod that must fail, and returns the
 // error output.
 func (c *containerd) runPodFails(name string) string {
@@ -264,7 +258,7 @@ func nriPodnet(c *containerd) []shape {
 
 	// nri-podnet killed: the addresses stay, its part is stale and the
 	// network not ready until it is back.
-	plug.kill()
+	plug.Kill()
 	c.waitNetworkReady(false)
 	for _, p := range pods {
 		s := c.nriStatus(p)
@@ -295,7 +289,7 @@ func nriPodnet(c *containerd) []shape {
 		c.removePod(p)
 	}
 	for _, p := range c.plugins {
-		p.stop()
+		p.Stop(pluginTimeout)
 	}
 	c.checkPodnetIPAM(net)
 	return shapes

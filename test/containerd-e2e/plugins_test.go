@@ -3,11 +3,8 @@ package containerde2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nrinet/nrinet/internal/testutil"
@@ -20,74 +17,24 @@ const pluginTimeout = 15 * time.Second
 
 // pluginProc is an NRI plugin the test started as a separate process,
 // connected to containerd's NRI socket.
-type pluginProc struct {
-	name           string
-	cmd            *exec.Cmd
-	stdout, stderr *testutil.LogBuffer
-	exited         chan struct{}
-}
+type pluginProc = testutil.Proc
 
 // startPlugin starts bin with args; containerd's cleanup stops it.
 func (c *containerd) startPlugin(name, bin string, args ...string) *pluginProc {
 	c.t.Helper()
-	p := &pluginProc{name: name, stdout: &testutil.LogBuffer{}, stderr: &testutil.LogBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	if err := p.cmd.Start(); err != nil {
+	p, err := testutil.StartProc(name, bin, args...)
+	if err != nil {
 		c.t.Fatalf("plugin %s: %v", name, err)
 	}
 	c.plugins = append(c.plugins, p)
-	go func() {
-		p.cmd.Wait()
-		close(p.exited)
-	}()
 	return p
 }
-
-// lines returns the plugin's standard output, line by line.
-func (p *pluginProc) lines() []string { return strings.Split(p.stdout.String(), "\n") }
 
 // waitLine waits until the plugin printed line, failing if it exits first
 // or does not print it within pluginTimeout.
 func (c *containerd) waitLine(p *pluginProc, line string) {
 	c.t.Helper()
-	deadline := time.Now().Add(pluginTimeout)
-	for !slices.Contains(p.lines(), line) {
-		select {
-		case <-p.exited:
-			c.t.Fatalf("plugin %s exited (%v) before printing %q\nstderr:\n%s", p.name, p.cmd.ProcessState, line, p.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("plugin %s did not print %q within %v\nstdout:\n%s\nstderr:\n%s", p.name, line, pluginTimeout, p.stdout, p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitExit waits up to pluginTimeout for the plugin to exit and reports
-// whether it did.
-func (p *pluginProc) waitExit() bool {
-	select {
-	case <-p.exited:
-		return true
-	case <-time.After(pluginTimeout):
-		return false
-	}
-}
-
-// stop ends the plugin: SIGTERM, then SIGKILL after pluginTimeout.
-func (p *pluginProc) stop() {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	if !p.waitExit() {
-		p.cmd.Process.Kill()
-		<-p.exited
-	}
+	p.WaitLine(c.t, line, pluginTimeout)
 }
 
 // adjusterSpec is what an adjuster plugin does to the containers named

@@ -289,14 +289,14 @@ func refused(np netPlugin) func(c *containerd) []shape {
 		t := c.t
 		p, bridge, _ := np.start(c)
 		switch {
-		case !p.waitExit():
+		case !p.WaitExit(pluginTimeout):
 			t.Errorf("%s still runs %v after it was started against stock containerd; "+
-				"want it to refuse (no pod network extension) and exit non-zero\nstderr:\n%s", np.name, pluginTimeout, p.stderr)
-		case p.cmd.ProcessState.ExitCode() <= 0 || !strings.Contains(p.stderr.String(), refusal) || !strings.Contains(p.stderr.String(), np.name):
+				"want it to refuse (no pod network extension) and exit non-zero\nstderr:\n%s", np.name, pluginTimeout, p.Stderr)
+		case p.Cmd.ProcessState.ExitCode() <= 0 || !strings.Contains(p.Stderr.String(), refusal) || !strings.Contains(p.Stderr.String(), np.name):
 			t.Errorf("%s exited with %v; want a non-zero status and an error naming the plugin and the missing %q\nstderr:\n%s",
-				np.name, p.cmd.ProcessState, refusal, p.stderr)
+				np.name, p.Cmd.ProcessState, refusal, p.Stderr)
 		default:
-			t.Logf("%s refused: %v\n%s", np.name, p.cmd.ProcessState, strings.TrimSpace(p.stderr.String()))
+			t.Logf("%s refused: %v\n%s", np.name, p.Cmd.ProcessState, strings.TrimSpace(p.Stderr.String()))
 		}
 		a := c.runPod("a", "a")
 		b := c.runPod("b", "b")

@@ -59,10 +59,11 @@ type crio struct {
 	// allocator is podnetDB.
 	podnetSubnets []netip.Prefix
 
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	proc    *testutil.Proc
 	log     *testutil.LogBuffer
-	plugins []*pluginProc
+	plugins []*testutil.Proc
+	// cri runs crictl against this CRI-O.
+	cri *testutil.Crictl
 }
 
 // startCrio starts CRI-O as opts say, with a CNI bridge network of its
@@ -82,6 +83,9 @@ func startCrio(t *testing.T, opts crioOptions) *crio {
 	c.bridges = append(c.bridges, c.cni.bridge)
 	c.ipamDirs = append(c.ipamDirs, c.cni.ipamDir())
 	t.Cleanup(c.cleanup)
+	if c.cri, err = testutil.NewCrictl(env.crictl, c.sock, dir, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	c.writeFile("policy.json", `{"default": [{"type": "insecureAcceptAnything"}]}`)
 	self, err := os.Executable()
 	if err != nil {
@@ -186,29 +190,22 @@ func (c *crio) start() {
 	// The suite's registry, plain HTTP, also in place of critest's.
 	registries := c.writeFile("registries.conf", fmt.Sprintf("[[registry]]\nlocation = %[1]q\ninsecure = true\n\n"+
 		"[[registry]]\nprefix = %[2]q\nlocation = %[1]q\ninsecure = true\n", env.registry.Addr(), critest.TestImageHost))
-	c.cmd = exec.Command(filepath.Join(c.build.bin, "crio"), "--config", filepath.Join(c.dir, "crio.conf"),
+	cmd := exec.Command(filepath.Join(c.build.bin, "crio"), "--config", filepath.Join(c.dir, "crio.conf"),
 		"--config-dir", filepath.Join(c.dir, "crio.conf.d"), "--log-level", "info",
 		"--registries-conf", registries, "--registries-conf-dir", filepath.Join(c.dir, "registries.d"))
-	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
-	if err := c.cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = c.log, c.log
+	proc, err := testutil.StartCmd("crio", cmd)
+	if err != nil {
 		c.t.Fatalf("starting crio: %v", err)
 	}
-	exited := make(chan struct{})
-	c.exited = exited
-	cmd := c.cmd
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
+	c.proc = proc
 	deadline := time.Now().Add(readyTimeout)
 	for {
 		if _, _, err := c.crictl("version"); err == nil {
 			return
 		}
-		select {
-		case <-exited:
+		if !proc.Running() {
 			c.t.Fatalf("crio exited (%v) before it was ready:\n%s", cmd.ProcessState, c.log)
-		default:
 		}
 		if time.Now().After(deadline) {
 			c.t.Fatalf("crio not ready within %v:\n%s", readyTimeout, c.log)
@@ -217,28 +214,22 @@ func (c *crio) start() {
 	}
 }
 
-// stop ends CRI-O: SIGTERM, and SIGKILL after stopTimeout.
+// stop ends CRI-O: SIGTERM, and SIGKILL after stopTimeout (an error).
 func (c *crio) stop() {
-	if c.cmd == nil {
+	if c.proc == nil {
 		return
 	}
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.exited:
-	case <-time.After(stopTimeout):
-		c.t.Errorf("crio did not exit within %v of SIGTERM; killing it", stopTimeout)
-		c.cmd.Process.Kill()
-		<-c.exited
+	if err := c.proc.Stop(stopTimeout); err != nil {
+		c.t.Error(err)
 	}
-	c.cmd = nil
+	c.proc = nil
 }
 
 // killRestart kills CRI-O with SIGKILL (conmon and the pods live on) and
 // starts it again on the same configuration and state.
 func (c *crio) killRestart() {
 	c.t.Helper()
-	c.cmd.Process.Kill()
-	<-c.exited
+	c.proc.Kill()
 	start := time.Now()
 	c.start()
 	c.t.Logf("crio killed and restarted in %v", time.Since(start).Round(time.Millisecond))
@@ -246,15 +237,7 @@ func (c *crio) killRestart() {
 
 // running reports whether CRI-O runs.
 func (c *crio) running() bool {
-	if c.cmd == nil {
-		return false
-	}
-	select {
-	case <-c.exited:
-		return false
-	default:
-		return true
-	}
+	return c.proc != nil && c.proc.Running()
 }
 
 // cleanup removes every pod through CRI, stops the plugins and CRI-O,
@@ -272,13 +255,13 @@ func (c *crio) cleanup() {
 		// Images pulled into the instance's storage go with c.dir.
 	}
 	for _, p := range c.plugins {
-		p.stop()
+		p.Stop(pluginTimeout)
 	}
 	c.stop()
 	if t.Failed() {
 		t.Logf("crio log:\n%s", c.log)
 		for _, p := range c.plugins {
-			t.Logf("plugin %s (%v): stdout:\n%s\nstderr:\n%s", p.name, p.cmd.ProcessState, p.stdout, p.stderr)
+			t.Logf("plugin %s (%v): stdout:\n%s\nstderr:\n%s", p.Name, p.Cmd.ProcessState, p.Stdout, p.Stderr)
 		}
 	}
 	for _, l := range c.leaks() {
@@ -397,21 +380,13 @@ func removeCgroup(name string) {
 
 // crictl runs crictl against this CRI-O.
 func (c *crio) crictl(args ...string) (string, string, error) {
-	cmd := exec.Command(env.crictl, append([]string{"--runtime-endpoint", "unix://" + c.sock, "--image-endpoint", "unix://" + c.sock, "--timeout", "60s"}, args...)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.String(), stderr.String(), err
+	return c.cri.Run(args...)
 }
 
 // must runs crictl and fails the test if it fails.
 func (c *crio) must(args ...string) string {
 	c.t.Helper()
-	out, errOut, err := c.crictl(args...)
-	if err != nil {
-		c.t.Fatalf("crictl %s: %v\n%s", strings.Join(args, " "), err, errOut)
-	}
-	return strings.TrimSpace(out)
+	return strings.TrimSpace(c.cri.Must(c.t, args...))
 }
 
 // writeJSON writes v as JSON to name under c.dir.

@@ -95,7 +95,7 @@ func TestNRIModePodnet(t *testing.T) {
 	}
 	c.ping(a, before["b"])
 
-	plug.kill()
+	plug.Kill()
 	c.waitNetworkReady(false)
 	for _, p := range []*pod{a, b} {
 		if got := c.inspect(p).ips(); !slices.Equal(got, before[p.name]) {
@@ -103,7 +103,7 @@ func TestNRIModePodnet(t *testing.T) {
 		}
 		c.checkRecord(p, before[p.name], "10-podnet", true)
 	}
-	c.restartPodnet(plug.cmd.Args[2])
+	c.restartPodnet(plug.Cmd.Args[2])
 	c.waitNetworkReady(true)
 	for _, p := range []*pod{a, b} {
 		c.checkRecord(p, before[p.name], "10-podnet", false)
@@ -144,12 +144,12 @@ func TestPodnetRefusesStockCrio(t *testing.T) {
 	c := startCrio(t, crioOptions{nri: "upstream"})
 	p, _ := c.startPodnet()
 	switch {
-	case !p.waitExit():
+	case !p.WaitExit(pluginTimeout):
 		t.Errorf("nri-podnet still runs against stock CRI-O; want it to refuse")
-	case p.cmd.ProcessState.ExitCode() <= 0 || !strings.Contains(p.stderr.String(), "pod network extension") || !strings.Contains(p.stderr.String(), "podnet"):
-		t.Errorf("nri-podnet exited with %v; want non-zero and an error naming it and the pod network extension\n%s", p.cmd.ProcessState, p.stderr)
+	case p.Cmd.ProcessState.ExitCode() <= 0 || !strings.Contains(p.Stderr.String(), "pod network extension") || !strings.Contains(p.Stderr.String(), "podnet"):
+		t.Errorf("nri-podnet exited with %v; want non-zero and an error naming it and the pod network extension\n%s", p.Cmd.ProcessState, p.Stderr)
 	default:
-		t.Logf("nri-podnet refused: %s", strings.TrimSpace(p.stderr.String()))
+		t.Logf("nri-podnet refused: %s", strings.TrimSpace(p.Stderr.String()))
 	}
 	c.waitNetworkReady(true)
 	a := c.runPod("a")
@@ -214,10 +214,8 @@ func TestModeSwitch(t *testing.T) {
 		t.Errorf("pod a: addresses %v after the switch to cni, %v before", got, ipsA)
 	}
 	c.checkRecord(a, ipsA, "10-podnet", false) // nri-podnet joined again: its part is not stale
-	select {
-	case <-plug.exited:
-		t.Fatalf("nri-podnet exited after the switch (%v); it must still join while a pod of mode nri remains:\n%s", plug.cmd.ProcessState, plug.stderr)
-	default:
+	if !plug.Running() {
+		t.Fatalf("nri-podnet exited after the switch (%v); it must still join while a pod of mode nri remains:\n%s", plug.Cmd.ProcessState, plug.Stderr)
 	}
 
 	b := c.runPod("b")

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -56,25 +55,11 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == runcWrapperName {
 		os.Exit(runcWrapperMain(os.Args[1:]))
 	}
-	if os.Geteuid() != 0 || os.Getenv(gateEnv) == "" {
-		os.Exit(m.Run()) // every test skips
-	}
-	dir, err := os.MkdirTemp("", "nrinet-crio-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "crio-e2e:", err)
-		os.Exit(1)
-	}
-	code := 1
-	if err := setup(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "crio-e2e:", err)
-	} else {
-		code = m.Run()
-	}
-	if env.registry != nil {
-		env.registry.Close()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testutil.GatedMain(m, gateEnv, "crio-e2e", setup, func() {
+		if env.registry != nil {
+			env.registry.Close()
+		}
+	}))
 }
 
 // setup builds the plugins and the images, starts the registry and finds
@@ -94,15 +79,15 @@ func setup(dir string) error {
 			env.conmon = p
 		}
 	}
-	if err := goBuild(filepath.Join("..", ".."), dir, nil, "./cmd/nri-podnet", "./cmd/nri-cni"); err != nil {
+	if err := testutil.GoBuild(filepath.Join("..", ".."), dir, nil, "./cmd/nri-podnet", "./cmd/nri-cni"); err != nil {
 		return err
 	}
-	if err := goBuild(filepath.Join("..", "containerd-e2e"), dir, []string{"CGO_ENABLED=0"}, "./cmd/pause"); err != nil {
+	if err := testutil.GoBuild(filepath.Join("..", "containerd-e2e"), dir, []string{"CGO_ENABLED=0"}, "./cmd/pause"); err != nil {
 		return err
 	}
 	env.podnet, env.nriCNI = filepath.Join(dir, "nri-podnet"), filepath.Join(dir, "nri-cni")
 
-	busybox, err := findBusybox()
+	busybox, err := testutil.StaticBusybox()
 	if err != nil {
 		return err
 	}
@@ -145,37 +130,6 @@ func setup(dir string) error {
 	}
 	fmt.Fprintf(os.Stderr, "crio-e2e: plugins, images and registry ready in %v\n", time.Since(start).Round(10*time.Millisecond))
 	return nil
-}
-
-// goBuild builds pkgs of the module in dir into outDir.
-func goBuild(dir, outDir string, extraEnv []string, pkgs ...string) error {
-	args := append([]string{"build", "-o", outDir + "/"}, pkgs...)
-	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), extraEnv...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go %s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
-	}
-	return nil
-}
-
-// findBusybox returns a static busybox.
-func findBusybox() (string, error) {
-	const need = "the suite needs a static busybox (Debian package busybox-static)"
-	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
-		f, err := elf.Open(p)
-		if err != nil {
-			continue
-		}
-		defer f.Close()
-		for _, prog := range f.Progs {
-			if prog.Type == elf.PT_INTERP {
-				return "", fmt.Errorf("%s is linked dynamically: %s", p, need)
-			}
-		}
-		return p, nil
-	}
-	return "", fmt.Errorf("/bin/busybox not found: %s", need)
 }
 
 // crioBuild is CRI-O as hack/crio.sh built it.

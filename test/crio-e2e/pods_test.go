@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/nrinet/nrinet/internal/testutil"
 )
@@ -213,64 +210,21 @@ func (c *crio) waitNetworkReady(want bool) {
 	})
 }
 
-// pluginProc is an NRI plugin the test started as a separate process.
-type pluginProc struct {
-	name           string
-	cmd            *exec.Cmd
-	stdout, stderr *testutil.LogBuffer
-	exited         chan struct{}
-}
-
-// startPlugin starts bin with args; c's cleanup stops it.
-func (c *crio) startPlugin(name, bin string, args ...string) *pluginProc {
+// startPlugin starts an NRI plugin as a separate process; c's cleanup
+// stops it.
+func (c *crio) startPlugin(name, bin string, args ...string) *testutil.Proc {
 	c.t.Helper()
-	p := &pluginProc{name: name, stdout: &testutil.LogBuffer{}, stderr: &testutil.LogBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	if err := p.cmd.Start(); err != nil {
+	p, err := testutil.StartProc(name, bin, args...)
+	if err != nil {
 		c.t.Fatalf("plugin %s: %v", name, err)
 	}
 	c.plugins = append(c.plugins, p)
-	go func() {
-		p.cmd.Wait()
-		close(p.exited)
-	}()
 	return p
-}
-
-// waitExit waits up to pluginTimeout for the plugin to exit.
-func (p *pluginProc) waitExit() bool {
-	select {
-	case <-p.exited:
-		return true
-	case <-time.After(pluginTimeout):
-		return false
-	}
-}
-
-// stop ends the plugin: SIGTERM, then SIGKILL.
-func (p *pluginProc) stop() {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	if !p.waitExit() {
-		p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-// kill ends the plugin with SIGKILL.
-func (p *pluginProc) kill() {
-	p.cmd.Process.Kill()
-	<-p.exited
 }
 
 // startPodnet starts nri-podnet (10-podnet) with a bridge and dual-stack
 // subnets of its own, its state under c.dir.
-func (c *crio) startPodnet() (*pluginProc, []netip.Prefix) {
+func (c *crio) startPodnet() (*testutil.Proc, []netip.Prefix) {
 	c.t.Helper()
 	n := newBridgeNet(c.t, filepath.Join(c.dir, "unused-podnet"), "unused", "nrcp"+c.token, 1)
 	c.bridges = append(c.bridges, n.bridge)
@@ -283,12 +237,12 @@ func (c *crio) startPodnet() (*pluginProc, []netip.Prefix) {
 }
 
 // restartPodnet starts nri-podnet on the configuration conf.
-func (c *crio) restartPodnet(conf string) *pluginProc {
+func (c *crio) restartPodnet(conf string) *testutil.Proc {
 	return c.startPlugin("10-podnet", env.podnet, "-config", conf, "-socket", c.nriSock, "-idx", "10", "-name", "podnet")
 }
 
 // startNRICNI starts nri-cni (10-cni) on a bridge conflist of its own.
-func (c *crio) startNRICNI() (*pluginProc, []netip.Prefix) {
+func (c *crio) startNRICNI() (*testutil.Proc, []netip.Prefix) {
 	c.t.Helper()
 	n := newBridgeNet(c.t, filepath.Join(c.dir, "nri-cni-conf"), "nrinet-crio-e2e-nricni", "nrcn"+c.token, 2)
 	c.bridges = append(c.bridges, n.bridge)

@@ -24,6 +24,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // wantImage is what TestE2EImages expects of one image: the configuration
@@ -131,7 +133,7 @@ func TestE2EImages(t *testing.T) {
 		t.Fatal("no Kubernetes source: hack/kube.sh prints NRINET_KUBE_SRC (set it with NRINET_KUBE_BIN)")
 	}
 	dir := t.TempDir()
-	if err := goBuild(".", dir, []string{"CGO_ENABLED=0"}, "./cmd/pause"); err != nil {
+	if err := testutil.GoBuild(".", dir, []string{"CGO_ENABLED=0"}, "./cmd/pause"); err != nil {
 		t.Fatal(err)
 	}
 	bins := kubeImageBins(env.kubeBin, env.kubeSrc, filepath.Join(dir, "pause"))
@@ -516,7 +518,7 @@ func TestLayerFiles(t *testing.T) {
 // TestE2EImages_Deterministic writes the busybox image into two
 // directories and checks the archives are the same bytes.
 func TestE2EImages_Deterministic(t *testing.T) {
-	busybox, err := findBusybox()
+	busybox, err := testutil.StaticBusybox()
 	if err != nil {
 		t.Skip(err)
 	}

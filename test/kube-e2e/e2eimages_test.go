@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // The images Kubernetes' e2e suite (e2e.test of v1.34.4) runs in the
@@ -81,7 +83,7 @@ func writeE2EImages(dir string, bins e2eImageBins) (map[string]string, error) {
 	}
 	if bins.Busybox == "" {
 		var err error
-		if bins.Busybox, err = findBusybox(); err != nil {
+		if bins.Busybox, err = testutil.StaticBusybox(); err != nil {
 			return nil, err
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // A hostTool is a program of this (Debian) machine that an e2e image
@@ -72,7 +74,7 @@ func checkE2EImageTools() error {
 		missing = append(missing, what)
 		pkgs[pkg] = true
 	}
-	if _, err := findBusybox(); err != nil {
+	if _, err := testutil.StaticBusybox(); err != nil {
 		need("a static busybox", "busybox-static")
 	}
 	if _, err := exec.LookPath("ldd"); err != nil {

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"debug/elf"
 	"fmt"
 	"io"
 	"io/fs"
@@ -163,24 +162,4 @@ func writeBusyboxImage(archive, busyboxBin string) error {
 		imageFile{path: "etc/group", mode: 0o644, data: []byte("root:x:0:\n")},
 	)
 	return writeImage(archive, busyboxRef, files, v1.Config{Env: []string{"PATH=/bin"}, Cmd: []string{"sh"}})
-}
-
-// findBusybox returns Debian busybox-static's binary: the image has no C
-// library, so it must be linked statically (have no ELF interpreter).
-func findBusybox() (string, error) {
-	const need = "stage 3 needs a static busybox (Debian package busybox-static)"
-	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
-		f, err := elf.Open(p)
-		if err != nil {
-			continue
-		}
-		defer f.Close()
-		for _, prog := range f.Progs {
-			if prog.Type == elf.PT_INTERP {
-				return "", fmt.Errorf("%s is linked dynamically: %s", p, need)
-			}
-		}
-		return p, nil
-	}
-	return "", fmt.Errorf("/bin/busybox not found: %s", need)
 }

@@ -19,6 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // Deadlines of stage 3's node.
@@ -52,7 +54,7 @@ func prepareStage3(t testing.TB) {
 			if _, err := exec.LookPath("runc"); err != nil {
 				return fmt.Errorf("runc not found: stage 3 needs it (Debian package runc)")
 			}
-			busybox, err := findBusybox()
+			busybox, err := testutil.StaticBusybox()
 			if err != nil {
 				return err
 			}
@@ -72,7 +74,7 @@ func prepareStage3(t testing.TB) {
 			if stage3.containerdBin == "" {
 				return fmt.Errorf("hack/containerd.sh printed no NRINET_CONTAINERD_BIN: %q", stdout.String())
 			}
-			if err := goBuild(".", env.dir, []string{"CGO_ENABLED=0"}, "./cmd/pause"); err != nil {
+			if err := testutil.GoBuild(".", env.dir, []string{"CGO_ENABLED=0"}, "./cmd/pause"); err != nil {
 				return err
 			}
 			stage3.pauseTar, stage3.busyboxTar = filepath.Join(env.dir, "pause.tar"), filepath.Join(env.dir, "busybox.tar")
@@ -109,6 +111,8 @@ type kubeNode struct {
 	name, dir string
 
 	sock, nriSock, crictlConfig string
+	// cri runs crictl against the node's containerd.
+	cri *testutil.Crictl
 	// podnetState is the node's directory of the DaemonSet's state
 	// hostPath, overlay the test's kustomize overlay (podnetOverlay) once
 	// deployPodnet applied it.
@@ -223,8 +227,12 @@ func launchKubeNode(t testing.TB, cp *controlPlane, suffix string, opts kubeNode
 	// subdirectory named after it (podnetOverlay).
 	n.nriSock = filepath.Join(cp.dir, "nri", n.name, "nri.sock")
 	n.podnetState = filepath.Join(cp.dir, "podnet-state", n.name)
-	n.crictlConfig = filepath.Join(n.dir, "crictl.yaml")
-	writeFile(t, n.crictlConfig, fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 20\n", n.sock, n.sock))
+	cri, err := testutil.NewCrictl(env.crictl, n.sock, n.dir, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cri.Name = n.name
+	n.cri, n.crictlConfig = cri, cri.Config
 	n.makeCgroupRoot()
 	n.saveKernelTunables()
 	n.removeKubeletHostDirs()
@@ -461,23 +469,13 @@ func (n *kubeNode) criConditions() (runtime, network bool, msg string) {
 
 // crictl runs crictl against the node's containerd.
 func (n *kubeNode) crictl(args ...string) (string, string, error) {
-	ep := "unix://" + n.sock
-	cmd := exec.Command(env.crictl, append([]string{"--config", n.crictlConfig,
-		"--runtime-endpoint", ep, "--image-endpoint", ep, "--timeout", "20s"}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.String(), stderr.String(), err
+	return n.cri.Run(args...)
 }
 
 // must runs crictl and fails the test if it fails.
 func (n *kubeNode) must(args ...string) string {
 	n.t.Helper()
-	out, errOut, err := n.crictl(args...)
-	if err != nil {
-		n.t.Fatalf("crictl %s on %s: %v\n%s%s", strings.Join(args, " "), n.name, err, out, errOut)
-	}
-	return out
+	return n.cri.Must(n.t, args...)
 }
 
 // importImage imports an image archive into CRI's namespace (k8s.io).

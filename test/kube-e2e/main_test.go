@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // gateEnv must be set for the suite to run: it builds Kubernetes (about 11
@@ -54,25 +56,11 @@ type suiteEnv struct {
 var env suiteEnv
 
 func TestMain(m *testing.M) {
-	if os.Geteuid() != 0 || os.Getenv(gateEnv) == "" {
-		os.Exit(m.Run()) // every test skips
-	}
-	dir, err := os.MkdirTemp("", "nrinet-kube-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kube-e2e:", err)
-		os.Exit(1)
-	}
-	code := 1
-	if err := setup(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "kube-e2e:", err)
-	} else {
-		code = m.Run()
-	}
-	if env.registry != nil {
-		env.registry.stop()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testutil.GatedMain(m, gateEnv, "kube-e2e", setup, func() {
+		if env.registry != nil {
+			env.registry.stop()
+		}
+	}))
 }
 
 // setup finds or builds the Kubernetes binaries (hack/kube.sh, or
@@ -96,7 +84,7 @@ func setup(dir string) error {
 		}
 	}
 	// nrinet's commands, from the root module.
-	if err := goBuild(filepath.Join("..", ".."), dir, nil, "./cmd/nri-podnet", "./cmd/nrinetd"); err != nil {
+	if err := testutil.GoBuild(filepath.Join("..", ".."), dir, nil, "./cmd/nri-podnet", "./cmd/nrinetd"); err != nil {
 		return err
 	}
 	env.nrinetd, env.podnet = filepath.Join(dir, "nrinetd"), filepath.Join(dir, "nri-podnet")
@@ -188,18 +176,6 @@ func goRunOutput(dir, pkg string, args ...string) (string, error) {
 // suite's registry.
 func podnetImageRef(tag string) string {
 	return env.registry.repository() + "/nri-podnet:" + tag
-}
-
-// goBuild runs go build -o outDir/ pkgs... in dir.
-func goBuild(dir, outDir string, extraEnv []string, pkgs ...string) error {
-	args := append([]string{"build", "-o", outDir + "/"}, pkgs...)
-	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), extraEnv...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go %s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
-	}
-	return nil
 }
 
 // goInstall runs `go install pkg@version` with GOBIN=dir unless dir

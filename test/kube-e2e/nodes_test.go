@@ -1,7 +1,6 @@
 package kubee2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // nodeReadyTimeout bounds how long a node's nrinetd may take until its CRI
@@ -33,6 +34,8 @@ type node struct {
 	dir  string
 
 	criSock, nriSock, crictlConfig string
+	// cri runs crictl against the node's nrinetd.
+	cri *testutil.Crictl
 	// bridge is nri-podnet's bridge, inside the namespace.
 	bridge string
 	// podCIDRs are the Node's spec.podCIDRs, IPv4 first.
@@ -100,7 +103,6 @@ func startNodeWith(t testing.TB, cp *controlPlane, suffix string, opts nodeOptio
 	n.host = newHost(t, cp.u, name, "nrke"+cp.token+suffix, true)
 	n.dir = cp.path("nodes", suffix)
 	n.criSock, n.nriSock = filepath.Join(n.dir, "cri.sock"), filepath.Join(n.dir, "nri.sock")
-	n.crictlConfig = filepath.Join(n.dir, "crictl.yaml")
 	if len(opts.podCIDRs) > 0 {
 		cp.registerNodeWithCIDRs(name, opts.podCIDRs, n.addr4, n.addr6)
 		n.podCIDRs = opts.podCIDRs
@@ -137,7 +139,12 @@ log_level = "info"
 `, n.criSock, n.nriSock, filepath.Join(n.dir, "nrinetd"))
 	path := filepath.Join(n.dir, "nrinetd.toml")
 	writeFile(t, path, conf)
-	writeFile(t, n.crictlConfig, fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 20\n", n.criSock, n.criSock))
+	cri, err := testutil.NewCrictl(env.crictl, n.criSock, n.dir, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cri.Name = n.name
+	n.cri, n.crictlConfig = cri, cri.Config
 	n.nrinetd = startProc(t, n.name+"/nrinetd", n.netnsPath, nil, env.nrinetd, "-config", path)
 }
 
@@ -214,23 +221,13 @@ func (n *node) waitNetworkReady() {
 // crictl runs crictl against the node's nrinetd, with the node's own
 // configuration file (so /etc/crictl.yaml is never read).
 func (n *node) crictl(args ...string) (string, string, error) {
-	ep := "unix://" + n.criSock
-	cmd := exec.Command(env.crictl, append([]string{"--config", n.crictlConfig,
-		"--runtime-endpoint", ep, "--image-endpoint", ep, "--timeout", "20s"}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.String(), stderr.String(), err
+	return n.cri.Run(args...)
 }
 
 // must runs crictl and fails the test if it fails.
 func (n *node) must(args ...string) string {
 	n.t.Helper()
-	out, errOut, err := n.crictl(args...)
-	if err != nil {
-		n.t.Fatalf("crictl %s on %s: %v\n%s%s", strings.Join(args, " "), n.name, err, out, errOut)
-	}
-	return out
+	return n.cri.Must(n.t, args...)
 }
 
 // runPod runs a pod sandbox with crictl runp and checks its network: the
