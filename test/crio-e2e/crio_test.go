@@ -94,25 +94,41 @@ func startCrio(t *testing.T, opts crioOptions) *crio {
 	if err := os.Symlink(self, filepath.Join(dir, runcWrapperName)); err != nil {
 		t.Fatal(err)
 	}
-	c.writeFile("crio.conf", c.config())
+	c.writeConfig()
 	c.start()
 	return c
 }
 
-// config is CRI-O's configuration: every path under c.dir, vfs storage,
-// cgroupfs, runc (behind runcWrapperName) with conmon, the suite's pause image, NRI on c.nriSock.
-// The suite's registry (plain HTTP) is in the registries.conf start
-// writes.
+// writeConfig writes CRI-O's configuration: crio.conf (config) and, for
+// a network mode, the drop-in crio.conf.d/10-nri-network.conf, as an
+// operator sets it (docs/crio.md).
+func (c *crio) writeConfig() {
+	c.t.Helper()
+	if err := os.MkdirAll(filepath.Join(c.dir, "crio.conf.d"), 0o700); err != nil {
+		c.t.Fatal(err)
+	}
+	c.writeFile("crio.conf", c.config())
+	dropIn := filepath.Join("crio.conf.d", "10-nri-network.conf")
+	if c.opts.mode == "" {
+		os.Remove(filepath.Join(c.dir, dropIn))
+		return
+	}
+	network := fmt.Sprintf("[crio.network]\nnetwork_mode = %q\n", c.opts.mode)
+	if len(c.opts.required) > 0 {
+		q, _ := json.Marshal(c.opts.required)
+		network += fmt.Sprintf("required_network_plugins = %s\n", q)
+	}
+	c.writeFile(dropIn, network)
+}
+
+// config is CRI-O's configuration file: every path under c.dir, vfs
+// storage, cgroupfs, runc (behind runcWrapperName) with conmon, the
+// suite's pause image, NRI on c.nriSock. The suite's registry (plain HTTP)
+// is in the registries.conf start writes; the network mode in the drop-in
+// writeConfig writes.
 func (c *crio) config() string {
 	d := c.dir
-	var network, nri string
-	if c.opts.mode != "" {
-		network = fmt.Sprintf("network_mode = %q\n", c.opts.mode)
-		if len(c.opts.required) > 0 {
-			q, _ := json.Marshal(c.opts.required)
-			network += fmt.Sprintf("required_network_plugins = %s\n", q)
-		}
-	}
+	var nri string
 	if c.opts.nriRequestTimeout > 0 {
 		nri = fmt.Sprintf("nri_plugin_request_timeout = %q\n", c.opts.nriRequestTimeout)
 	}
@@ -154,18 +170,18 @@ pause_image = %[17]q
 [crio.network]
 network_dir = %[19]q
 plugin_dirs = [%[20]q]
-%[21]s
+
 [crio.nri]
 enable_nri = true
-nri_listen = %[22]q
-nri_plugin_dir = %[23]q
-nri_plugin_config_dir = %[24]q
-%[25]s`, filepath.Join(d, "root"), filepath.Join(d, "run"), filepath.Join(d, "logs"), filepath.Join(d, "run", "version"),
+nri_listen = %[21]q
+nri_plugin_dir = %[22]q
+nri_plugin_config_dir = %[23]q
+%[24]s`, filepath.Join(d, "root"), filepath.Join(d, "run"), filepath.Join(d, "logs"), filepath.Join(d, "run", "version"),
 		filepath.Join(d, "version"), filepath.Join(d, "clean.shutdown"), c.sock, env.conmon,
 		filepath.Join(d, "exits"), filepath.Join(d, "attach"), filepath.Join(d, "ns"),
 		filepath.Join(c.build.bin, "pinns"), filepath.Join(d, "hooks"), filepath.Join(d, runcWrapperName), filepath.Join(d, "runc"),
 		filepath.Join(d, "policy.json"), env.pauseRef, env.registry.Addr(),
-		c.cni.confDir, env.cniBin, network, c.nriSock, filepath.Join(d, "nri-plugins"), filepath.Join(d, "nri-conf"), nri)
+		c.cni.confDir, env.cniBin, c.nriSock, filepath.Join(d, "nri-plugins"), filepath.Join(d, "nri-conf"), nri)
 }
 
 // writeFile writes content to name under c.dir.

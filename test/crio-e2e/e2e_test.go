@@ -207,7 +207,7 @@ func TestModeSwitch(t *testing.T) {
 
 	c.stop()
 	c.opts = crioOptions{nri: "compat", mode: "cni"}
-	c.writeFile("crio.conf", c.config())
+	c.writeConfig()
 	c.start()
 	c.waitNetworkReady(true)
 	if got := c.checkNet(a, subnets...); !slices.Equal(got, ipsA) {
