@@ -25,13 +25,7 @@ type logBuffer = testutil.LogBuffer
 // waitFor polls cond until it holds or the test's patience (10 s) runs out.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, what, 10*time.Second, cond)
 }
 
 // env is a started runtime on a socket in a temp dir, with captured logs.
@@ -282,14 +276,7 @@ func (l *ledger) seenOf(id string) []string {
 
 // eventually polls cond for up to d; it reports whether cond held.
 func eventually(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
+	return testutil.Poll(d, 5*time.Millisecond, testutil.Until("the condition", cond)) == nil
 }
 
 // lateRun is a plugin whose RunPodSandbox finishes (allocates) only after

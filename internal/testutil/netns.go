@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // NetNSDir is where iproute2 keeps named network namespaces.
@@ -58,18 +57,6 @@ func LinkExists(name string) bool {
 // fine.
 func DeleteLink(name string) {
 	exec.Command("ip", "link", "del", "dev", name).Run()
-}
-
-// WaitFor polls cond until it holds, failing the test after patience.
-func WaitFor(t testing.TB, what string, patience time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // PodAddrs lists the global addresses of eth0 inside the named network

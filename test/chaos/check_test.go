@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nrinet/nrinet/internal/testutil"
 	"maps"
 	"net/netip"
 	"os"
@@ -219,14 +220,7 @@ func netnsFiles() ([]string, error) {
 // waitFor polls cond until it returns nil or patience runs out, and
 // returns its last error.
 func waitFor(patience time.Duration, cond func() error) error {
-	deadline := time.Now().Add(patience)
-	for {
-		err := cond()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return testutil.Poll(patience, 50*time.Millisecond, cond)
 }
 
 // waitJoined waits until nri-podnet has joined nrinetd (NetworkReady)

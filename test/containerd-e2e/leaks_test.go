@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nrinet/nrinet/internal/testutil"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -507,17 +508,16 @@ const removeTimeout = 5 * time.Second
 
 // waitFor polls cond until it is done or fails, for removeTimeout.
 func waitFor(what string, cond func() (bool, error)) error {
-	deadline := time.Now().Add(removeTimeout)
-	for {
+	return testutil.Poll(removeTimeout, 10*time.Millisecond, func() error {
 		done, err := cond()
-		if done || err != nil {
-			return err
+		switch {
+		case err != nil:
+			return testutil.Abort(err)
+		case !done:
+			return errors.New("waiting for " + what)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %v waiting for %s", removeTimeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // exited reports whether a process is gone or a zombie (which holds no

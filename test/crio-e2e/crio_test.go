@@ -215,18 +215,18 @@ func (c *crio) start() {
 		c.t.Fatalf("starting crio: %v", err)
 	}
 	c.proc = proc
-	deadline := time.Now().Add(readyTimeout)
-	for {
-		if _, _, err := c.crictl("version"); err == nil {
-			return
+	err = testutil.Poll(readyTimeout, 100*time.Millisecond, func() error {
+		_, errOut, err := c.crictl("version")
+		switch {
+		case err == nil:
+			return nil
+		case !proc.Running():
+			return testutil.Abort(fmt.Errorf("crio exited (%v) before it was ready", cmd.ProcessState))
 		}
-		if !proc.Running() {
-			c.t.Fatalf("crio exited (%v) before it was ready:\n%s", cmd.ProcessState, c.log)
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("crio not ready within %v:\n%s", readyTimeout, c.log)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return fmt.Errorf("crictl version: %v: %s", err, errOut)
+	})
+	if err != nil {
+		c.t.Fatalf("%v\n%s", err, c.log)
 	}
 }
 

@@ -3,6 +3,7 @@ package kubee2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // logBuffer is a concurrency-safe sink for a process's output.
@@ -219,16 +222,14 @@ func run(t testing.TB, name string, args ...string) string {
 // test after patience with what and cond's last message.
 func waitFor(t testing.TB, what string, patience, interval time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
+	err := testutil.Poll(patience, interval, func() error {
+		if ok, msg := cond(); !ok {
+			return errors.New(msg)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s: %s", patience, what, msg)
-		}
-		time.Sleep(interval)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s: %v", what, err)
 	}
 }
 

@@ -1,0 +1,53 @@
+package testutil_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nrinet/nrinet/internal/testutil"
+)
+
+func TestPoll(t *testing.T) {
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name    string
+		results []error // cond's answers in turn; the last repeats
+		want    string  // "" for nil
+		calls   int     // at least
+	}{
+		{name: "at once", results: []error{nil}, calls: 1},
+		{name: "on the third call", results: []error{errors.New("a"), errors.New("b"), nil}, calls: 3},
+		{name: "aborted", results: []error{errors.New("a"), testutil.Abort(boom)}, want: "boom", calls: 2},
+		{name: "never", results: []error{errors.New("not yet")}, want: "still after 30ms: not yet", calls: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			err := testutil.Poll(30*time.Millisecond, time.Millisecond, func() error {
+				calls++
+				return tc.results[min(calls, len(tc.results))-1]
+			})
+			switch {
+			case tc.want == "" && err != nil, tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Poll = %v, want %q", err, tc.want)
+			case calls < tc.calls:
+				t.Errorf("cond called %d times, want at least %d", calls, tc.calls)
+			}
+			if tc.name == "aborted" && !errors.Is(err, boom) {
+				t.Errorf("Poll = %v, want the aborting error itself", err)
+			}
+		})
+	}
+}
+
+func TestUntil(t *testing.T) {
+	n := 0
+	cond := testutil.Until("three", func() bool { n++; return n >= 3 })
+	if err := testutil.Poll(time.Second, time.Millisecond, cond); err != nil || n != 3 {
+		t.Errorf("Poll(Until) = %v after %d calls", err, n)
+	}
+	if err := testutil.Until("never", func() bool { return false })(); err == nil || !strings.Contains(err.Error(), "never") {
+		t.Errorf("Until(never)() = %v", err)
+	}
+}
