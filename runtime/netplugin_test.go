@@ -399,7 +399,8 @@ func TestNetwork_HostNetworkIgnoresInvalidNetwork(t *testing.T) {
 
 func TestNetwork_StatusServedWhileRefreshing(t *testing.T) {
 	const ttl = 100 * time.Millisecond
-	e := newEnv(t, runtime.WithStatusCacheTTL(ttl), runtime.WithStatusTimeout(time.Second))
+	clock := newFakeClock()
+	e := newEnv(t, runtime.WithStatusCacheTTL(ttl), runtime.WithStatusTimeout(time.Second), runtime.WithClock(clock.now))
 	p := e.startNetPlugin(netScript{Name: "net", Idx: "10", Network: pj(v4net("198.18.0.5"))})
 	pod := netPod(1)
 	last, err := e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod})
@@ -414,7 +415,7 @@ func TestNetwork_StatusServedWhileRefreshing(t *testing.T) {
 	// served from the recently expired cache comes back clean at once.
 	p.kill()
 	waitFor(t, "the plugin to be dropped", func() bool { return !e.joined("10-net") })
-	time.Sleep(ttl + 20*time.Millisecond)
+	clock.advance(ttl + 20*time.Millisecond) // expired, but recently
 	rec, err := e.rt.PodSandboxStatus(context.Background(), pod, last, false)
 	if err != nil || !slices.Equal(rec.GetNetwork().GetIps(), []string{"198.18.0.5"}) {
 		t.Fatalf("status = %v, %v", rec, err)

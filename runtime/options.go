@@ -55,9 +55,11 @@ type config struct {
 	familyPreference FamilyPreference
 	statusTimeout    time.Duration
 	statusCacheTTL   time.Duration
-	requiredNetwork  []string
-	noNetExtension   bool
-	observer         Observer
+	// now is the status cache's clock (time.Now; tests set another).
+	now             func() time.Time
+	requiredNetwork []string
+	noNetExtension  bool
+	observer        Observer
 
 	syncCallback    func(context.Context, SyncCB) error
 	nriVersion      string
@@ -78,6 +80,7 @@ func defaultConfig() config {
 		syncChunkSize:       DefaultSyncChunkSize,
 		statusTimeout:       DefaultStatusTimeout,
 		statusCacheTTL:      DefaultStatusCacheTTL,
+		now:                 time.Now,
 		observer:            nopObserver{},
 		restartBackoff:      DefaultRestartBackoff,
 		nriVersion:          api.Version,

@@ -68,11 +68,11 @@ func (c *statusCache) token(id string) *roundToken {
 	return t
 }
 
-// put caches rec for ttl if the round of token t is still current, and
-// ends the round. Expired entries are swept when the cache has grown, so
-// pods that were never stopped through this Runtime do not pile up.
-func (c *statusCache) put(id string, t *roundToken, from, rec *api.PodNetworkRecord, ttl time.Duration) {
-	now := time.Now()
+// put caches rec from now for ttl if the round of token t is still
+// current, and ends the round. Expired entries are swept when the cache
+// has grown, so pods that were never stopped through this Runtime do not
+// pile up.
+func (c *statusCache) put(id string, t *roundToken, from, rec *api.PodNetworkRecord, now time.Time, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.rounds[id] != t {
@@ -133,7 +133,7 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 		r.status.mu.Lock()
 		e, ok := r.status.entries[id]
 		r.status.mu.Unlock()
-		if now := time.Now(); ok && now.Before(e.expires) && e.serves(last) {
+		if ok && r.cfg.now().Before(e.expires) && e.serves(last) {
 			return proto.CloneOf(e.rec), nil
 		}
 	}
@@ -154,7 +154,7 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 		defer r.wg.Done()
 		rec, err := r.statusRound(context.WithoutCancel(ctx), pod, last, verbose)
 		if cache {
-			r.status.put(id, token, last, rec, r.cfg.statusCacheTTL)
+			r.status.put(id, token, last, rec, r.cfg.now(), r.cfg.statusCacheTTL)
 		}
 		return rec, err
 	}
@@ -162,7 +162,7 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, pod *api.PodSandbox, las
 		r.status.mu.Lock()
 		e, ok := r.status.entries[id]
 		r.status.mu.Unlock()
-		if ok && time.Now().Before(e.expires.Add(staleServeFactor*r.cfg.statusCacheTTL)) && e.serves(last) {
+		if ok && r.cfg.now().Before(e.expires.Add(staleServeFactor*r.cfg.statusCacheTTL)) && e.serves(last) {
 			// Expired recently: answer with it at once and refresh in
 			// the background, so that a plain status (the kubelet's PLEG)
 			// never waits for plugins while the cache is warm.

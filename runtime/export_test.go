@@ -1,0 +1,12 @@
+package runtime
+
+import "time"
+
+// WithClock sets the status cache's clock, so that tests move time on
+// instead of sleeping past a TTL.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) error {
+		c.now = now
+		return nil
+	}
+}
