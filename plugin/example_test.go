@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
+	"github.com/nrinet/nrinet/runtime"
 )
 
 // podLogger subscribes to pod creation only.
@@ -56,6 +60,72 @@ func ExampleWithReconnect() {
 	//	err = s.Run(ctx) // nil once ctx is cancelled
 
 	// Output: 50-pod-logger
+}
+
+// netLogger only observes pods as they start (README's second example).
+type netLogger struct{}
+
+func (netLogger) RunPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
+	fmt.Println("pod started:", pod.GetNamespace()+"/"+pod.GetName())
+	return nil
+}
+
+// runNetLogger serves the runtime on socket until ctx ends.
+func runNetLogger(ctx context.Context, socket string) error {
+	s, err := plugin.New(netLogger{}, plugin.WithPluginName("net-logger"), plugin.WithPluginIdx("50"),
+		plugin.WithSocketPath(socket))
+	if err != nil {
+		return err
+	}
+	return s.Run(ctx)
+}
+
+// syncObserver closes synced once the runtime synchronized a plugin.
+type syncObserver struct {
+	runtime.Observer
+	once   sync.Once
+	synced chan struct{}
+}
+
+func (o *syncObserver) PluginCall(plugin, method string, took time.Duration, err error) {
+	if method == "Synchronize" {
+		o.once.Do(func() { close(o.synced) })
+	}
+}
+
+// Run connects the plugin to the runtime's socket and serves the runtime
+// until ctx is cancelled (or the runtime shuts it down). Here the runtime
+// is nrinet's runtime library on a socket in a temporary directory.
+func ExampleStub_Run() {
+	dir, _ := os.MkdirTemp("", "nri-example-")
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "nri.sock")
+	obs := &syncObserver{synced: make(chan struct{})}
+	rt, err := runtime.New("example-runtime", "v0.1.0", runtime.WithSocketPath(sock),
+		runtime.WithPluginPath(filepath.Join(dir, "plugins")), runtime.WithObserver(obs))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	if err := rt.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rt.Stop(ctx)
+
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- runNetLogger(runCtx, sock) }()
+
+	<-obs.synced       // the plugin is joining
+	rt.AwaitJoins(ctx) // and has joined
+	rt.RunPodSandbox(ctx, &api.RunPodSandboxRequest{Pod: &api.PodSandbox{Id: "p1", Namespace: "default", Name: "web"}})
+	cancel()
+	fmt.Println("Run:", <-done)
+	// Output:
+	// pod started: default/web
+	// Run: <nil>
 }
 
 // podNet is a network plugin: it gives each pod its part of the network
