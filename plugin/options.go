@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/backoff"
 )
 
 // Option configures a Stub.
@@ -25,7 +26,7 @@ type config struct {
 	failurePolicy *api.FailurePolicy
 	env           func(string) string
 	args0         string
-	reconnect     *backoff // nil: Run does not reconnect
+	reconnect     *backoff.Backoff // nil: Run does not reconnect
 	// requireNetworkExtension: refuse a runtime without the pod network
 	// extension (WithRequiredNetworkExtension).
 	requireNetworkExtension bool

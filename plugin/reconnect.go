@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"syscall"
 	"time"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/backoff"
 )
 
 // Defaults of WithReconnect.
@@ -65,28 +65,13 @@ func WithReconnect(initial, maxDelay time.Duration) Option {
 		if initial < 0 || maxDelay < 0 {
 			return fmt.Errorf("plugin: WithReconnect(%v, %v): negative delay", initial, maxDelay)
 		}
-		b := &backoff{initial: cmp.Or(initial, DefaultReconnectInitial), max: cmp.Or(maxDelay, DefaultReconnectMax)}
-		if b.max < b.initial {
-			return fmt.Errorf("plugin: WithReconnect(%v, %v): max delay %v is below the initial delay %v", initial, maxDelay, b.max, b.initial)
+		b := backoff.New(cmp.Or(initial, DefaultReconnectInitial), cmp.Or(maxDelay, DefaultReconnectMax))
+		if b.Max < b.Initial {
+			return fmt.Errorf("plugin: WithReconnect(%v, %v): max delay %v is below the initial delay %v", initial, maxDelay, b.Max, b.Initial)
 		}
 		c.reconnect = b
 		return nil
 	}
-}
-
-// backoff is the jittered, capped, exponential delay between connection
-// attempts. It is used by one Run at a time.
-type backoff struct {
-	initial, max time.Duration
-	next         time.Duration // 0: initial
-}
-
-// delay returns the delay before the next attempt and doubles the one
-// after it, up to max.
-func (b *backoff) delay() time.Duration {
-	d := cmp.Or(b.next, b.initial)
-	b.next = min(2*d, b.max)
-	return d/2 + rand.N(d/2+1)
 }
 
 // awayPoll caps the delay between attempts while nothing listens on the
@@ -99,10 +84,10 @@ const awayPoll = 250 * time.Millisecond
 // failed dial costs next to nothing, and a restarted runtime gets its
 // plugins back at once (pods that come right after a restart need the
 // network plugins the runtime requires).
-func retryDelay(b *backoff, err error) time.Duration {
-	d := b.delay()
+func retryDelay(b *backoff.Backoff, err error) time.Duration {
+	d := b.Next()
 	if runtimeAway(err) {
-		d = min(d, max(awayPoll, b.initial))
+		d = min(d, max(awayPoll, b.Initial))
 	}
 	return d
 }
@@ -113,9 +98,6 @@ func runtimeAway(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial" && (errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED))
 }
-
-// reset makes the next delay the initial one.
-func (b *backoff) reset() { b.next = 0 }
 
 // reconnects reports whether Run reconnects: WithReconnect was given and
 // the stub dials the runtime.
@@ -139,7 +121,7 @@ func (s *Stub) reconnects() bool {
 // the pod network extension, else nil.
 func (s *Stub) runLoop(ctx context.Context) error {
 	b := *s.cfg.reconnect
-	b.reset()
+	b.Reset()
 	var lastFailure string // of the previous failed attempt, to log a repeated one quietly
 	for {
 		if err := s.Start(ctx); err != nil {
@@ -173,9 +155,9 @@ func (s *Stub) runLoop(ctx context.Context) error {
 			return runEnd(ctx)
 		}
 		if sess.wasSynchronized() {
-			b.reset()
+			b.Reset()
 		}
-		delay := b.delay()
+		delay := b.Next()
 		if errors.Is(err, ErrShutdown) {
 			s.log.Info("the runtime shut the plugin down; reconnecting until it is back", "retryIn", delay.Round(time.Millisecond))
 		} else {

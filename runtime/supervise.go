@@ -2,10 +2,10 @@ package runtime
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/backoff"
 )
 
 // Defaults of WithRestartBackoff.
@@ -60,7 +60,7 @@ func (r *Runtime) supervise(pi preinstalled, first chan struct{}) {
 		}
 	}
 	defer signal()
-	backoff := r.cfg.restartBackoff
+	b := backoff.New(r.cfg.restartBackoff, r.cfg.maxRestartBackoff)
 	for restarts := 0; ; restarts++ {
 		started := time.Now()
 		p, err := r.launch(pi, restarts)
@@ -81,15 +81,13 @@ func (r *Runtime) supervise(pi preinstalled, first chan struct{}) {
 				return
 			}
 			if time.Since(started) > r.cfg.maxRestartBackoff {
-				backoff = r.cfg.restartBackoff
+				b.Reset()
 			}
-			log.Warn("plugin exited; restarting it", "reason", p.reason(), "restarts", restarts+1, "in", backoff)
+			log.Warn("plugin exited; restarting it", "reason", p.reason(), "restarts", restarts+1, "in", b.Current())
 		}
 		signal()
 		r.cfg.observer.PluginRestarted(full)
-		wait := backoff/2 + rand.N(backoff/2+1)
-		backoff = min(2*backoff, r.cfg.maxRestartBackoff)
-		t := time.NewTimer(wait)
+		t := time.NewTimer(b.Next())
 		select {
 		case <-t.C:
 		case <-r.ctx.Done():

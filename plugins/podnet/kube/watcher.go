@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/nrinet/nrinet/internal/backoff"
 )
 
 // Kinds of reconcile, as passed to [Options.OnReconcile].
@@ -181,14 +183,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 	retry := time.NewTimer(0)
 	retry.Stop()
 	defer retry.Stop()
-	backoff := time.Second
+	b := backoff.New(time.Second, max(time.Second, w.opts.ResyncPeriod))
 	for {
 		if err := w.reconcile(nodes.Lister().List(labels.Everything())); err != nil {
-			retry.Reset(backoff)
-			backoff = min(2*backoff, w.opts.ResyncPeriod)
+			retry.Reset(b.Next())
 		} else {
 			retry.Stop()
-			backoff = time.Second
+			b.Reset()
 		}
 		select {
 		case <-ctx.Done():
