@@ -25,6 +25,12 @@
 // [github.com/nrinet/nrinet/ocispec] applies removals first, so the set
 // wins, every time.
 //
+// [Networks] merges the network plugins' parts of a pod's network (nrinet's
+// pod network extension) the same way: an owner per address family,
+// interface, route, DNS and info key, a [*ConflictError] or, under
+// [ConflictAggregate], the first plugin's value kept with a warning, and
+// the primary address picked by a [FamilyPreference].
+//
 // Merging is pure computation: no I/O, no locks, no plugin calls. One
 // [Owners] is shared by the Adjustment and the Updates of a request and is
 // what validators receive ([Owners.Proto]).

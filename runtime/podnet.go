@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/merge"
 )
 
 // RunPodSandbox relays the creation of a pod sandbox and returns the pod's
@@ -132,8 +133,8 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		if n == nil {
 			continue
 		}
-		parts = append(parts, contribution{plugin: p.fullName(), net: n})
-		merged, warnings, err := mergeNetworks(parts, r.cfg.conflictPolicy, r.cfg.familyPreference)
+		parts = append(parts, contribution{Plugin: p.fullName(), Network: n})
+		merged, warnings, err := merge.Networks(parts, r.cfg.conflictPolicy, r.cfg.familyPreference)
 		if err != nil {
 			var cerr *ConflictError
 			if errors.As(err, &cerr) {
@@ -341,7 +342,7 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 	} else {
 		parts[name] = n
 	}
-	rec, warnings, err := mergeNetworks(ordered(parts), r.cfg.conflictPolicy, r.cfg.familyPreference)
+	rec, warnings, err := merge.Networks(ordered(parts), r.cfg.conflictPolicy, r.cfg.familyPreference)
 	var cerr *ConflictError
 	if errors.As(err, &cerr) && cerr.Owner == name {
 		// The updater changed something; name it as the one in conflict.
@@ -382,7 +383,7 @@ func ordered(parts map[string]*api.PodSandboxNetwork) []contribution {
 	out := make([]contribution, 0, len(parts))
 	for _, k := range slices.Sorted(maps.Keys(parts)) {
 		if parts[k] != nil {
-			out = append(out, contribution{plugin: k, net: parts[k]})
+			out = append(out, contribution{Plugin: k, Network: parts[k]})
 		}
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/merge"
 )
 
 // staleServeFactor bounds, in multiples of the cache TTL past expiry, how
@@ -261,7 +262,7 @@ func (r *Runtime) mergeStatus(last *api.PodNetworkRecord, parts map[string]*api.
 		return out
 	}
 	for range len(parts) + 1 {
-		rec, _, err := mergeNetworks(ordered(parts), r.cfg.conflictPolicy, r.cfg.familyPreference)
+		rec, _, err := merge.Networks(ordered(parts), r.cfg.conflictPolicy, r.cfg.familyPreference)
 		if err == nil {
 			return rec, nil
 		}

@@ -1,4 +1,4 @@
-package runtime
+package merge_test
 
 import (
 	"errors"
@@ -8,51 +8,20 @@ import (
 	"testing"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/merge"
 )
 
-// TestNormalizePluginNetwork_NamesPluginAndValue checks that what
-// api.NormalizeNetwork rejects reaches the runtime's caller as a
-// *PluginError naming the plugin and the value, wrapping
-// api.ErrInvalidNetwork.
-func TestNormalizePluginNetwork_NamesPluginAndValue(t *testing.T) {
-	itf := func(name string, addrs ...string) *api.NetworkInterface {
-		return &api.NetworkInterface{Name: name, Addresses: addrs}
-	}
-	for _, tc := range []struct {
-		name string
-		net  *api.PodSandboxNetwork
-		want string
-	}{
-		{"duplicate IP", &api.PodSandboxNetwork{Ips: []string{"198.18.0.5", "198.18.0.5/24"}}, `"198.18.0.5/24"`},
-		{"same IP on two interfaces", &api.PodSandboxNetwork{Interfaces: []*api.NetworkInterface{
-			itf("eth0", "fd00:198:18::5/64"), itf("eth1", "fd00:198:18::5/64"),
-		}}, `interface "eth1": address "fd00:198:18::5/64"`},
-		{"limited broadcast", &api.PodSandboxNetwork{Ips: []string{"255.255.255.255"}}, `"255.255.255.255"`},
-		{"network address", &api.PodSandboxNetwork{Interfaces: []*api.NetworkInterface{itf("eth0", "198.18.0.0/24")}}, `"198.18.0.0/24"`},
-		{"link-local", &api.PodSandboxNetwork{Ips: []string{"169.254.0.7"}}, `"169.254.0.7"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := normalizePluginNetwork("10-liar", "RunPodSandbox", tc.net)
-			var perr *PluginError
-			if !errors.As(err, &perr) || perr.Plugin != "10-liar" || !errors.Is(err, api.ErrInvalidNetwork) ||
-				!strings.Contains(err.Error(), `plugin "10-liar"`) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error = %v, want an invalid-network error from 10-liar naming %s", err, tc.want)
-			}
-		})
-	}
-}
-
-// parts builds contributions from plugin name and network pairs, each
+// parts builds the plugins' parts from plugin name and network pairs, each
 // normalized as the runtime would.
-func parts(t *testing.T, pairs ...any) []contribution {
+func parts(t *testing.T, pairs ...any) []merge.NetworkPart {
 	t.Helper()
-	var out []contribution
+	var out []merge.NetworkPart
 	for i := 0; i < len(pairs); i += 2 {
 		n, err := api.NormalizeNetwork(pairs[i+1].(*api.PodSandboxNetwork))
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, contribution{plugin: pairs[i].(string), net: n})
+		out = append(out, merge.NetworkPart{Plugin: pairs[i].(string), Network: n})
 	}
 	return out
 }
@@ -65,10 +34,10 @@ func route(dst, gw, dev string) *api.PodSandboxNetwork {
 	return &api.PodSandboxNetwork{Routes: []*api.NetworkRoute{{Destination: dst, Gateway: gw, Interface: dev}}}
 }
 
-// TestMergeNetworks_RouteInterface checks that a route names an interface
+// TestNetworks_RouteInterface checks that a route names an interface
 // of the merged network: its own plugin's, or another plugin's (a plugin
 // may route through an interface an earlier one created).
-func TestMergeNetworks_RouteInterface(t *testing.T) {
+func TestNetworks_RouteInterface(t *testing.T) {
 	withRoute := func(n *api.PodSandboxNetwork, dst, gw, dev string) *api.PodSandboxNetwork {
 		n.Routes = append(n.Routes, route(dst, gw, dev).Routes...)
 		return n
@@ -99,29 +68,29 @@ func TestMergeNetworks_RouteInterface(t *testing.T) {
 			"20-b", route("fd00:198:18::/64", "", "net1"),
 		}, wantErr: `plugin "20-b": route fd00:198:18::/64 dev net1`},
 	} {
-		for _, policy := range []ConflictPolicy{ConflictFail, ConflictAggregate} {
+		for _, policy := range []merge.ConflictPolicy{merge.ConflictFail, merge.ConflictAggregate} {
 			t.Run(fmt.Sprintf("%s/policy=%d", tc.name, policy), func(t *testing.T) {
-				rec, _, err := mergeNetworks(parts(t, tc.parts...), policy, PreferIPv4)
+				rec, _, err := merge.Networks(parts(t, tc.parts...), policy, merge.PreferIPv4)
 				if tc.wantErr == "" {
 					if err != nil {
 						t.Fatal(err)
 					}
 					return
 				}
-				var rerr *RouteInterfaceError
+				var rerr *merge.RouteInterfaceError
 				if !errors.As(err, &rerr) || !errors.Is(err, api.ErrInvalidNetwork) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("merged %v, error %v; want a *RouteInterfaceError containing %q", rec.GetNetwork(), err, tc.wantErr)
+					t.Fatalf("merged %v, error %v; want a *merge.RouteInterfaceError containing %q", rec.GetNetwork(), err, tc.wantErr)
 				}
 			})
 		}
 	}
 }
 
-// TestMergeNetworks_AggregateDropsInterfaceAddresses checks that under
-// ConflictAggregate the addresses of an interface dropped because an
+// TestNetworks_AggregateDropsInterfaceAddresses checks that under
+// merge.ConflictAggregate the addresses of an interface dropped because an
 // earlier plugin owns its name are dropped with it, and that the owners
 // reflect only what was kept.
-func TestMergeNetworks_AggregateDropsInterfaceAddresses(t *testing.T) {
+func TestNetworks_AggregateDropsInterfaceAddresses(t *testing.T) {
 	withIPs := func(n *api.PodSandboxNetwork, ips ...string) *api.PodSandboxNetwork {
 		n.Ips = append(n.Ips, ips...)
 		return n
@@ -160,7 +129,7 @@ func TestMergeNetworks_AggregateDropsInterfaceAddresses(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, warnings, err := mergeNetworks(parts(t, "10-a", eth("eth0", "198.18.0.5/24"), "20-b", tc.second), ConflictAggregate, PreferIPv4)
+			rec, warnings, err := merge.Networks(parts(t, "10-a", eth("eth0", "198.18.0.5/24"), "20-b", tc.second), merge.ConflictAggregate, merge.PreferIPv4)
 			if err != nil {
 				t.Fatal(err)
 			}
