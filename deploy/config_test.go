@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 	"github.com/nrinet/nrinet/plugins/podnet"
 )
 
@@ -66,7 +66,7 @@ func TestConfigMaps(t *testing.T) {
 			}
 		}},
 		{"overlays/nri-cni/configmap.yaml", "nri-cni-config", func(t *testing.T, config string) {
-			var c cniplugin.Config
+			var c cni.Config
 			strictJSON(t, config, &c)
 			if err := c.Validate(); err != nil {
 				t.Errorf("%s: %v", config, err)

@@ -75,7 +75,7 @@ import (
 	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/plugin"
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 // exitNoNetworkExtension is the exit status when the plugin refused a
@@ -183,34 +183,34 @@ networks, and exits with status 3.
 // again. Started by hand, it loads its network (configFile's, or the
 // defaults) before it connects, waiting for it (WaitForNetwork) as long
 // as it does not load; it returns nil, nil if ctx ends meanwhile.
-func newHandler(ctx context.Context, configFile string, launched bool, logger *slog.Logger, extra ...cniplugin.Option) (*cniplugin.Plugin, error) {
-	opts := append([]cniplugin.Option{cniplugin.WithLogger(logger)}, extra...)
-	var cfg cniplugin.Config
+func newHandler(ctx context.Context, configFile string, launched bool, logger *slog.Logger, extra ...cni.Option) (*cni.Plugin, error) {
+	opts := append([]cni.Option{cni.WithLogger(logger)}, extra...)
+	var cfg cni.Config
 	switch {
 	case configFile != "":
-		c, err := cniplugin.ConfigFromFile(configFile)
+		c, err := cni.ConfigFromFile(configFile)
 		if err != nil {
 			return nil, err
 		}
 		cfg = *c
 	case launched:
-		return cniplugin.New(ctx, opts...)
+		return cni.New(ctx, opts...)
 	default:
-		cfg = cniplugin.DefaultConfig()
+		cfg = cni.DefaultConfig()
 	}
-	opts = append(opts, cniplugin.WithConfig(cfg))
+	opts = append(opts, cni.WithConfig(cfg))
 	if launched {
-		return cniplugin.New(ctx, opts...)
+		return cni.New(ctx, opts...)
 	}
 	for {
-		if _, err := cniplugin.WaitForNetwork(ctx, cfg, cniplugin.WithWaitLogger(logger)); err != nil {
+		if _, err := cni.WaitForNetwork(ctx, cfg, cni.WithWaitLogger(logger)); err != nil {
 			if ctx.Err() != nil {
 				return nil, nil
 			}
 			return nil, err
 		}
-		p, err := cniplugin.New(ctx, opts...)
-		if err == nil || !cniplugin.IsNetworkLoadError(err) {
+		p, err := cni.New(ctx, opts...)
+		if err == nil || !cni.IsNetworkLoadError(err) {
 			return p, err
 		}
 		// The configuration changed between the two loads: wait again.

@@ -7,14 +7,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 // ops are the command's operability flags and what serves them
 // (cmd/internal/pluginops), with nri-cni's metrics.
 type ops struct {
 	*pluginops.Ops
-	metrics *cniplugin.Metrics // nil without -health-address
+	metrics *cni.Metrics // nil without -health-address
 }
 
 // addOpsFlags defines -version and -health-address on fs.
@@ -26,15 +26,15 @@ func addOpsFlags(fs *flag.FlagSet) *ops {
 // stop is called; without it, it does nothing.
 func (o *ops) start(log *slog.Logger) (stop func(), err error) {
 	return o.Start(log, func(reg prometheus.Registerer) (err error) {
-		o.metrics, err = cniplugin.NewMetrics(reg)
+		o.metrics, err = cni.NewMetrics(reg)
 		return err
 	})
 }
 
-// cniOptions are the options of cniplugin.New the flags call for.
-func (o *ops) cniOptions() []cniplugin.Option {
+// cniOptions are the options of cni.New the flags call for.
+func (o *ops) cniOptions() []cni.Option {
 	if o.metrics == nil {
 		return nil
 	}
-	return []cniplugin.Option{cniplugin.WithMetrics(o.metrics)}
+	return []cni.Option{cni.WithMetrics(o.metrics)}
 }

@@ -1,4 +1,4 @@
-package cniplugin
+package cni
 
 import (
 	"bytes"
@@ -119,7 +119,7 @@ func ConfigFromBytes(b []byte) (*Config, error) {
 func ConfigFromFile(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cniplugin: reading configuration: %w", err)
+		return nil, fmt.Errorf("cni: reading configuration: %w", err)
 	}
 	c, err := ConfigFromBytes(b)
 	if err != nil {

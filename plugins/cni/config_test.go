@@ -1,4 +1,4 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"context"
@@ -10,32 +10,32 @@ import (
 	"strings"
 	"testing"
 
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 func TestConfigFromBytes(t *testing.T) {
-	def := cniplugin.DefaultConfig()
+	def := cni.DefaultConfig()
 	for _, tc := range []struct {
 		name, in string
-		want     *cniplugin.Config
+		want     *cni.Config
 		err      string
 	}{
 		{name: "empty", in: "", want: &def},
 		{name: "empty object", in: "{}", want: &def},
 		{name: "partial", in: `{"confDir": "/etc/x", "network": "n"}`,
-			want: &cniplugin.Config{ConfDir: "/etc/x", BinDirs: def.BinDirs, CacheDir: def.CacheDir, Network: "n"}},
+			want: &cni.Config{ConfDir: "/etc/x", BinDirs: def.BinDirs, CacheDir: def.CacheDir, Network: "n"}},
 		{name: "full", in: `{"confDir": "/a", "binDirs": ["/b", "/c"], "cacheDir": "/d", "network": "n"}`,
-			want: &cniplugin.Config{ConfDir: "/a", BinDirs: []string{"/b", "/c"}, CacheDir: "/d", Network: "n"}},
+			want: &cni.Config{ConfDir: "/a", BinDirs: []string{"/b", "/c"}, CacheDir: "/d", Network: "n"}},
 		{name: "bad JSON", in: `{"confDir": `, err: "unexpected EOF"},
 		{name: "unknown field", in: `{"confdirs": "/a"}`, err: `unknown field "confdirs"`},
 		{name: "trailing data", in: `{} {}`, err: "data after the JSON object"},
 		{name: "relative dir", in: `{"binDirs": ["bin"]}`, err: `binDirs entry "bin" is not an absolute path`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := cniplugin.ConfigFromBytes([]byte(tc.in))
+			got, err := cni.ConfigFromBytes([]byte(tc.in))
 			if tc.err != "" {
 				mustContain(t, err, tc.err)
-				if !errors.Is(err, cniplugin.ErrInvalidConfig) {
+				if !errors.Is(err, cni.ErrInvalidConfig) {
 					t.Errorf("error %v does not wrap ErrInvalidConfig", err)
 				}
 				return
@@ -54,14 +54,14 @@ func TestConfigFromBytes(t *testing.T) {
 func TestConfigFromFile_NamesFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "10-cni.conf")
 	os.WriteFile(path, []byte(`{"confDir": 1}`), 0o644)
-	_, err := cniplugin.ConfigFromFile(path)
+	_, err := cni.ConfigFromFile(path)
 	mustContain(t, err, path, "confDir")
 }
 
 // loaderEnv is a configuration directory and fake plugins bridge,
 // host-local and loopback.
-func loaderEnv(t *testing.T) cniplugin.Config {
-	return cniplugin.Config{
+func loaderEnv(t *testing.T) cni.Config {
+	return cni.Config{
 		ConfDir:  t.TempDir(),
 		BinDirs:  []string{t.TempDir(), fakePluginDir(t, "bridge", "host-local", "loopback")},
 		CacheDir: t.TempDir(),
@@ -89,7 +89,7 @@ func TestLoadNetwork_PicksLikeContainerd(t *testing.T) {
 	writeFile(t, cfg.ConfDir, "00-ignored.txt", "not a configuration")
 	ctx := context.Background()
 
-	n, err := cniplugin.LoadNetwork(ctx, cfg)
+	n, err := cni.LoadNetwork(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestLoadNetwork_PicksLikeContainerd(t *testing.T) {
 	}
 
 	cfg.Network = "net-a"
-	if n, err = cniplugin.LoadNetwork(ctx, cfg); err != nil {
+	if n, err = cni.LoadNetwork(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	if n.File != a || n.List.Name != "net-a" || len(n.List.Plugins) != 2 {
@@ -114,22 +114,22 @@ func TestLoadNetwork_Errors(t *testing.T) {
 		is      error
 		want    []string // {dir} and {file} are replaced
 	}{
-		{name: "empty dir", is: cniplugin.ErrNoNetworkConfig,
+		{name: "empty dir", is: cni.ErrNoNetworkConfig,
 			want: []string{"no *.conflist, *.conf, *.json file in {dir}"}},
 		{name: "bad JSON", files: map[string]string{"10-bad.conflist": `{"name": "x", "plugins": [`},
-			is: cniplugin.ErrInvalidNetworkConfig, want: []string{"{dir}/10-bad.conflist", "error parsing configuration list", "unexpected end of JSON input"}},
+			is: cni.ErrInvalidNetworkConfig, want: []string{"{dir}/10-bad.conflist", "error parsing configuration list", "unexpected end of JSON input"}},
 		{name: "bad JSON in a conf", files: map[string]string{"10-bad.conf": `{"name": "x" "type": "bridge"}`},
-			is: cniplugin.ErrInvalidNetworkConfig, want: []string{"{dir}/10-bad.conf", "invalid character"}},
+			is: cni.ErrInvalidNetworkConfig, want: []string{"{dir}/10-bad.conf", "invalid character"}},
 		{name: "no type", files: map[string]string{"10-bad.conf": `{"cniVersion": "1.0.0", "name": "x"}`},
-			is: cniplugin.ErrInvalidNetworkConfig, want: []string{"{dir}/10-bad.conf", "missing 'type'"}},
+			is: cni.ErrInvalidNetworkConfig, want: []string{"{dir}/10-bad.conf", "missing 'type'"}},
 		{name: "missing binary", files: map[string]string{"10-x.conflist": `{"cniVersion": "1.0.0", "name": "x", "plugins": [{"type": "bridge"}, {"type": "nosuch"}]}`},
-			is: cniplugin.ErrPluginNotFound, want: []string{`plugin type "nosuch"`, `network "x"`, "{dir}/10-x.conflist", "{bin0}, {bin1}"}},
+			is: cni.ErrPluginNotFound, want: []string{`plugin type "nosuch"`, `network "x"`, "{dir}/10-x.conflist", "{bin0}, {bin1}"}},
 		{name: "unsupported version", files: map[string]string{"10-x.conflist": `{"cniVersion": "0.2.0", "name": "x", "plugins": [{"type": "bridge"}]}`},
-			is: cniplugin.ErrInvalidNetworkConfig, want: []string{`plugin type "bridge"`, `does not support cniVersion "0.2.0"`}},
+			is: cni.ErrInvalidNetworkConfig, want: []string{`plugin type "bridge"`, `does not support cniVersion "0.2.0"`}},
 		{name: "network not found", files: map[string]string{"10-a.conflist": listA}, network: "net-z",
-			is: cniplugin.ErrNetworkNotFound, want: []string{`no file in {dir} defines network "net-z"`}},
+			is: cni.ErrNetworkNotFound, want: []string{`no file in {dir} defines network "net-z"`}},
 		{name: "bad file before the named one", files: map[string]string{"05-bad.json": `nope`, "10-a.conflist": listA}, network: "net-a",
-			is: cniplugin.ErrInvalidNetworkConfig, want: []string{"{dir}/05-bad.json"}},
+			is: cni.ErrInvalidNetworkConfig, want: []string{"{dir}/05-bad.json"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := loaderEnv(t)
@@ -137,7 +137,7 @@ func TestLoadNetwork_Errors(t *testing.T) {
 			for name, content := range tc.files {
 				writeFile(t, cfg.ConfDir, name, content)
 			}
-			_, err := cniplugin.LoadNetwork(context.Background(), cfg)
+			_, err := cni.LoadNetwork(context.Background(), cfg)
 			if !errors.Is(err, tc.is) {
 				t.Errorf("error %v does not wrap %v", err, tc.is)
 			}
@@ -152,8 +152,8 @@ func TestLoadNetwork_Errors(t *testing.T) {
 func TestLoadNetwork_MissingDir(t *testing.T) {
 	cfg := loaderEnv(t)
 	cfg.ConfDir = filepath.Join(cfg.ConfDir, "nonexistent")
-	_, err := cniplugin.LoadNetwork(context.Background(), cfg)
-	if !errors.Is(err, cniplugin.ErrNoNetworkConfig) {
+	_, err := cni.LoadNetwork(context.Background(), cfg)
+	if !errors.Is(err, cni.ErrNoNetworkConfig) {
 		t.Errorf("error %v does not wrap ErrNoNetworkConfig", err)
 	}
 	mustContain(t, err, cfg.ConfDir)
@@ -163,14 +163,14 @@ func TestPlugin_Configure(t *testing.T) {
 	ctx := context.Background()
 	cfg := loaderEnv(t)
 	writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
-	p, err := cniplugin.New(ctx)
+	p, err := cni.New(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Network() != nil {
 		t.Fatal("network loaded before Configure")
 	}
-	if _, err := p.Configure(ctx, `{"confDir": 7}`, "rt", "v1"); !errors.Is(err, cniplugin.ErrInvalidConfig) {
+	if _, err := p.Configure(ctx, `{"confDir": 7}`, "rt", "v1"); !errors.Is(err, cni.ErrInvalidConfig) {
 		t.Errorf("Configure with bad JSON: %v", err)
 	}
 	b, _ := json.Marshal(cfg)
@@ -183,15 +183,15 @@ func TestPlugin_Configure(t *testing.T) {
 
 	// The runtime's configuration wins over WithConfig's.
 	empty := loaderEnv(t)
-	if _, err := cniplugin.New(ctx, cniplugin.WithConfig(empty)); !errors.Is(err, cniplugin.ErrNoNetworkConfig) {
+	if _, err := cni.New(ctx, cni.WithConfig(empty)); !errors.Is(err, cni.ErrNoNetworkConfig) {
 		t.Errorf("New with an empty confDir: %v", err)
 	}
-	p, err = cniplugin.New(ctx, cniplugin.WithConfig(cfg))
+	p, err = cni.New(ctx, cni.WithConfig(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ = json.Marshal(empty)
-	if _, err := p.Configure(ctx, string(b), "rt", "v1"); !errors.Is(err, cniplugin.ErrNoNetworkConfig) {
+	if _, err := p.Configure(ctx, string(b), "rt", "v1"); !errors.Is(err, cni.ErrNoNetworkConfig) {
 		t.Errorf("Configure with the runtime's config naming an empty dir: %v", err)
 	}
 	if _, err := p.Configure(ctx, "", "rt", "v1"); err != nil {

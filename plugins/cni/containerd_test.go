@@ -1,4 +1,4 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/testutil"
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 // These tests hold nri-cni to what containerd v2.4.2 passes to CNI for the
@@ -283,16 +283,16 @@ func TestCNI_Loopback(t *testing.T) {
 			}
 			tn.writeConflist(t, "10-nrinet-test.conflist", tn.subnets...)
 			logger, _ := newLogger(t)
-			p, err := cniplugin.New(ctx, cniplugin.WithConfig(cfg), cniplugin.WithLogger(logger))
+			p, err := cni.New(ctx, cni.WithConfig(cfg), cni.WithLogger(logger))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if lo := p.Network().Loopback; (lo == nil) != tc.internal {
 				t.Fatalf("loaded loopback network %v, want one: %v", lo, !tc.internal)
-			} else if lo != nil && (lo.Name != cniplugin.LoopbackNetwork || lo.CNIVersion != "0.3.1" ||
+			} else if lo != nil && (lo.Name != cni.LoopbackNetwork || lo.CNIVersion != "0.3.1" ||
 				len(lo.Plugins) != 1 || lo.Plugins[0].Network.Type != "loopback") {
 				t.Errorf("loopback network %s %s with %d plugins, want %s 0.3.1 with one of type loopback",
-					lo.Name, lo.CNIVersion, len(lo.Plugins), cniplugin.LoopbackNetwork)
+					lo.Name, lo.CNIVersion, len(lo.Plugins), cni.LoopbackNetwork)
 			}
 			pod, ns := newPod(t, 1)
 			if _, err := p.RunPodSandboxNetwork(ctx, pod); err != nil {
@@ -302,8 +302,8 @@ func TestCNI_Loopback(t *testing.T) {
 				t.Error("lo is not up in the pod")
 			}
 			// libcni names its cache entries <network>-<container ID>-<ifname>.
-			loEntries := tn.cacheFiles(t, cniplugin.LoopbackNetwork+"-"+pod.GetId()+"-"+cniplugin.LoopbackIfName)
-			netEntries := tn.cacheFiles(t, tn.name+"-"+pod.GetId()+"-"+cniplugin.IfName)
+			loEntries := tn.cacheFiles(t, cni.LoopbackNetwork+"-"+pod.GetId()+"-"+cni.LoopbackIfName)
+			netEntries := tn.cacheFiles(t, tn.name+"-"+pod.GetId()+"-"+cni.IfName)
 			if want := !tc.internal; (len(loEntries) > 0) != want || len(netEntries) == 0 {
 				t.Errorf("libcni cache entries: loopback %v (want some: %v), network %v (want some)", loEntries, want, netEntries)
 			}

@@ -1,10 +1,10 @@
-// Package cniplugin runs a CNI network as an NRI network plugin: it
+// Package cni runs a CNI network as an NRI network plugin: it
 // attaches pods to a CNI network configuration list with libcni, the way
 // containerd and the kubelet do, and reports each pod's network to the
 // runtime under nrinet's pod network contract (docs/network-contract.md).
 // cmd/nri-cni is its executable.
 //
-//	h, err := cniplugin.New(ctx, cniplugin.WithLogger(logger))
+//	h, err := cni.New(ctx, cni.WithLogger(logger))
 //	...
 //	s, err := plugin.New(h, plugin.WithPluginName("cni"), plugin.WithPluginIdx("10"),
 //		plugin.WithRequiredNetworkExtension(),
@@ -153,4 +153,4 @@
 // runtime that wants CHECK results should allow more. Plugin
 // configurations loaded from confDir/<network>/*.conf (libcni's
 // non-inlined plugins) are not watched for changes.
-package cniplugin
+package cni

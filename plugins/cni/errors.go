@@ -1,4 +1,4 @@
-package cniplugin
+package cni
 
 import (
 	"errors"
@@ -10,28 +10,28 @@ import (
 
 // ErrInvalidConfig is wrapped by errors about the plugin's own
 // configuration (Config).
-var ErrInvalidConfig = errors.New("cniplugin: invalid configuration")
+var ErrInvalidConfig = errors.New("cni: invalid configuration")
 
 // ErrNoNetworkConfig means that the configuration directory holds no
 // *.conflist, *.conf or *.json file.
-var ErrNoNetworkConfig = errors.New("cniplugin: no CNI network configuration")
+var ErrNoNetworkConfig = errors.New("cni: no CNI network configuration")
 
 // ErrNetworkNotFound means that no configuration file defines the network
 // named in Config.Network.
-var ErrNetworkNotFound = errors.New("cniplugin: CNI network not found")
+var ErrNetworkNotFound = errors.New("cni: CNI network not found")
 
 // ErrInvalidNetworkConfig is wrapped by errors about a CNI network
 // configuration file: bad JSON, no plugins, an invalid name, or a plugin
 // that does not support the file's cniVersion. The error names the file.
-var ErrInvalidNetworkConfig = errors.New("cniplugin: invalid CNI network configuration")
+var ErrInvalidNetworkConfig = errors.New("cni: invalid CNI network configuration")
 
 // ErrPluginNotFound means that a plugin type of the network has no
 // executable in any of the binary directories.
-var ErrPluginNotFound = errors.New("cniplugin: CNI plugin executable not found")
+var ErrPluginNotFound = errors.New("cni: CNI plugin executable not found")
 
 // ErrNotConfigured is returned by handlers called before Configure loaded
 // a network.
-var ErrNotConfigured = errors.New("cniplugin: no CNI network loaded yet")
+var ErrNotConfigured = errors.New("cni: no CNI network loaded yet")
 
 // OpError is a failed CNI operation (ADD, DEL, CHECK) on a network. When a
 // CNI plugin failed, Err wraps the plugin's *types.Error, and the message

@@ -1,4 +1,4 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/containernetworking/cni/pkg/types"
 
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 func TestOpError(t *testing.T) {
@@ -25,7 +25,7 @@ func TestOpError(t *testing.T) {
 			`CNI network "net1" ADD failed: failed to find plugin "x" in path [/opt/cni/bin]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := error(&cniplugin.OpError{Network: "net1", Op: "ADD", Err: tc.err})
+			err := error(&cni.OpError{Network: "net1", Op: "ADD", Err: tc.err})
 			if err.Error() != tc.want {
 				t.Errorf("error =\n%s\nwant\n%s", err, tc.want)
 			}

@@ -1,4 +1,4 @@
-package cniplugin
+package cni
 
 // ConvertResult exposes convertResult to the external tests.
 var ConvertResult = convertResult

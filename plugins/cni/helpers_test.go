@@ -1,4 +1,4 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/testutil"
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 	"github.com/nrinet/nrinet/runtime"
 )
 
@@ -120,8 +120,8 @@ func writeJSON(t testing.TB, path string, v any) {
 	}
 }
 
-func (tn *testNet) config() cniplugin.Config {
-	return cniplugin.Config{ConfDir: tn.confDir, BinDirs: append([]string{tn.binDir}, tn.extraBinDirs...), CacheDir: tn.cacheDir}
+func (tn *testNet) config() cni.Config {
+	return cni.Config{ConfDir: tn.confDir, BinDirs: append([]string{tn.binDir}, tn.extraBinDirs...), CacheDir: tn.cacheDir}
 }
 
 // addressFiles lists host-local's reservations: files named after an IP.
@@ -237,7 +237,7 @@ func startRuntime(t testing.TB, tn *testNet) (*runtime.Runtime, *logBuffer) {
 // the pre-installed plugin 10-cni with cfg in 10-cni.conf, with opts
 // added to its options. Start returns once the plugin has joined or
 // failed.
-func launchRuntime(t testing.TB, cfg cniplugin.Config, opts ...runtime.Option) (*runtime.Runtime, *logBuffer) {
+func launchRuntime(t testing.TB, cfg cni.Config, opts ...runtime.Option) (*runtime.Runtime, *logBuffer) {
 	t.Helper()
 	if nriCNIBinary == "" {
 		t.Fatal("nri-cni was not built")

@@ -1,4 +1,4 @@
-package cniplugin
+package cni
 
 import "github.com/containernetworking/cni/libcni"
 
@@ -17,7 +17,7 @@ var loopbackConf = []byte(`{"cniVersion": "0.3.1", "name": "` + LoopbackNetwork 
 func loopbackList() *libcni.NetworkConfigList {
 	list, err := libcni.NetworkConfFromBytes(loopbackConf)
 	if err != nil {
-		panic("cniplugin: the loopback network's configuration does not parse: " + err.Error())
+		panic("cni: the loopback network's configuration does not parse: " + err.Error())
 	}
 	return list
 }

@@ -1,10 +1,10 @@
 //go:build !linux
 
-package cniplugin
+package cni
 
 import "errors"
 
 // setLoopbackUp is supported on Linux only.
 func setLoopbackUp(string) error {
-	return errors.New("cniplugin: useInternalLoopback is supported on Linux only")
+	return errors.New("cni: useInternalLoopback is supported on Linux only")
 }

@@ -1,4 +1,4 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"fmt"

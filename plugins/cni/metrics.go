@@ -1,4 +1,4 @@
-package cniplugin
+package cni
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ type Metrics struct {
 // NewMetrics creates nri-cni's metrics and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
-		return nil, errors.New("cniplugin: NewMetrics: nil Registerer")
+		return nil, errors.New("cni: NewMetrics: nil Registerer")
 	}
 	const ns = "nri_cni"
 	buckets := prometheus.ExponentialBuckets(0.0001, 2, 18) // 100 µs to 13 s
@@ -56,7 +56,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.setup, m.teardown, m.errors} {
 		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("cniplugin: registering metrics: %w", err)
+			return nil, fmt.Errorf("cni: registering metrics: %w", err)
 		}
 	}
 	return m, nil

@@ -1,4 +1,4 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/testutil"
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 // cniErrors is the exposition of nri_cni_errors_total with these values.
@@ -49,12 +49,12 @@ func TestMetrics(t *testing.T) {
 	ctx := context.Background()
 	tn := newTestNet(t, "1.1.0", "198.18.108.0/24")
 	reg := prometheus.NewRegistry()
-	m, err := cniplugin.NewMetrics(reg)
+	m, err := cni.NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logger, _ := newLogger(t)
-	p, err := cniplugin.New(ctx, cniplugin.WithConfig(tn.config()), cniplugin.WithLogger(logger), cniplugin.WithMetrics(m))
+	p, err := cni.New(ctx, cni.WithConfig(tn.config()), cni.WithLogger(logger), cni.WithMetrics(m))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestMetrics(t *testing.T) {
 	if n, err := p.RunPodSandboxNetwork(ctx, &api.PodSandbox{Id: randHex(32), Name: "host"}); n != nil || err != nil {
 		t.Fatalf("attaching a host-network pod = %v, %v", n, err)
 	}
-	if n, err := p.PodSandboxStatus(ctx, pods[0], true); err != nil || n.GetInfo()[cniplugin.InfoCheck] != "ok" {
+	if n, err := p.PodSandboxStatus(ctx, pods[0], true); err != nil || n.GetInfo()[cni.InfoCheck] != "ok" {
 		t.Fatalf("PodSandboxStatus = %v, %v", n, err)
 	}
 	want("after three setups", 3, 0, cniErrors(1, 0, 0, 0))
@@ -109,22 +109,22 @@ func TestMetrics(t *testing.T) {
 func TestMetrics_Unconfigured(t *testing.T) {
 	ctx := context.Background()
 	reg := prometheus.NewRegistry()
-	m, err := cniplugin.NewMetrics(reg)
+	m, err := cni.NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := cniplugin.New(ctx, cniplugin.WithMetrics(m))
+	p, err := cni.New(ctx, cni.WithMetrics(m))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pod := &api.PodSandbox{Id: "unconfigured", Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: api.NetworkNamespace, Path: "/proc/self/ns/net"}}}}
-	if _, err := p.PodSandboxStatus(ctx, pod, false); !errors.Is(err, cniplugin.ErrNotConfigured) {
+	if _, err := p.PodSandboxStatus(ctx, pod, false); !errors.Is(err, cni.ErrNotConfigured) {
 		t.Errorf("PodSandboxStatus = %v, want ErrNotConfigured", err)
 	}
-	if err := p.StopPodSandbox(ctx, pod); !errors.Is(err, cniplugin.ErrNotConfigured) {
+	if err := p.StopPodSandbox(ctx, pod); !errors.Is(err, cni.ErrNotConfigured) {
 		t.Errorf("StopPodSandbox = %v, want ErrNotConfigured", err)
 	}
-	if _, err := p.Synchronize(ctx, nil, nil); !errors.Is(err, cniplugin.ErrNotConfigured) {
+	if _, err := p.Synchronize(ctx, nil, nil); !errors.Is(err, cni.ErrNotConfigured) {
 		t.Errorf("Synchronize = %v, want ErrNotConfigured", err)
 	}
 	if err := promtest.GatherAndCompare(reg, strings.NewReader(cniErrors(0, 1, 1, 1)), "nri_cni_errors_total"); err != nil {
@@ -133,10 +133,10 @@ func TestMetrics_Unconfigured(t *testing.T) {
 	if got := sampleCount(t, reg, "nri_cni_teardown_duration_seconds"); got != 1 {
 		t.Errorf("teardowns observed: %d, want 1", got)
 	}
-	if _, err := cniplugin.NewMetrics(reg); err == nil {
+	if _, err := cni.NewMetrics(reg); err == nil {
 		t.Error("NewMetrics registered twice on one registry")
 	}
-	if _, err := cniplugin.New(ctx, cniplugin.WithMetrics(nil)); err == nil {
+	if _, err := cni.New(ctx, cni.WithMetrics(nil)); err == nil {
 		t.Error("WithMetrics(nil) accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package cniplugin
+package cni
 
 import (
 	"context"
@@ -176,7 +176,7 @@ func scanConfDir(dir string) (dirState, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cniplugin: reading CNI configuration directory: %w", err)
+		return nil, fmt.Errorf("cni: reading CNI configuration directory: %w", err)
 	}
 	var st dirState
 	for _, e := range entries {

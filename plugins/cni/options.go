@@ -1,4 +1,4 @@
-package cniplugin
+package cni
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ type options struct {
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) error {
 		if l == nil {
-			return errors.New("cniplugin: WithLogger: nil logger")
+			return errors.New("cni: WithLogger: nil logger")
 		}
 		o.log = l
 		return nil
@@ -38,11 +38,11 @@ func WithLogger(l *slog.Logger) Option {
 func WithConfig(cfg Config) Option {
 	return func(o *options) error {
 		if o.cfg != nil {
-			return errors.New("cniplugin: WithConfig given twice")
+			return errors.New("cni: WithConfig given twice")
 		}
 		cfg = cfg.withDefaults()
 		if err := cfg.Validate(); err != nil {
-			return fmt.Errorf("cniplugin: WithConfig: %w", err)
+			return fmt.Errorf("cni: WithConfig: %w", err)
 		}
 		o.cfg = &cfg
 		return nil
@@ -54,7 +54,7 @@ func WithConfig(cfg Config) Option {
 func WithExec(e invoke.Exec) Option {
 	return func(o *options) error {
 		if e == nil {
-			return errors.New("cniplugin: WithExec: nil Exec")
+			return errors.New("cni: WithExec: nil Exec")
 		}
 		o.exec = e
 		return nil
@@ -66,10 +66,10 @@ func WithExec(e invoke.Exec) Option {
 func WithMetrics(m *Metrics) Option {
 	return func(o *options) error {
 		if m == nil {
-			return errors.New("cniplugin: WithMetrics: nil Metrics")
+			return errors.New("cni: WithMetrics: nil Metrics")
 		}
 		if o.metrics != nil {
-			return errors.New("cniplugin: WithMetrics given twice")
+			return errors.New("cni: WithMetrics given twice")
 		}
 		o.metrics = m
 		return nil

@@ -1,4 +1,4 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/testutil"
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 // TestPlugin_ThreePods runs nri-cni as a pre-installed plugin of a
@@ -58,7 +58,7 @@ func TestPlugin_ThreePods(t *testing.T) {
 					t.Errorf("pod%d: eth0 in netns has %v, the runtime got %v", i, got, ips)
 				}
 				info := rec.GetNetwork().GetInfo()
-				if info[cniplugin.InfoNetwork] != tn.name || info[cniplugin.InfoCNIVersion] != "1.0.0" {
+				if info[cni.InfoNetwork] != tn.name || info[cni.InfoCNIVersion] != "1.0.0" {
 					t.Errorf("pod%d: info = %v", i, info)
 				}
 				pods = append(pods, podInfo{pod, ns, rec})
@@ -86,7 +86,7 @@ func TestPlugin_ThreePods(t *testing.T) {
 				if got, want := rec.GetNetwork().GetIps(), p.rec.GetNetwork().GetIps(); !slices.Equal(got, want) {
 					t.Errorf("pod%d: status ips = %v, want %v", i, got, want)
 				}
-				if check := rec.GetNetwork().GetInfo()[cniplugin.InfoCheck]; check != "ok" {
+				if check := rec.GetNetwork().GetInfo()[cni.InfoCheck]; check != "ok" {
 					t.Errorf("pod%d: check = %q, want ok", i, check)
 				}
 			}
@@ -150,10 +150,10 @@ func TestPlugin_CNIErrorThroughRuntime(t *testing.T) {
 }
 
 // newHandler returns the plugin handler in-process, configured for tn.
-func newHandler(t *testing.T, tn *testNet) *cniplugin.Plugin {
+func newHandler(t *testing.T, tn *testNet) *cni.Plugin {
 	t.Helper()
 	logger, _ := newLogger(t)
-	p, err := cniplugin.New(context.Background(), cniplugin.WithConfig(tn.config()), cniplugin.WithLogger(logger))
+	p, err := cni.New(context.Background(), cni.WithConfig(tn.config()), cni.WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestPlugin_ReloadAndCachedDel(t *testing.T) {
 	pod3, _ := newPod(t, 3)
 	_, err = p.RunPodSandboxNetwork(ctx, pod3)
 	mustContain(t, err, "reloading", bad)
-	if !errors.Is(err, cniplugin.ErrInvalidNetworkConfig) {
+	if !errors.Is(err, cni.ErrInvalidNetworkConfig) {
 		t.Errorf("error %v does not wrap ErrInvalidNetworkConfig", err)
 	}
 	os.Remove(bad)
@@ -200,7 +200,7 @@ func TestPlugin_ReloadAndCachedDel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(st.GetIps(), n1.GetIps()) || st.GetInfo()[cniplugin.InfoCheck] != "ok" {
+	if !slices.Equal(st.GetIps(), n1.GetIps()) || st.GetInfo()[cni.InfoCheck] != "ok" {
 		t.Errorf("status of pod1 = %v, want %v and check ok", st, n1.GetIps())
 	}
 	for _, pod := range []*api.PodSandbox{pod1, pod2} {
@@ -256,7 +256,7 @@ func TestPlugin_PodsWithoutNetNS(t *testing.T) {
 	ctx := context.Background()
 	cfg := loaderEnv(t)
 	writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
-	p, err := cniplugin.New(ctx, cniplugin.WithConfig(cfg))
+	p, err := cni.New(ctx, cni.WithConfig(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"testing"
 
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 // TestParseBandwidth: bandwidth annotations read as containerd reads them
@@ -84,7 +84,7 @@ func TestParseBandwidth(t *testing.T) {
 		{in: "--1", err: suffix},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := cniplugin.ParseBandwidth(tc.in)
+			got, err := cni.ParseBandwidth(tc.in)
 			if tc.err != "" {
 				mustContain(t, err, tc.err)
 				return

@@ -1,4 +1,4 @@
-package cniplugin
+package cni
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"net"
@@ -9,7 +9,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
 
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 func ipnet(t *testing.T, s string) net.IPNet {
@@ -44,7 +44,7 @@ func TestConvertResult(t *testing.T) {
 		DNS: types.DNS{Nameservers: []string{"198.18.0.53"}, Domain: "example.test", Search: []string{"svc.example.test"}, Options: []string{"ndots:5"}},
 	}
 	list := &libcni.NetworkConfigList{Name: "nrinet-test", CNIVersion: "1.0.0"}
-	n, err := cniplugin.ConvertResult(res, netns, list)
+	n, err := cni.ConvertResult(res, netns, list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestConvertResult(t *testing.T) {
 		!slices.Equal(d.GetOptions(), []string{"ndots:5"}) {
 		t.Errorf("dns = %v", d)
 	}
-	if n.GetInfo()[cniplugin.InfoNetwork] != "nrinet-test" || n.GetInfo()[cniplugin.InfoCNIVersion] != "1.0.0" {
+	if n.GetInfo()[cni.InfoNetwork] != "nrinet-test" || n.GetInfo()[cni.InfoCNIVersion] != "1.0.0" {
 		t.Errorf("info = %v", n.GetInfo())
 	}
 }
@@ -79,6 +79,6 @@ func TestConvertResult(t *testing.T) {
 func TestConvertResult_InvalidResult(t *testing.T) {
 	res := &current.Result{CNIVersion: "1.0.0",
 		Interfaces: []*current.Interface{{Name: "eth0", Mac: "zz", Sandbox: "/ns"}}}
-	_, err := cniplugin.ConvertResult(res, "/ns", &libcni.NetworkConfigList{Name: "n", CNIVersion: "1.0.0"})
+	_, err := cni.ConvertResult(res, "/ns", &libcni.NetworkConfigList{Name: "n", CNIVersion: "1.0.0"})
 	mustContain(t, err, "not a valid pod network", `MAC "zz"`)
 }

@@ -1,4 +1,4 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/internal/testutil"
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 // TestCNI_Versions runs the reference plugins (bridge with host-local,
@@ -96,8 +96,8 @@ func TestCNI_Versions(t *testing.T) {
 			if !loUp(t, nsA) {
 				t.Error("lo is not up in the pod")
 			}
-			if got := na.GetInfo()[cniplugin.InfoCNIVersion]; got != version {
-				t.Errorf("info %s = %q", cniplugin.InfoCNIVersion, got)
+			if got := na.GetInfo()[cni.InfoCNIVersion]; got != version {
+				t.Errorf("info %s = %q", cni.InfoCNIVersion, got)
 			}
 
 			// STATUS before ADD, at 1.1.0 only; containerd's arguments.
@@ -165,7 +165,7 @@ func TestCNI_Versions(t *testing.T) {
 			if !slices.Equal(st.GetIps(), ips) {
 				t.Errorf("status ips = %v, want %v", st.GetIps(), ips)
 			}
-			check := st.GetInfo()[cniplugin.InfoCheck]
+			check := st.GetInfo()[cni.InfoCheck]
 			if version == "0.3.1" {
 				if !strings.Contains(check, "does not support the CHECK command") {
 					t.Errorf("check = %q, want CHECK unsupported", check)
@@ -375,7 +375,7 @@ func TestCNI_StatusFailureFailsPod(t *testing.T) {
 	pod, _ := newPod(t, 1)
 	_, err := p.RunPodSandboxNetwork(ctx, pod)
 	mustContain(t, err, `CNI network "nrinet-test" STATUS failed: plugin type="nrcni-recorder" failed (status): code 50: waiting for the cluster network`)
-	var oe *cniplugin.OpError
+	var oe *cni.OpError
 	if !errors.As(err, &oe) || oe.Op != "STATUS" {
 		t.Errorf("error %v is not a STATUS *OpError", err)
 	}

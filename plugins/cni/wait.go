@@ -1,4 +1,4 @@
-package cniplugin
+package cni
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type waitOptions struct {
 func WithWaitInterval(d time.Duration) WaitOption {
 	return func(o *waitOptions) error {
 		if d <= 0 {
-			return fmt.Errorf("cniplugin: WithWaitInterval: interval %v is not positive", d)
+			return fmt.Errorf("cni: WithWaitInterval: interval %v is not positive", d)
 		}
 		o.interval = d
 		return nil
@@ -38,7 +38,7 @@ func WithWaitInterval(d time.Duration) WaitOption {
 func WithWaitLogger(l *slog.Logger) WaitOption {
 	return func(o *waitOptions) error {
 		if l == nil {
-			return errors.New("cniplugin: WithWaitLogger: nil logger")
+			return errors.New("cni: WithWaitLogger: nil logger")
 		}
 		o.log = l
 		return nil

@@ -1,4 +1,4 @@
-package cniplugin_test
+package cni_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/nrinet/nrinet/internal/testutil"
-	cniplugin "github.com/nrinet/nrinet/plugins/cni"
+	"github.com/nrinet/nrinet/plugins/cni"
 )
 
 // recordHandler is a slog.Handler that sends every record to a channel:
@@ -33,7 +33,7 @@ func (h recordHandler) WithGroup(string) slog.Handler      { return h }
 type waitCall struct {
 	recs   chan slog.Record
 	done   chan struct{}
-	net    *cniplugin.Network
+	net    *cni.Network
 	err    error
 	cancel context.CancelFunc
 }
@@ -42,13 +42,13 @@ type waitCall struct {
 // waits for when it ends (ctx cancelled, records drained), with a 1 ms
 // interval so that it tries again at once. Its records are buffered, so
 // that one it should not have logged is seen by the next step.
-func startWait(t *testing.T, ctx context.Context, cfg cniplugin.Config) *waitCall {
+func startWait(t *testing.T, ctx context.Context, cfg cni.Config) *waitCall {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &waitCall{recs: make(chan slog.Record, 64), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(w.done)
-		w.net, w.err = cniplugin.WaitForNetwork(ctx, cfg,
-			cniplugin.WithWaitInterval(time.Millisecond), cniplugin.WithWaitLogger(slog.New(recordHandler{w.recs})))
+		w.net, w.err = cni.WaitForNetwork(ctx, cfg,
+			cni.WithWaitInterval(time.Millisecond), cni.WithWaitLogger(slog.New(recordHandler{w.recs})))
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -80,7 +80,7 @@ func (w *waitCall) next(t *testing.T) slog.Record {
 
 // result waits for the call to return, failing the test if it logs
 // anything more or does not return within 10 s.
-func (w *waitCall) result(t *testing.T) (*cniplugin.Network, error) {
+func (w *waitCall) result(t *testing.T) (*cni.Network, error) {
 	t.Helper()
 	select {
 	case r := <-w.recs:
@@ -135,9 +135,9 @@ func TestWaitForNetwork(t *testing.T) {
 		msg    string
 		want   map[string]string // attribute: substring of its value
 		absent []string          // attributes the record must not have
-		then   func(t *testing.T, cfg cniplugin.Config, cancel context.CancelFunc)
+		then   func(t *testing.T, cfg cni.Config, cancel context.CancelFunc)
 	}
-	writeListA := func(t *testing.T, cfg cniplugin.Config, _ context.CancelFunc) {
+	writeListA := func(t *testing.T, cfg cni.Config, _ context.CancelFunc) {
 		writeFileAtomic(t, cfg.ConfDir, "10-a.conflist", listA, 0o644)
 	}
 	var attempts func() int // set by a case's setup
@@ -145,22 +145,22 @@ func TestWaitForNetwork(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		network   string
-		setup     func(t *testing.T, cfg *cniplugin.Config, cancel context.CancelFunc)
+		setup     func(t *testing.T, cfg *cni.Config, cancel context.CancelFunc)
 		steps     []step
 		wantErr   error // nil: the network net-a from {dir}/10-a.conflist
 		wantNoNet bool
 	}{
 		{name: "there already",
-			setup: func(t *testing.T, cfg *cniplugin.Config, _ context.CancelFunc) {
+			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
 				writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
 			}},
 		{name: "no dir, then a conflist",
-			setup: func(t *testing.T, cfg *cniplugin.Config, _ context.CancelFunc) {
+			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
 				cfg.ConfDir = filepath.Join(cfg.ConfDir, "net.d")
 			},
 			steps: []step{
 				{msg: waiting, want: map[string]string{"dir": "{dir}", "reason": "no *.conflist, *.conf, *.json file in {dir}"}, absent: []string{"network"},
-					then: func(t *testing.T, cfg cniplugin.Config, _ context.CancelFunc) {
+					then: func(t *testing.T, cfg cni.Config, _ context.CancelFunc) {
 						if err := os.Mkdir(cfg.ConfDir, 0o755); err != nil {
 							t.Fatal(err)
 						}
@@ -176,14 +176,14 @@ func TestWaitForNetwork(t *testing.T) {
 		{name: "empty dir, then an invalid conflist, then a valid one",
 			steps: []step{
 				{msg: waiting, want: map[string]string{"reason": "no *.conflist"},
-					then: func(t *testing.T, cfg cniplugin.Config, _ context.CancelFunc) {
+					then: func(t *testing.T, cfg cni.Config, _ context.CancelFunc) {
 						writeFileAtomic(t, cfg.ConfDir, "10-a.conflist", `{"name": "net-a", "plugins": [`, 0o644)
 					}},
 				{msg: waiting, want: map[string]string{"dir": "{dir}", "reason": "invalid CNI network configuration {file}"}, then: writeListA},
 				foundA,
 			}},
 		{name: "named network, defined later", network: "net-a",
-			setup: func(t *testing.T, cfg *cniplugin.Config, _ context.CancelFunc) {
+			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
 				writeFile(t, cfg.ConfDir, "20-b.conf", confB)
 			},
 			steps: []step{
@@ -191,18 +191,18 @@ func TestWaitForNetwork(t *testing.T) {
 				foundA,
 			}},
 		{name: "plugin installed later",
-			setup: func(t *testing.T, cfg *cniplugin.Config, _ context.CancelFunc) {
+			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
 				writeFile(t, cfg.ConfDir, "10-a.conflist", strings.Replace(listA, `"loopback"`, `"later"`, 1))
 			},
 			steps: []step{
 				{msg: waiting, want: map[string]string{"reason": `plugin type "later", which has no executable in {bin}`},
-					then: func(t *testing.T, cfg cniplugin.Config, _ context.CancelFunc) {
+					then: func(t *testing.T, cfg cni.Config, _ context.CancelFunc) {
 						writeFileAtomic(t, cfg.BinDirs[0], "later", fakePluginScript, 0o755)
 					}},
 				foundA,
 			}},
 		{name: "same reason, logged once",
-			setup: func(t *testing.T, cfg *cniplugin.Config, _ context.CancelFunc) {
+			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
 				// bridge, found first, counts the attempts.
 				counter := filepath.Join(t.TempDir(), "attempts")
 				writeFileAtomic(t, cfg.BinDirs[0], "bridge", "#!/bin/sh\necho >>"+counter+"\n"+strings.TrimPrefix(fakePluginScript, "#!/bin/sh\n"), 0o755)
@@ -214,23 +214,23 @@ func TestWaitForNetwork(t *testing.T) {
 			},
 			steps: []step{
 				{msg: waiting, want: map[string]string{"reason": `plugin type "later"`},
-					then: func(t *testing.T, cfg cniplugin.Config, _ context.CancelFunc) {
+					then: func(t *testing.T, cfg cni.Config, _ context.CancelFunc) {
 						n := attempts()
 						testutil.WaitFor(t, "two more attempts", 10*time.Second, func() bool { return attempts() >= n+2 })
 						writeFileAtomic(t, cfg.BinDirs[0], "later", fakePluginScript, 0o755)
 					}},
 				foundA,
 			}},
-		{name: "invalid configuration", wantErr: cniplugin.ErrInvalidConfig,
-			setup: func(t *testing.T, cfg *cniplugin.Config, _ context.CancelFunc) {
+		{name: "invalid configuration", wantErr: cni.ErrInvalidConfig,
+			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
 				writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
 				cfg.ConfDir = "net.d"
 			}},
 		{name: "context cancelled while waiting", wantErr: context.Canceled,
 			steps: []step{{msg: waiting, want: map[string]string{"reason": "no *.conflist"},
-				then: func(t *testing.T, _ cniplugin.Config, cancel context.CancelFunc) { cancel() }}}},
+				then: func(t *testing.T, _ cni.Config, cancel context.CancelFunc) { cancel() }}}},
 		{name: "context cancelled before", wantErr: context.Canceled,
-			setup: func(t *testing.T, cfg *cniplugin.Config, cancel context.CancelFunc) {
+			setup: func(t *testing.T, cfg *cni.Config, cancel context.CancelFunc) {
 				writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
 				cancel()
 			}},
@@ -290,15 +290,15 @@ func TestWaitForNetwork_BadOptions(t *testing.T) {
 	writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
 	for _, tc := range []struct {
 		name string
-		opt  cniplugin.WaitOption
+		opt  cni.WaitOption
 		want string
 	}{
-		{"zero interval", cniplugin.WithWaitInterval(0), "WithWaitInterval: interval 0s is not positive"},
-		{"negative interval", cniplugin.WithWaitInterval(-time.Second), "interval -1s is not positive"},
-		{"nil logger", cniplugin.WithWaitLogger(nil), "WithWaitLogger: nil logger"},
+		{"zero interval", cni.WithWaitInterval(0), "WithWaitInterval: interval 0s is not positive"},
+		{"negative interval", cni.WithWaitInterval(-time.Second), "interval -1s is not positive"},
+		{"nil logger", cni.WithWaitLogger(nil), "WithWaitLogger: nil logger"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, err := cniplugin.WaitForNetwork(context.Background(), cfg, tc.opt)
+			n, err := cni.WaitForNetwork(context.Background(), cfg, tc.opt)
 			if n != nil {
 				t.Errorf("network %q returned with a bad option", n.List.Name)
 			}
@@ -312,17 +312,17 @@ func TestIsNetworkLoadError(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{fmt.Errorf("x: %w", cniplugin.ErrNoNetworkConfig), true},
-		{fmt.Errorf("x: %w", cniplugin.ErrNetworkNotFound), true},
-		{fmt.Errorf("x: %w", cniplugin.ErrInvalidNetworkConfig), true},
-		{fmt.Errorf("x: %w", cniplugin.ErrPluginNotFound), true},
-		{fmt.Errorf("x: %w", cniplugin.ErrInvalidConfig), false},
-		{cniplugin.ErrNotConfigured, false},
+		{fmt.Errorf("x: %w", cni.ErrNoNetworkConfig), true},
+		{fmt.Errorf("x: %w", cni.ErrNetworkNotFound), true},
+		{fmt.Errorf("x: %w", cni.ErrInvalidNetworkConfig), true},
+		{fmt.Errorf("x: %w", cni.ErrPluginNotFound), true},
+		{fmt.Errorf("x: %w", cni.ErrInvalidConfig), false},
+		{cni.ErrNotConfigured, false},
 		{context.Canceled, false},
 		{nil, false},
 	} {
 		t.Run(fmt.Sprint(tc.err), func(t *testing.T) {
-			if got := cniplugin.IsNetworkLoadError(tc.err); got != tc.want {
+			if got := cni.IsNetworkLoadError(tc.err); got != tc.want {
 				t.Errorf("IsNetworkLoadError(%v) = %v, want %v", tc.err, got, tc.want)
 			}
 		})
@@ -334,12 +334,12 @@ func TestIsNetworkLoadError(t *testing.T) {
 func ExampleWaitForNetwork() {
 	ctx := context.Background()
 	logger := slog.Default()
-	cfg := cniplugin.DefaultConfig()
-	if _, err := cniplugin.WaitForNetwork(ctx, cfg, cniplugin.WithWaitLogger(logger)); err != nil {
+	cfg := cni.DefaultConfig()
+	if _, err := cni.WaitForNetwork(ctx, cfg, cni.WithWaitLogger(logger)); err != nil {
 		logger.Error("no CNI network", "error", err)
 		return
 	}
-	h, err := cniplugin.New(ctx, cniplugin.WithConfig(cfg), cniplugin.WithLogger(logger))
+	h, err := cni.New(ctx, cni.WithConfig(cfg), cni.WithLogger(logger))
 	if err != nil {
 		logger.Error("loading the CNI network", "error", err)
 		return
