@@ -160,7 +160,11 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		}
 		return err
 	}
-	p, err := podnet.New(cfg, log, append(ops.podnetOptions(), cn.podnetOptions()...)...)
+	popts := append([]podnet.Option{podnet.WithLogger(log)}, append(ops.podnetOptions(), cn.podnetOptions()...)...)
+	if cfg != nil {
+		popts = append(popts, podnet.WithConfig(*cfg))
+	}
+	p, err := podnet.New(ctx, popts...)
 	if err != nil {
 		return err
 	}

@@ -181,7 +181,8 @@ func TestPlugin_Configure(t *testing.T) {
 		t.Fatalf("network after Configure = %+v", n)
 	}
 
-	// The runtime's configuration wins over WithConfig's.
+	// The plugin's own configuration (WithConfig) takes precedence over
+	// the runtime's, which is ignored, however broken.
 	empty := loaderEnv(t)
 	if _, err := cni.New(ctx, cni.WithConfig(empty)); !errors.Is(err, cni.ErrNoNetworkConfig) {
 		t.Errorf("New with an empty confDir: %v", err)
@@ -191,10 +192,12 @@ func TestPlugin_Configure(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ = json.Marshal(empty)
-	if _, err := p.Configure(ctx, string(b), "rt", "v1"); !errors.Is(err, cni.ErrNoNetworkConfig) {
-		t.Errorf("Configure with the runtime's config naming an empty dir: %v", err)
-	}
-	if _, err := p.Configure(ctx, "", "rt", "v1"); err != nil {
-		t.Errorf("Configure without a runtime config, falling back to WithConfig's: %v", err)
+	for _, runtimeCfg := range []string{string(b), `{"confDir": 7}`, ""} {
+		if _, err := p.Configure(ctx, runtimeCfg, "rt", "v1"); err != nil {
+			t.Errorf("Configure with the runtime's config %s besides WithConfig's: %v", runtimeCfg, err)
+		}
+		if n := p.Network(); n == nil || n.List.Name != "net-a" {
+			t.Errorf("network after Configure with the runtime's config %s = %+v, want WithConfig's", runtimeCfg, n)
+		}
 	}
 }

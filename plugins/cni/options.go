@@ -30,11 +30,12 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithConfig sets the configuration to load in New, for a plugin started
-// by hand with a configuration file. A non-empty configuration from the
-// runtime in Configure replaces it. Without it (and without one from the
-// runtime) the plugin uses DefaultConfig. Empty fields take their
-// defaults.
+// WithConfig sets the plugin's own configuration (a plugin started by
+// hand with a configuration file), loaded in New. It takes precedence
+// over the runtime's: a configuration the runtime passes in Configure is
+// then ignored (and logged). Without it the plugin uses the runtime's, or
+// else DefaultConfig. Empty fields take their defaults. The rule is
+// nri-podnet's too.
 func WithConfig(cfg Config) Option {
 	return func(o *options) error {
 		if o.cfg != nil {

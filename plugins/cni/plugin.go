@@ -66,21 +66,26 @@ func New(ctx context.Context, opts ...Option) (*Plugin, error) {
 	return p, nil
 }
 
-// Configure loads the CNI network from the configuration the runtime
-// passed (a JSON Config), else from the one given with WithConfig, else
-// from DefaultConfig. A configuration that cannot be loaded fails the
-// plugin's registration. It subscribes to every event the plugin handles.
+// Configure loads the CNI network from the plugin's own configuration
+// (WithConfig), which takes precedence (a configuration the runtime passed
+// is then ignored, with a log line), else from the runtime's (a JSON
+// Config), else from DefaultConfig. A configuration that cannot be loaded
+// fails the plugin's registration. It subscribes to every event the plugin
+// handles.
 func (p *Plugin) Configure(ctx context.Context, config, runtimeName, runtimeVersion string) (api.EventMask, error) {
 	cfg := DefaultConfig()
 	switch {
+	case p.fileCfg != nil:
+		cfg = *p.fileCfg
+		if config != "" {
+			p.log.Info("ignoring the runtime's configuration: the plugin's own takes precedence", "runtime", runtimeName)
+		}
 	case config != "":
 		c, err := ConfigFromBytes([]byte(config))
 		if err != nil {
 			return 0, fmt.Errorf("configuration from the runtime: %w", err)
 		}
 		cfg = *c
-	case p.fileCfg != nil:
-		cfg = *p.fileCfg
 	}
 	if err := p.load(ctx, cfg); err != nil {
 		return 0, err

@@ -1,6 +1,7 @@
 package podnet_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 
@@ -17,7 +18,7 @@ func ExampleNewMetrics() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	p, err := podnet.New(nil, nil, podnet.WithMetrics(m)) // configured later, by the runtime
+	p, err := podnet.New(context.Background(), podnet.WithMetrics(m)) // configured later, by the runtime
 	if err != nil {
 		log.Fatal(err)
 	}

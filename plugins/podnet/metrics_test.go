@@ -85,7 +85,7 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := podnet.New(&cfg, slog.New(slog.DiscardHandler), podnet.WithMetrics(m))
+	p, err := podnet.New(context.Background(), podnet.WithConfig(cfg), podnet.WithLogger(slog.New(slog.DiscardHandler)), podnet.WithMetrics(m))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ nri_podnet_hostport_conflicts_total 0
 	gatherAndCompare(t, reg, "after sync and teardown", addresses(v4, v6, 0, free4, 0, free6), strings.Fields(gauges)...)
 	gatherAndCompare(t, reg, "after sync and teardown", counters(1, 0, 0, 0, 1, 2, 1), strings.Fields(counts)...)
 
-	if _, err := podnet.New(nil, nil, podnet.WithMetrics(m)); err == nil || !strings.Contains(err.Error(), "another plugin") {
+	if _, err := podnet.New(context.Background(), podnet.WithMetrics(m)); err == nil || !strings.Contains(err.Error(), "another plugin") {
 		t.Errorf("a second plugin on the same Metrics: %v, want an error", err)
 	}
 	if err := p.Close(); err != nil {
@@ -171,7 +171,7 @@ func TestMetrics_Unconfigured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := podnet.New(nil, nil, podnet.WithMetrics(m))
+	p, err := podnet.New(context.Background(), podnet.WithMetrics(m))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestMetrics_Unconfigured(t *testing.T) {
 	if _, err := podnet.NewMetrics(reg); err == nil {
 		t.Error("NewMetrics registered twice on one registry")
 	}
-	if _, err := podnet.New(nil, nil, podnet.WithMetrics(nil)); err == nil {
+	if _, err := podnet.New(context.Background(), podnet.WithMetrics(nil)); err == nil {
 		t.Error("WithMetrics(nil) accepted")
 	}
 }

@@ -3,6 +3,7 @@ package podnet
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/netip"
 )
 
@@ -10,8 +11,37 @@ import (
 type Option func(*options) error
 
 type options struct {
+	log      *slog.Logger
+	cfg      *Config
 	metrics  *Metrics
 	policies Policies
+}
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return errors.New("podnet: WithLogger: nil logger")
+		}
+		o.log = l
+		return nil
+	}
+}
+
+// WithConfig sets the plugin's own configuration (a plugin started by
+// hand with a configuration file): New opens the allocator and sets up
+// the bridge at once, and it takes precedence over the runtime's: a
+// configuration the runtime passes in Configure is then ignored (and
+// logged). Without it the plugin waits for the runtime's. The rule is
+// nri-cni's too.
+func WithConfig(cfg Config) Option {
+	return func(o *options) error {
+		if o.cfg != nil {
+			return errors.New("podnet: WithConfig given twice")
+		}
+		o.cfg = &cfg
+		return nil
+	}
 }
 
 // Policies is the node's NetworkPolicy engine, told of the plugin's pods;

@@ -56,26 +56,29 @@ var (
 	_ plugin.ShutdownHandler             = (*Plugin)(nil)
 )
 
-// New returns a plugin. With a non-nil cfg it opens the allocator and sets
-// up the bridge at once; otherwise it waits for the configuration the
-// runtime sends in Configure.
-func New(cfg *Config, log *slog.Logger, opts ...Option) (*Plugin, error) {
+// New returns a plugin. With WithConfig it opens the allocator and sets
+// up the bridge at once (unless ctx has ended); otherwise it waits for the
+// configuration the runtime sends in Configure.
+func New(ctx context.Context, opts ...Option) (*Plugin, error) {
 	var o options
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, err
 		}
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("podnet: %w", err)
 	}
 	hp, err := hostport.New()
 	if err != nil {
 		return nil, fmt.Errorf("podnet: %w", err)
 	}
-	p := &Plugin{log: log, metrics: o.metrics, hostports: hp, policies: o.policies}
-	if cfg != nil {
-		if err := p.setup(*cfg); err != nil {
+	p := &Plugin{log: o.log, metrics: o.metrics, hostports: hp, policies: o.policies}
+	if o.cfg != nil {
+		if err := p.setup(*o.cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -139,13 +142,17 @@ func (p *Plugin) ensureStateDir(dir string) error {
 	return nil
 }
 
-// Configure takes the runtime's configuration when the plugin was started
-// without one.
+// Configure takes the runtime's configuration when the plugin has none of
+// its own (WithConfig); one it has takes precedence, and the runtime's is
+// then ignored, with a log line.
 func (p *Plugin) Configure(_ context.Context, config, runtime, version string) (api.EventMask, error) {
 	p.mu.Lock()
 	ready := p.ipam != nil
 	p.mu.Unlock()
 	if ready {
+		if config != "" {
+			p.log.Info("ignoring the runtime's configuration: the plugin's own takes precedence", "runtime", runtime)
+		}
 		return 0, nil
 	}
 	if config == "" {

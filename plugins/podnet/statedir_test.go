@@ -1,6 +1,8 @@
 package podnet_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -45,7 +47,7 @@ func TestPodnet_StateDirMode(t *testing.T) {
 			}
 			t.Cleanup(func() { testutil.DeleteLink(cfg.Bridge) })
 			logs := &logBuffer{}
-			p, err := podnet.New(&cfg, slog.New(slog.NewTextHandler(logs, nil)))
+			p, err := podnet.New(context.Background(), podnet.WithConfig(cfg), podnet.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,5 +63,58 @@ func TestPodnet_StateDirMode(t *testing.T) {
 				t.Errorf("logged a tightening: %v, want %v; logs:\n%s", logged, tc.wantLog, logs)
 			}
 		})
+	}
+}
+
+// TestPodnet_ConfigPrecedence: the plugin's own configuration (WithConfig)
+// takes precedence over the runtime's, which is ignored with a log line
+// (its bridge is never made); without one the runtime's is used. nri-cni
+// follows the same rule (TestPlugin_Configure).
+func TestPodnet_ConfigPrecedence(t *testing.T) {
+	testutil.SkipUnlessRoot(t)
+	newCfg := func() podnet.Config {
+		cfg := podnet.Config{
+			Bridge: "nrpc" + randHex(4), Subnets: []string{fmt.Sprintf("198.19.%d.0/24", 1+int(randHex(1)[0])%250)},
+			MTU: 1500, StateDir: filepath.Join(t.TempDir(), "state"),
+		}
+		t.Cleanup(func() { testutil.DeleteLink(cfg.Bridge) })
+		return cfg
+	}
+	bridgeExists := func(name string) bool {
+		_, err := os.Stat(filepath.Join("/sys/class/net", name))
+		return err == nil
+	}
+	own, theirs := newCfg(), newCfg()
+	b, err := json.Marshal(theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	logs := &logBuffer{}
+	p, err := podnet.New(context.Background(), podnet.WithConfig(own), podnet.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Configure(context.Background(), string(b), "rt", "v1"); err != nil {
+		t.Fatalf("Configure with the runtime's configuration besides its own: %v", err)
+	}
+	if !bridgeExists(own.Bridge) || bridgeExists(theirs.Bridge) {
+		t.Errorf("bridges: own %s exists %v, the runtime's %s exists %v; want only its own", own.Bridge, bridgeExists(own.Bridge), theirs.Bridge, bridgeExists(theirs.Bridge))
+	}
+	if !strings.Contains(logs.String(), "ignoring the runtime's configuration") {
+		t.Errorf("the ignored configuration was not logged:\n%s", logs)
+	}
+
+	q, err := podnet.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if _, err := q.Configure(context.Background(), string(b), "rt", "v1"); err != nil {
+		t.Fatalf("Configure with the runtime's configuration only: %v", err)
+	}
+	if !bridgeExists(theirs.Bridge) {
+		t.Errorf("the runtime's bridge %s was not made by a plugin without its own configuration", theirs.Bridge)
 	}
 }
