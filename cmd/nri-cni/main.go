@@ -94,7 +94,7 @@ func main() {
 }
 
 func run() error {
-	configFile := flag.String("config", "", "configuration `file` (JSON); the runtime's configuration in Configure replaces it")
+	configFile := flag.String("config", "", "configuration `file` (JSON); it takes precedence over a configuration the runtime sends, which is then ignored")
 	socket := flag.String("socket", "", "runtime NRI socket `path` to dial (default "+api.DefaultSocketPath+"); unused when the runtime launched the plugin")
 	name := flag.String("name", "cni", "plugin `name`, unless the runtime or the executable's NN-name file name gives one")
 	idx := flag.String("idx", "10", "plugin `index`, unless the runtime or the executable's NN-name file name gives one")

@@ -98,7 +98,7 @@ func main() {
 
 func run() error {
 	var (
-		config  = flag.String("config", "", "configuration file (JSON); required unless the runtime launched the plugin, whose configuration is then used")
+		config  = flag.String("config", "", "configuration `file` (JSON), required unless the runtime launched the plugin; it takes precedence over a configuration the runtime sends, which is then ignored")
 		socket  = flag.String("socket", "", "runtime NRI socket (default /var/run/nri/nri.sock)")
 		name    = flag.String("name", "", "plugin name (default podnet, or from NRI_PLUGIN_NAME)")
 		idx     = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
