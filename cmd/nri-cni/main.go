@@ -19,7 +19,7 @@
 // does. Started by hand, it reads -config (without it, the defaults:
 // /etc/cni/net.d, /opt/cni/bin, /var/lib/cni) and dials -socket:
 //
-//	nri-cni [-config FILE] [-socket PATH] [-name cni] [-idx 10] [-verbose] [-health-address ADDR]
+//	nri-cni [-config FILE] [-socket PATH] [-name cni] [-idx 10] [-log-level LEVEL] [-log-format text|json] [-health-address ADDR]
 //
 // Started by hand, it loads its CNI network before it connects. While the
 // network does not load (confDir missing or without a conflist, no file
@@ -98,10 +98,9 @@ func run() error {
 	socket := flag.String("socket", "", "runtime NRI socket `path` to dial (default "+api.DefaultSocketPath+"); unused when the runtime launched the plugin")
 	name := flag.String("name", "cni", "plugin `name`, unless the runtime or the executable's NN-name file name gives one")
 	idx := flag.String("idx", "10", "plugin `index`, unless the runtime or the executable's NN-name file name gives one")
-	verbose := flag.Bool("verbose", false, "log debug messages")
 	ops := addOpsFlags(flag.CommandLine)
 	flag.Usage = func() {
-		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-cni [-config FILE] [-socket PATH] [-name NAME] [-idx NN] [-verbose] [-health-address ADDR] [-version]
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-cni [-config FILE] [-socket PATH] [-name NAME] [-idx NN] [-log-level LEVEL] [-log-format text|json] [-health-address ADDR] [-version]
 
 Attaches pods to a CNI network and returns their networks to the runtime.
 Started by hand, it waits until its CNI network loads (a conflist in confDir,
@@ -122,11 +121,10 @@ networks, and exits with status 3.
 		return nil
 	}
 
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
+	logger, err := ops.Logger(os.Stderr)
+	if err != nil {
+		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ttrpclog.Route(logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

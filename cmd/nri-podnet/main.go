@@ -69,7 +69,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -98,16 +97,15 @@ func main() {
 
 func run() error {
 	var (
-		config  = flag.String("config", "", "configuration `file` (JSON), required unless the runtime launched the plugin; it takes precedence over a configuration the runtime sends, which is then ignored")
-		socket  = flag.String("socket", "", "runtime NRI socket (default /var/run/nri/nri.sock)")
-		name    = flag.String("name", "", "plugin name (default podnet, or from NRI_PLUGIN_NAME)")
-		idx     = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
-		verbose = flag.Bool("verbose", false, "debug logging")
-		ops     = addOpsFlags(flag.CommandLine)
-		cf      = addClusterFlags(flag.CommandLine)
+		config = flag.String("config", "", "configuration `file` (JSON), required unless the runtime launched the plugin; it takes precedence over a configuration the runtime sends, which is then ignored")
+		socket = flag.String("socket", "", "runtime NRI socket (default /var/run/nri/nri.sock)")
+		name   = flag.String("name", "", "plugin name (default podnet, or from NRI_PLUGIN_NAME)")
+		idx    = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
+		ops    = addOpsFlags(flag.CommandLine)
+		cf     = addClusterFlags(flag.CommandLine)
 	)
 	flag.Usage = func() {
-		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-podnet -config FILE [-socket PATH] [-name NAME] [-idx NN] [-verbose] [-health-address ADDR] [-version]
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-podnet -config FILE [-socket PATH] [-name NAME] [-idx NN] [-log-level LEVEL] [-log-format text|json] [-health-address ADDR] [-version]
        nri-podnet -kube [-kubeconfig FILE] [-node-name NAME] [-cluster-cidr CIDRS] [-config FILE] ...
        nri-podnet -uninstall [-config FILE]
 
@@ -123,11 +121,10 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		fmt.Println("nri-podnet", version.String())
 		return nil
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
+	log, err := ops.Logger(os.Stderr)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ttrpclog.Route(log)
 	if cf.uninstall {
 		return uninstall(*config, log)

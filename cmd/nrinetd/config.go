@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/cmd/internal/logflags"
 	"github.com/nrinet/nrinet/runtime"
 	"github.com/nrinet/nrinet/validator"
 )
@@ -61,6 +63,8 @@ type Config struct {
 	MetricsAddress string `toml:"metrics_address" json:"metricsAddress"`
 	// LogLevel is "debug", "info", "warn" or "error".
 	LogLevel string `toml:"log_level" json:"logLevel"`
+	// LogFormat is "text" (the default) or "json".
+	LogFormat string `toml:"log_format" json:"logFormat"`
 	// ShutdownTimeout bounds the graceful shutdown.
 	ShutdownTimeout Duration `toml:"shutdown_timeout" json:"shutdownTimeout"`
 	// Validator configures the built-in default validator, which checks
@@ -242,7 +246,7 @@ func (c Config) Validate() error {
 	if _, err := c.conflictPolicy(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := c.level(); err != nil {
+	if _, err := c.logger(io.Discard); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Validator.Enable {
@@ -281,6 +285,20 @@ func (c Config) level() (slog.Level, error) {
 		return l, fmt.Errorf("log_level %q is not debug, info, warn or error", c.LogLevel)
 	}
 	return l, nil
+}
+
+// logger returns the logger log_level and log_format ask for, writing to
+// w (cmd/internal/logflags, as the plugins').
+func (c Config) logger(w io.Writer) (*slog.Logger, error) {
+	l, err := c.level()
+	if err != nil {
+		return nil, err
+	}
+	log, err := logflags.New(w, l, c.LogFormat)
+	if err != nil {
+		return nil, fmt.Errorf("log_format %q is not text or json", c.LogFormat)
+	}
+	return log, nil
 }
 
 // runtimeOptions turns the configuration into options of the runtime

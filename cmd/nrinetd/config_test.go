@@ -192,3 +192,19 @@ plugin_request_timeout = "3000ms"
 		})
 	}
 }
+
+// TestConfig_LogFormat: log_format (-log-format) is text or json, as the
+// plugins' -log-format; anything else is refused by Validate, naming it.
+func TestConfig_LogFormat(t *testing.T) {
+	for _, tc := range []struct {
+		format  string
+		wantErr bool
+	}{{"", false}, {"text", false}, {"json", false}, {"xml", true}} {
+		c := DefaultConfig()
+		c.LogFormat = tc.format
+		err := c.Validate()
+		if (err != nil) != tc.wantErr || tc.wantErr && !strings.Contains(err.Error(), `log_format "xml"`) {
+			t.Errorf("log_format %q: Validate() = %v, want an error: %v", tc.format, err, tc.wantErr)
+		}
+	}
+}

@@ -44,6 +44,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	durationVar(fset, &f.StatusCacheTTL, "status-cache-ttl", "reuse of a non-verbose pod network status, 0 never (default "+time.Duration(d.StatusCacheTTL).String()+")")
 	fset.StringVar(&f.MetricsAddress, "metrics-address", "", `host:port of the Prometheus /metrics endpoint, "" to disable`)
 	fset.StringVar(&f.LogLevel, "log-level", "", "debug, info, warn or error (default "+d.LogLevel+")")
+	fset.StringVar(&f.LogFormat, "log-format", "", "text or json (default text)")
 	if err := fset.Parse(args); err != nil {
 		return o, err
 	}
@@ -90,6 +91,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			cfg.MetricsAddress = f.MetricsAddress
 		case "log-level":
 			cfg.LogLevel = f.LogLevel
+		case "log-format":
+			cfg.LogFormat = f.LogFormat
 		}
 	})
 	if err := cfg.Validate(); err != nil {

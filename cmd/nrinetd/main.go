@@ -66,8 +66,11 @@ func main() {
 		fmt.Println("nrinetd", version.String())
 		return
 	}
-	level, _ := o.config.level()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log, err := o.config.logger(os.Stderr)
+	if err != nil { // Validate checked it
+		fmt.Fprintln(os.Stderr, "nrinetd:", err)
+		os.Exit(2)
+	}
 	ttrpclog.Route(log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -3,6 +3,7 @@ package pluginops
 import (
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync/atomic"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/nrinet/nrinet/cmd/internal/health"
+	"github.com/nrinet/nrinet/cmd/internal/logflags"
 	"github.com/nrinet/nrinet/plugin"
 )
 
@@ -26,19 +28,35 @@ type Ops struct {
 	HealthAddress string
 	// Checks is the readiness of /readyz.
 	Checks health.Checks
+	// Log are -log-level and -log-format (and -verbose, the same as
+	// -log-level debug).
+	Log *logflags.Flags
+
+	verbose bool
 
 	name string
 	stub atomic.Pointer[plugin.Stub]
 	addr string // the server's, once started
 }
 
-// AddFlags defines -version and -health-address on fs for the command
-// name (e.g. "nri-podnet").
+// AddFlags defines -version, -health-address, -log-level, -log-format
+// and -verbose on fs for the command name (e.g. "nri-podnet").
 func AddFlags(fs *flag.FlagSet, name string) *Ops {
-	o := &Ops{name: name}
+	o := &Ops{name: name, Log: logflags.Add(fs)}
 	fs.BoolVar(&o.Version, "version", false, fmt.Sprintf("print %q and exit", name+" VERSION"))
 	fs.StringVar(&o.HealthAddress, "health-address", "", "serve /healthz, /readyz and /metrics (Prometheus) on this `host:port`, e.g. :9465; empty: off")
+	fs.BoolVar(&o.verbose, "verbose", false, "the same as -log-level debug (kept for existing command lines)")
 	return o
+}
+
+// Logger returns the logger -log-level, -log-format and -verbose ask for,
+// writing to w.
+func (o *Ops) Logger(w io.Writer) (*slog.Logger, error) {
+	f := *o.Log
+	if o.verbose {
+		f.Level = "debug"
+	}
+	return f.Logger(w)
 }
 
 // Start serves the health endpoints, with -health-address, until stop is
