@@ -29,7 +29,7 @@
 // tries again every second; SIGINT or SIGTERM end it with status 0. So it
 // registers only with a network to offer, and a runtime that requires it
 // reports the network not ready meanwhile. A -config file that cannot be
-// read, does not parse or is invalid ends it at once with status 1.
+// read, does not parse or is invalid ends it at once with status 2.
 //
 // It then outlives the runtime: when the runtime stops (even after sending
 // Shutdown) or restarts, or its socket is not there yet, it logs why and
@@ -57,40 +57,32 @@
 //
 // There is no option to run it on such a runtime anyway. Started by hand,
 // it has loaded the network (asking each CNI plugin's VERSION) before it
-// connects. Any other error exits with status 1.
+// connects. A usage or configuration error exits with status 2, any
+// other error with status 1.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/cni"
 )
 
-// exitNoNetworkExtension is the exit status when the plugin refused a
-// runtime without nrinet's pod network extension; 1 is for every other
-// error.
-const exitNoNetworkExtension = 3
-
+// main exits with status 2 for a usage or configuration error, 3 when
+// the plugin refused a runtime without nrinet's pod network extension, 1
+// for every other error (pluginops.ExitCode).
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "nri-cni:", err)
-		if errors.Is(err, plugin.ErrNoNetworkExtension) {
-			os.Exit(exitNoNetworkExtension)
-		}
-		os.Exit(1)
-	}
+	pluginops.Main("nri-cni", run)
 }
 
 func run() error {
@@ -113,8 +105,8 @@ networks, and exits with status 3.
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	if err := pluginops.NoArgs(flag.CommandLine); err != nil {
+		return err
 	}
 	if ops.Version {
 		fmt.Println("nri-cni", version.String())
@@ -123,7 +115,7 @@ networks, and exits with status 3.
 
 	logger, err := ops.Logger(os.Stderr)
 	if err != nil {
-		return err
+		return pluginops.Usage(err)
 	}
 	ttrpclog.Route(logger)
 
@@ -144,19 +136,10 @@ networks, and exits with status 3.
 		return nil // SIGINT or SIGTERM while waiting for the network
 	}
 
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	_, _, nnErr := api.ParsePluginFileName(filepath.Base(os.Args[0]))
-	named := nnErr == nil
 	// Without the extension the runtime drops the networks the plugin
 	// returns, and sets pods up its own way (CNI): refuse such a runtime.
 	popts := []plugin.Option{plugin.WithLogger(logger), plugin.WithRequiredNetworkExtension()}
-	if set["name"] || (os.Getenv(api.PluginNameEnv) == "" && !named) {
-		popts = append(popts, plugin.WithPluginName(*name))
-	}
-	if set["idx"] || (os.Getenv(api.PluginIdxEnv) == "" && !named) {
-		popts = append(popts, plugin.WithPluginIdx(*idx))
-	}
+	popts = append(popts, pluginops.Identity(flag.CommandLine, *name, *idx, "cni", "10")...)
 	if *socket != "" {
 		popts = append(popts, plugin.WithSocketPath(*socket))
 	}
@@ -188,7 +171,7 @@ func newHandler(ctx context.Context, configFile string, launched bool, logger *s
 	case configFile != "":
 		c, err := cni.ConfigFromFile(configFile)
 		if err != nil {
-			return nil, err
+			return nil, pluginops.Usage(err)
 		}
 		cfg = *c
 	case launched:

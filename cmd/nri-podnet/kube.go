@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/plugins/podnet"
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
 	"github.com/nrinet/nrinet/plugins/podnet/kube"
@@ -144,13 +145,13 @@ func startCluster(ctx context.Context, f *clusterFlags, configPath string, launc
 	if !f.kube {
 		if configPath == "" {
 			if m != nil {
-				return nil, errors.New("-cluster-cidr needs -config or -kube: the pod subnets must be known before the plugin connects")
+				return nil, pluginops.Usage(errors.New("-cluster-cidr needs -config or -kube: the pod subnets must be known before the plugin connects"))
 			}
 			return c, nil // the runtime sends the configuration
 		}
 		cfg, err := podnet.FromFile(configPath)
 		if err != nil {
-			return nil, err
+			return nil, pluginops.Usage(err)
 		}
 		c.config = &cfg
 		return c, syncMasquerade(m, cfg.Subnets, cluster, log)
@@ -160,7 +161,7 @@ func startCluster(ctx context.Context, f *clusterFlags, configPath string, launc
 		log.Warn("-kube on a plugin the runtime launched: the runtime's configuration is not used")
 	}
 	if f.nodeName == "" {
-		return nil, errors.New("-kube needs this node's name: give -node-name or set NODE_NAME")
+		return nil, pluginops.Usage(errors.New("-kube needs this node's name: give -node-name or set NODE_NAME"))
 	}
 	client, err := kubeClient(f.kubeconfig)
 	if err != nil {

@@ -34,7 +34,9 @@
 //
 // There is no option to run it on such a runtime anyway. Started with
 // -config, it has set up its bridge and state directory before it
-// connects, and leaves them. Any other error exits with status 1.
+// connects, and leaves them. A usage or configuration error (stray
+// arguments, a -config file that cannot be read or is invalid) exits with
+// status 2, any other error with status 1.
 //
 // As a Kubernetes cluster network (a DaemonSet on every node):
 //
@@ -64,7 +66,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -74,33 +75,26 @@ import (
 	"syscall"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/podnet"
 )
 
-// exitNoNetworkExtension is the exit status when the plugin refused a
-// runtime without nrinet's pod network extension; 1 is for every other
-// error.
-const exitNoNetworkExtension = 3
-
+// main exits with status 2 for a usage or configuration error, 3 when
+// the plugin refused a runtime without nrinet's pod network extension, 1
+// for every other error (pluginops.ExitCode).
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "nri-podnet:", err)
-		if errors.Is(err, plugin.ErrNoNetworkExtension) {
-			os.Exit(exitNoNetworkExtension)
-		}
-		os.Exit(1)
-	}
+	pluginops.Main("nri-podnet", run)
 }
 
 func run() error {
 	var (
 		config = flag.String("config", "", "configuration `file` (JSON), required unless the runtime launched the plugin; it takes precedence over a configuration the runtime sends, which is then ignored")
 		socket = flag.String("socket", "", "runtime NRI socket (default /var/run/nri/nri.sock)")
-		name   = flag.String("name", "", "plugin name (default podnet, or from NRI_PLUGIN_NAME)")
-		idx    = flag.String("idx", "", "plugin index (default 10, or from NRI_PLUGIN_IDX)")
+		name   = flag.String("name", "podnet", "plugin `name`, unless the runtime or the executable's NN-name file name gives one")
+		idx    = flag.String("idx", "10", "plugin `index`, unless the runtime or the executable's NN-name file name gives one")
 		ops    = addOpsFlags(flag.CommandLine)
 		cf     = addClusterFlags(flag.CommandLine)
 	)
@@ -117,13 +111,16 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if err := pluginops.NoArgs(flag.CommandLine); err != nil {
+		return err
+	}
 	if ops.Version {
 		fmt.Println("nri-podnet", version.String())
 		return nil
 	}
 	log, err := ops.Logger(os.Stderr)
 	if err != nil {
-		return err
+		return pluginops.Usage(err)
 	}
 	ttrpclog.Route(log)
 	if cf.uninstall {
@@ -140,7 +137,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	launched := os.Getenv(api.PluginSocketEnv) != ""
 	if *config == "" && !launched && !cf.kube {
 		// The runtime sends configuration only to plugins it launched.
-		return errors.New("no configuration: give -config or -kube (only a plugin the runtime launches gets its configuration from the runtime)")
+		return pluginops.Usage(errors.New("no configuration: give -config or -kube (only a plugin the runtime launches gets its configuration from the runtime)"))
 	}
 	cn, err := startCluster(ctx, cf, *config, launched, log, ops.metrics, ops.polMetrics)
 	if err != nil {
@@ -170,12 +167,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	// Without the extension the runtime drops the networks the plugin
 	// returns, and sets pods up its own way (CNI): refuse such a runtime.
 	opts := []plugin.Option{plugin.WithLogger(log), plugin.WithRequiredNetworkExtension()}
-	if *name != "" || os.Getenv("NRI_PLUGIN_NAME") == "" {
-		opts = append(opts, plugin.WithPluginName(cmp.Or(*name, "podnet")))
-	}
-	if *idx != "" || os.Getenv("NRI_PLUGIN_IDX") == "" {
-		opts = append(opts, plugin.WithPluginIdx(cmp.Or(*idx, "10")))
-	}
+	opts = append(opts, pluginops.Identity(flag.CommandLine, *name, *idx, "podnet", "10")...)
 	if *socket != "" {
 		opts = append(opts, plugin.WithSocketPath(*socket))
 	}

@@ -1,5 +1,9 @@
-// Package pluginops is the operability of a plugin command (nri-podnet,
-// nri-cni): its -version and -health-address flags, and, with the latter,
+// Package pluginops is what the plugin commands (nri-podnet, nri-cni) do
+// alike: their exit statuses (Main: 2 for usage and configuration errors,
+// 3 for a runtime refused for want of the pod network extension, 1
+// otherwise), stray arguments refused, the plugin's name and index by one
+// rule (Identity), the logging flags (package logflags), and their
+// operability: -version and -health-address, and, with the latter,
 // an HTTP server of /healthz, /readyz and /metrics (package health) whose
 // readiness starts with the plugin's stub being connected to the runtime
 // and configured now, and whose registry holds the Go runtime and process
