@@ -58,8 +58,9 @@ type Config struct {
 	// ConflictPolicy says what happens when two plugins set the same
 	// part of a pod network: "fail" or "aggregate".
 	ConflictPolicy string `toml:"conflict_policy" json:"conflictPolicy"`
-	// MetricsAddress is the host:port of the Prometheus /metrics
-	// endpoint; "" disables it.
+	// MetricsAddress is the host:port serving /healthz, /readyz (the
+	// required network plugins connected) and the Prometheus /metrics; ""
+	// disables them.
 	MetricsAddress string `toml:"metrics_address" json:"metricsAddress"`
 	// LogLevel is "debug", "info", "warn" or "error".
 	LogLevel string `toml:"log_level" json:"logLevel"`

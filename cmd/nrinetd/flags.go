@@ -42,7 +42,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fset.StringVar(&required, "required-network-plugins", "", "comma-separated network plugins that must be connected for pods to be created")
 	durationVar(fset, &f.StatusTimeout, "status-timeout", "deadline of a pod network status round (default "+time.Duration(d.StatusTimeout).String()+")")
 	durationVar(fset, &f.StatusCacheTTL, "status-cache-ttl", "reuse of a non-verbose pod network status, 0 never (default "+time.Duration(d.StatusCacheTTL).String()+")")
-	fset.StringVar(&f.MetricsAddress, "metrics-address", "", `host:port of the Prometheus /metrics endpoint, "" to disable`)
+	fset.StringVar(&f.MetricsAddress, "metrics-address", "", `host:port serving /healthz, /readyz (NetworkReady) and the Prometheus /metrics, "" to disable`)
 	fset.StringVar(&f.LogLevel, "log-level", "", "debug, info, warn or error (default "+d.LogLevel+")")
 	fset.StringVar(&f.LogFormat, "log-format", "", "text or json (default text)")
 	if err := fset.Parse(args); err != nil {

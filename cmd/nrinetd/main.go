@@ -44,8 +44,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/nrinet/nrinet/cmd/internal/health"
 	"github.com/nrinet/nrinet/cri"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/internal/unixsock"
@@ -104,7 +104,7 @@ func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	defer store.Close()
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), health.BuildInfo("nrinetd"))
 	pluginMetrics, err := cri.NewPluginMetrics(reg)
 	if err != nil {
 		return err
@@ -151,19 +151,18 @@ func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	go func() { errc <- srv.Serve(context.WithoutCancel(ctx), l) }()
 	log.Info("serving CRI", "socket", cfg.CRISocket)
 
-	var metricsSrv *http.Server
+	// /healthz, /readyz (the required network plugins connected: the
+	// NetworkReady condition) and /metrics, as the plugins serve them.
+	stopHealth := func() error { return nil }
 	if cfg.MetricsAddress != "" {
-		ml, err := net.Listen("tcp", cfg.MetricsAddress)
+		hs, err := health.Listen(cfg.MetricsAddress, health.Handler(reg, rt.NetworkReady))
 		if err != nil {
 			srv.Close()
 			<-errc
 			return fmt.Errorf("metrics address: %w", err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { errc <- metricsSrv.Serve(ml) }()
-		log.Info("serving metrics", "address", ml.Addr().String())
+		stopHealth = hs.Start()
+		log.Info("serving /healthz, /readyz and /metrics", "address", hs.Addr().String())
 	}
 
 	if err := n.notify("READY=1"); err != nil {
@@ -185,8 +184,8 @@ func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("CRI requests still running at shutdown were cancelled", "error", err)
 	}
-	if metricsSrv != nil {
-		metricsSrv.Shutdown(sctx)
+	if err := stopHealth(); err != nil {
+		log.Warn("health server", "error", err)
 	}
 	os.Remove(cfg.CRISocket)
 	if serveErr != nil && !errors.Is(serveErr, cri.ErrClosed) && !errors.Is(serveErr, http.ErrServerClosed) {

@@ -67,7 +67,7 @@ func (o *Ops) Start(log *slog.Logger, register func(prometheus.Registerer) error
 		return func() {}, nil
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), health.BuildInfo(o.name))
 	if err := register(reg); err != nil {
 		return nil, err
 	}
