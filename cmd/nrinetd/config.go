@@ -19,9 +19,9 @@ import (
 	"github.com/nrinet/nrinet/validator"
 )
 
-// Config is nrinetd's configuration file (TOML). Keys left out keep their
+// daemonConfig is nrinetd's configuration file (TOML). Keys left out keep their
 // defaults; command-line flags override the file.
-type Config struct {
+type daemonConfig struct {
 	// CRISocket is the unix socket nrinetd serves CRI on.
 	CRISocket string `toml:"cri_socket" json:"criSocket"`
 	// NRISocket is the unix socket external NRI plugins connect to; ""
@@ -42,16 +42,16 @@ type Config struct {
 	// (fail closed), as "NN-name" or "name".
 	RequiredNetworkPlugins []string `toml:"required_network_plugins" json:"requiredNetworkPlugins"`
 	// StatusTimeout bounds a pod network status round.
-	StatusTimeout Duration `toml:"status_timeout" json:"statusTimeout"`
+	StatusTimeout duration `toml:"status_timeout" json:"statusTimeout"`
 	// StatusCacheTTL is how long a non-verbose status may be reused; 0
 	// never.
-	StatusCacheTTL Duration `toml:"status_cache_ttl" json:"statusCacheTTL"`
+	StatusCacheTTL duration `toml:"status_cache_ttl" json:"statusCacheTTL"`
 	// RequestTimeout is a plugin's time for each request. containerd's
 	// name: plugin_request_timeout.
-	RequestTimeout Duration `toml:"request_timeout" json:"requestTimeout"`
+	RequestTimeout duration `toml:"request_timeout" json:"requestTimeout"`
 	// RegistrationTimeout is a connected plugin's time to register.
 	// containerd's name: plugin_registration_timeout.
-	RegistrationTimeout Duration `toml:"registration_timeout" json:"registrationTimeout"`
+	RegistrationTimeout duration `toml:"registration_timeout" json:"registrationTimeout"`
 	// FamilyPreference picks the primary pod address: "ipv4", "ipv6" or
 	// "plugin-order".
 	FamilyPreference string `toml:"family_preference" json:"familyPreference"`
@@ -67,45 +67,45 @@ type Config struct {
 	// LogFormat is "text" (the default) or "json".
 	LogFormat string `toml:"log_format" json:"logFormat"`
 	// ShutdownTimeout bounds the graceful shutdown.
-	ShutdownTimeout Duration `toml:"shutdown_timeout" json:"shutdownTimeout"`
+	ShutdownTimeout duration `toml:"shutdown_timeout" json:"shutdownTimeout"`
 	// Validator configures the built-in default validator, which checks
 	// every container's merged adjustment and gates pods on their
 	// required plugins ([validator] table; off unless enable = true).
 	Validator validator.Config `toml:"validator" json:"validator"`
 }
 
-// Duration is a time.Duration written as a string such as "250ms".
-type Duration time.Duration
+// duration is a time.Duration written as a string such as "250ms".
+type duration time.Duration
 
 // UnmarshalText parses a duration such as "1s".
-func (d *Duration) UnmarshalText(b []byte) error {
+func (d *duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
 		return err
 	}
-	*d = Duration(v)
+	*d = duration(v)
 	return nil
 }
 
 // MarshalText writes the duration as time.Duration prints it.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+func (d duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config {
-	return Config{
+func defaultConfig() daemonConfig {
+	return daemonConfig{
 		CRISocket:           "/run/nrinet/cri.sock",
 		NRISocket:           api.DefaultSocketPath,
 		PluginDir:           api.DefaultPluginPath,
 		PluginConfigDir:     api.DefaultPluginConfigPath,
 		StateDir:            "/var/lib/nrinetd",
-		StatusTimeout:       Duration(runtime.DefaultStatusTimeout),
-		StatusCacheTTL:      Duration(runtime.DefaultStatusCacheTTL),
-		RequestTimeout:      Duration(api.DefaultRequestTimeout),
-		RegistrationTimeout: Duration(api.DefaultRegistrationTimeout),
+		StatusTimeout:       duration(runtime.DefaultStatusTimeout),
+		StatusCacheTTL:      duration(runtime.DefaultStatusCacheTTL),
+		RequestTimeout:      duration(api.DefaultRequestTimeout),
+		RegistrationTimeout: duration(api.DefaultRegistrationTimeout),
 		FamilyPreference:    "ipv4",
 		ConflictPolicy:      "fail",
 		LogLevel:            "info",
-		ShutdownTimeout:     Duration(10 * time.Second),
+		ShutdownTimeout:     duration(10 * time.Second),
 	}
 }
 
@@ -117,8 +117,8 @@ type containerdKeys struct {
 	SocketPath                *string   `toml:"socket_path"`                 // nri_socket
 	PluginPath                *string   `toml:"plugin_path"`                 // plugin_dir
 	PluginConfigPath          *string   `toml:"plugin_config_path"`          // plugin_config_dir
-	PluginRegistrationTimeout *Duration `toml:"plugin_registration_timeout"` // registration_timeout
-	PluginRequestTimeout      *Duration `toml:"plugin_request_timeout"`      // request_timeout
+	PluginRegistrationTimeout *duration `toml:"plugin_registration_timeout"` // registration_timeout
+	PluginRequestTimeout      *duration `toml:"plugin_request_timeout"`      // request_timeout
 	DisableConnections        *bool     `toml:"disable_connections"`         // true: nri_socket = ""
 }
 
@@ -129,8 +129,8 @@ type containerdKeys struct {
 // plugin_request_timeout, and disable_connections = true for
 // nri_socket = ""); a setting given under both names with different
 // values is an error naming both keys.
-func FromBytes(b []byte) (Config, error) {
-	c := DefaultConfig()
+func parseConfig(b []byte) (daemonConfig, error) {
+	c := defaultConfig()
 	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&c)
 	if err != nil {
 		return c, fmt.Errorf("parsing configuration: %w", err)
@@ -162,7 +162,7 @@ func FromBytes(b []byte) (Config, error) {
 
 // apply sets the settings given under containerd's names in c; md says
 // which of nrinetd's own keys the file gave. Every conflict is reported.
-func (ck containerdKeys) apply(c *Config, md toml.MetaData) error {
+func (ck containerdKeys) apply(c *daemonConfig, md toml.MetaData) error {
 	var errs []error
 	set := func(ours, theirs string, dst *string, v *string) {
 		switch {
@@ -173,7 +173,7 @@ func (ck containerdKeys) apply(c *Config, md toml.MetaData) error {
 			*dst = *v
 		}
 	}
-	setDuration := func(ours, theirs string, dst *Duration, v *Duration) {
+	setDuration := func(ours, theirs string, dst *duration, v *duration) {
 		switch {
 		case v == nil:
 		case md.IsDefined(ours) && *dst != *v:
@@ -209,12 +209,12 @@ func (ck containerdKeys) apply(c *Config, md toml.MetaData) error {
 }
 
 // FromFile reads and parses a configuration file.
-func FromFile(path string) (Config, error) {
+func readConfig(path string) (daemonConfig, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, err
+		return daemonConfig{}, err
 	}
-	c, err := FromBytes(b)
+	c, err := parseConfig(b)
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", path, err)
 	}
@@ -222,7 +222,7 @@ func FromFile(path string) (Config, error) {
 }
 
 // Validate checks the configuration; errors name the key and the value.
-func (c Config) Validate() error {
+func (c daemonConfig) Validate() error {
 	var errs []error
 	if c.CRISocket == "" {
 		errs = append(errs, errors.New("cri_socket is empty"))
@@ -230,7 +230,7 @@ func (c Config) Validate() error {
 	if c.StateDir == "" || !filepath.IsAbs(c.StateDir) {
 		errs = append(errs, fmt.Errorf("state_dir %q is not an absolute path", c.StateDir))
 	}
-	for key, d := range map[string]Duration{
+	for key, d := range map[string]duration{
 		"status_timeout": c.StatusTimeout, "request_timeout": c.RequestTimeout,
 		"registration_timeout": c.RegistrationTimeout, "shutdown_timeout": c.ShutdownTimeout,
 	} {
@@ -258,7 +258,7 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c Config) familyPreference() (runtime.FamilyPreference, error) {
+func (c daemonConfig) familyPreference() (runtime.FamilyPreference, error) {
 	switch c.FamilyPreference {
 	case "ipv4", "":
 		return runtime.PreferIPv4, nil
@@ -270,7 +270,7 @@ func (c Config) familyPreference() (runtime.FamilyPreference, error) {
 	return 0, fmt.Errorf("family_preference %q is not ipv4, ipv6 or plugin-order", c.FamilyPreference)
 }
 
-func (c Config) conflictPolicy() (runtime.ConflictPolicy, error) {
+func (c daemonConfig) conflictPolicy() (runtime.ConflictPolicy, error) {
 	switch c.ConflictPolicy {
 	case "fail", "":
 		return runtime.ConflictFail, nil
@@ -280,7 +280,7 @@ func (c Config) conflictPolicy() (runtime.ConflictPolicy, error) {
 	return 0, fmt.Errorf("conflict_policy %q is not fail or aggregate", c.ConflictPolicy)
 }
 
-func (c Config) level() (slog.Level, error) {
+func (c daemonConfig) level() (slog.Level, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return l, fmt.Errorf("log_level %q is not debug, info, warn or error", c.LogLevel)
@@ -290,7 +290,7 @@ func (c Config) level() (slog.Level, error) {
 
 // logger returns the logger log_level and log_format ask for, writing to
 // w (cmd/internal/logflags, as the plugins').
-func (c Config) logger(w io.Writer) (*slog.Logger, error) {
+func (c daemonConfig) logger(w io.Writer) (*slog.Logger, error) {
 	l, err := c.level()
 	if err != nil {
 		return nil, err
@@ -304,7 +304,7 @@ func (c Config) logger(w io.Writer) (*slog.Logger, error) {
 
 // runtimeOptions turns the configuration into options of the runtime
 // library.
-func (c Config) runtimeOptions() []runtime.Option {
+func (c daemonConfig) runtimeOptions() []runtime.Option {
 	fam, _ := c.familyPreference()
 	pol, _ := c.conflictPolicy()
 	opts := []runtime.Option{

@@ -13,12 +13,12 @@ import (
 func TestFromBytes(t *testing.T) {
 	for _, tc := range []struct {
 		name, toml string
-		check      func(Config) bool
+		check      func(daemonConfig) bool
 		err        string
 	}{
-		{"empty is defaults", "", func(c Config) bool {
-			d := DefaultConfig()
-			return c.CRISocket == d.CRISocket && c.StateDir == d.StateDir && c.StatusTimeout == Duration(250*time.Millisecond)
+		{"empty is defaults", "", func(c daemonConfig) bool {
+			d := defaultConfig()
+			return c.CRISocket == d.CRISocket && c.StateDir == d.StateDir && c.StatusTimeout == duration(250*time.Millisecond)
 		}, ""},
 		{"values", `
 cri_socket = "/run/x.sock"
@@ -26,16 +26,16 @@ required_network_plugins = ["podnet", "20-ipv6"]
 status_timeout = "100ms"
 status_cache_ttl = "0s"
 nri_socket = ""
-`, func(c Config) bool {
+`, func(c daemonConfig) bool {
 			return c.CRISocket == "/run/x.sock" && slices.Equal(c.RequiredNetworkPlugins, []string{"podnet", "20-ipv6"}) &&
-				c.StatusTimeout == Duration(100*time.Millisecond) && c.StatusCacheTTL == 0 && c.NRISocket == ""
+				c.StatusTimeout == duration(100*time.Millisecond) && c.StatusCacheTTL == 0 && c.NRISocket == ""
 		}, ""},
 		{"validator", `
 [validator]
 enable = true
 reject_namespace_adjustment = true
 required_plugins = ["podnet"]
-`, func(c Config) bool {
+`, func(c daemonConfig) bool {
 			return c.Validator.Enable && c.Validator.RejectNamespaceAdjustment && slices.Equal(c.Validator.RequiredPlugins, []string{"podnet"}) &&
 				len(c.runtimeOptions()) > 0
 		}, ""},
@@ -49,7 +49,7 @@ required_plugins = ["podnet"]
 		{"level", `log_level = "loud"`, nil, `log_level "loud"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := FromBytes([]byte(tc.toml))
+			c, err := parseConfig([]byte(tc.toml))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error = %v, want one saying %q", err, tc.err)
@@ -64,7 +64,7 @@ required_plugins = ["podnet"]
 }
 
 func TestContribConfigIsValid(t *testing.T) {
-	c, err := FromFile(filepath.Join("..", "..", "contrib", "nrinetd.toml"))
+	c, err := readConfig(filepath.Join("..", "..", "contrib", "nrinetd.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestParseFlags_OverrideFile(t *testing.T) {
 	}
 	c := o.config
 	if c.CRISocket != "/from/file.sock" || c.StateDir != "/from/flag" || c.LogLevel != "debug" ||
-		!slices.Equal(c.RequiredNetworkPlugins, []string{"podnet", "cni"}) || c.StatusTimeout != Duration(time.Second) {
+		!slices.Equal(c.RequiredNetworkPlugins, []string{"podnet", "cni"}) || c.StatusTimeout != duration(time.Second) {
 		t.Errorf("config = %+v", c)
 	}
 	if _, err := parseFlags([]string{"-config", filepath.Join(t.TempDir(), "missing.toml")}, io.Discard); err == nil {
@@ -99,7 +99,7 @@ func FuzzFromBytes(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte(`status_timeout = "1s"`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := FromBytes(b)
+		c, err := parseConfig(b)
 		if err == nil {
 			if err := c.Validate(); err != nil {
 				t.Fatalf("FromBytes accepted a configuration Validate refuses: %v", err)
@@ -112,7 +112,7 @@ func FuzzFromBytes(f *testing.F) {
 // TestFromBytes_ContainerdKeys: containerd's NRI key names are accepted
 // for nrinetd's own; both names for one setting must agree.
 func TestFromBytes_ContainerdKeys(t *testing.T) {
-	d := DefaultConfig()
+	d := defaultConfig()
 	type want struct {
 		socket, pluginDir, configDir string
 		registration, request        time.Duration
@@ -170,7 +170,7 @@ plugin_request_timeout = "3000ms"
 		{name: "other containerd keys stay unknown", toml: "disable = false\n", err: []string{`unknown configuration keys "disable"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := FromBytes([]byte(tc.toml))
+			c, err := parseConfig([]byte(tc.toml))
 			if len(tc.err) > 0 {
 				if err == nil {
 					t.Fatalf("FromBytes = %+v, nil; want an error saying %q", c, tc.err)
@@ -200,7 +200,7 @@ func TestConfig_LogFormat(t *testing.T) {
 		format  string
 		wantErr bool
 	}{{"", false}, {"text", false}, {"json", false}, {"xml", true}} {
-		c := DefaultConfig()
+		c := defaultConfig()
 		c.LogFormat = tc.format
 		err := c.Validate()
 		if (err != nil) != tc.wantErr || tc.wantErr && !strings.Contains(err.Error(), `log_format "xml"`) {

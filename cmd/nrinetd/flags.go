@@ -10,29 +10,29 @@ import (
 	"time"
 )
 
-// DefaultConfigPath is read when -config is not given; a missing file
+// defaultConfigPath is read when -config is not given; a missing file
 // there means the defaults.
-const DefaultConfigPath = "/etc/nrinetd/config.toml"
+const defaultConfigPath = "/etc/nrinetd/config.toml"
 
 // options are the parsed command line.
 type options struct {
-	config      Config
+	config      daemonConfig
 	configPath  string
 	showVersion bool
 }
 
 // parseFlags reads the configuration file named by -config (or
-// DefaultConfigPath, if it exists) and applies the flags given on top.
+// defaultConfigPath, if it exists) and applies the flags given on top.
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fset := flag.NewFlagSet("nrinetd", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	var (
 		o        options
-		f        Config
+		f        daemonConfig
 		required string
 	)
-	d := DefaultConfig()
-	fset.StringVar(&o.configPath, "config", "", "configuration file (TOML; default "+DefaultConfigPath+" if it exists)")
+	d := defaultConfig()
+	fset.StringVar(&o.configPath, "config", "", "configuration file (TOML; default "+defaultConfigPath+" if it exists)")
 	fset.BoolVar(&o.showVersion, "version", false, "print \"nrinetd VERSION\" and exit")
 	fset.StringVar(&f.CRISocket, "cri-socket", "", "CRI socket (default "+d.CRISocket+")")
 	fset.StringVar(&f.NRISocket, "nri-socket", "", `NRI socket for external plugins, "" to disable (default `+d.NRISocket+")")
@@ -57,12 +57,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 
 	path, explicit := o.configPath, o.configPath != ""
 	if !explicit {
-		path = DefaultConfigPath
+		path = defaultConfigPath
 	}
-	cfg, err := FromFile(path)
+	cfg, err := readConfig(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
-		cfg, path = DefaultConfig(), ""
+		cfg, path = defaultConfig(), ""
 	case err != nil:
 		return o, err
 	}
@@ -102,8 +102,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// durationVar defines a Duration flag.
-func durationVar(fset *flag.FlagSet, d *Duration, name, usage string) {
+// durationVar defines a duration flag.
+func durationVar(fset *flag.FlagSet, d *duration, name, usage string) {
 	fset.Func(name, usage, func(s string) error { return d.UnmarshalText([]byte(s)) })
 }
 
