@@ -10,6 +10,7 @@ import (
 
 	"github.com/containerd/ttrpc"
 
+	"github.com/containerd/nri/internal/slogbridge"
 	"github.com/containerd/nri/pkg/adaptation/builtin"
 	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/log"
@@ -214,7 +215,7 @@ func (r *Adaptation) Start() error {
 		}),
 		runtime.WithTTRPCOptions(r.clientOpts, r.serverOpts),
 		runtime.WithObserver(&observer{metrics: r.metrics, deprecation: r.deprecation}),
-		runtime.WithLogger(newLogger()),
+		runtime.WithLogger(slogbridge.New(log.Get)),
 	}
 	if r.podNetworks {
 		opts = append(opts, runtime.WithPodNetworkStore(r.netStore))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	stdnet "net"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	nrinet "github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugin"
 
+	"github.com/containerd/nri/internal/slogbridge"
 	"github.com/containerd/nri/pkg/api"
 	nrilog "github.com/containerd/nri/pkg/log"
 )
@@ -134,7 +134,7 @@ func New(p interface{}, opts ...Option) (Stub, error) {
 // innerOptions translates the options given to New into plugin.Options.
 func (s *stub) innerOptions() []plugin.Option {
 	opts := []plugin.Option{
-		plugin.WithLogger(slog.New(&logHandler{to: s.logger})),
+		plugin.WithLogger(slogbridge.New(func() nrilog.Logger { return s.logger })),
 		plugin.WithTTRPCOptions(s.clientOpts, s.serverOpts),
 		// As upstream's stub: the plugin has no way to return a pod
 		// network, so it answers Configure without the extension, and
