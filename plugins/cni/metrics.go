@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nrinet/nrinet/plugins/internal/opmetrics"
 )
 
 // Operations, the values of the op label of nri_cni_errors_total.
 const (
-	OpSetup    = "setup"    // RunPodSandbox: STATUS and ADD
-	OpTeardown = "teardown" // StopPodSandbox: DEL
-	OpStatus   = "status"   // PodSandboxStatus: the cached result (and CHECK, verbose)
-	OpSync     = "sync"     // Synchronize: garbage collection, once per network that fails it
+	OpSetup    = opmetrics.Setup    // RunPodSandbox: STATUS and ADD
+	OpTeardown = opmetrics.Teardown // StopPodSandbox: DEL
+	OpStatus   = opmetrics.Status   // PodSandboxStatus: the cached result (and CHECK, verbose)
+	OpSync     = opmetrics.Sync     // Synchronize: garbage collection, once per network that fails it
 )
 
 // Metrics are nri-cni's Prometheus metrics, registered on the Registerer
@@ -26,8 +28,7 @@ const (
 // Every op has its series from the start, at 0. Pass Metrics to [New]
 // with [WithMetrics]. The methods of a nil *Metrics do nothing.
 type Metrics struct {
-	setup, teardown prometheus.Histogram
-	errors          *prometheus.CounterVec
+	ops *opmetrics.Ops
 }
 
 // NewMetrics creates nri-cni's metrics and registers them on reg.
@@ -35,26 +36,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("cni: NewMetrics: nil Registerer")
 	}
-	const ns = "nri_cni"
-	buckets := prometheus.ExponentialBuckets(0.0001, 2, 18) // 100 µs to 13 s
-	m := &Metrics{
-		setup: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: ns, Name: "setup_duration_seconds", Buckets: buckets,
-			Help: "Time to attach a pod to the CNI network (RunPodSandbox of a pod with a network namespace: STATUS, ADD, and DEL after a failed ADD), failures included.",
-		}),
-		teardown: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: ns, Name: "teardown_duration_seconds", Buckets: buckets,
-			Help: "Time to detach a pod from the CNI network (StopPodSandbox of a pod with a network namespace: DEL), failures included.",
-		}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "errors_total",
-			Help: "Failed operations, by op: setup, teardown, status, sync (a network's garbage collection).",
-		}, []string{"op"}),
-	}
-	for _, op := range []string{OpSetup, OpTeardown, OpStatus, OpSync} {
-		m.errors.WithLabelValues(op)
-	}
-	for _, c := range []prometheus.Collector{m.setup, m.teardown, m.errors} {
+	m := &Metrics{ops: opmetrics.New("nri_cni", opmetrics.Help{
+		Setup:    "Time to attach a pod to the CNI network (RunPodSandbox of a pod with a network namespace: STATUS, ADD, and DEL after a failed ADD), failures included.",
+		Teardown: "Time to detach a pod from the CNI network (StopPodSandbox of a pod with a network namespace: DEL), failures included.",
+		Errors:   "Failed operations, by op: setup, teardown, status, sync (a network's garbage collection).",
+	})}
+	for _, c := range m.ops.Collectors() {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("cni: registering metrics: %w", err)
 		}
@@ -65,24 +52,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 // failed counts one failed operation op.
 func (m *Metrics) failed(op string) {
 	if m != nil {
-		m.errors.WithLabelValues(op).Inc()
+		m.ops.Failed(op)
 	}
 }
 
-// observe records an operation that started at start and ended with *err:
-// the latency of setup and teardown, and the failure of any op. It is
-// meant to be deferred.
+// observe records an operation that started at start and ended with *err
+// (opmetrics.Ops.Observe). It is meant to be deferred.
 func (m *Metrics) observe(op string, start time.Time, err *error) {
-	if m == nil {
-		return
-	}
-	switch op {
-	case OpSetup:
-		m.setup.Observe(time.Since(start).Seconds())
-	case OpTeardown:
-		m.teardown.Observe(time.Since(start).Seconds())
-	}
-	if *err != nil {
-		m.failed(op)
+	if m != nil {
+		m.ops.Observe(op, start, err)
 	}
 }

@@ -9,14 +9,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nrinet/nrinet/ipam"
+	"github.com/nrinet/nrinet/plugins/internal/opmetrics"
 )
 
 // Operations, the values of the op label of nri_podnet_errors_total.
 const (
-	OpSetup    = "setup"    // RunPodSandbox: a pod's network set up
-	OpTeardown = "teardown" // StopPodSandbox: a pod's network taken down
-	OpStatus   = "status"   // PodSandboxStatus
-	OpSync     = "sync"     // Synchronize: reconciling with the runtime's pods
+	OpSetup    = opmetrics.Setup    // RunPodSandbox: a pod's network set up
+	OpTeardown = opmetrics.Teardown // StopPodSandbox: a pod's network taken down
+	OpStatus   = opmetrics.Status   // PodSandboxStatus
+	OpSync     = opmetrics.Sync     // Synchronize: reconciling with the runtime's pods
 )
 
 // Kinds of reconciliation, the values of the kind label of
@@ -48,11 +49,11 @@ const (
 // no series. Pass Metrics to [New] with [WithMetrics]; one Metrics
 // serves one Plugin. The methods of a nil *Metrics do nothing.
 type Metrics struct {
-	setup, teardown    prometheus.Histogram
-	errors, reconciles *prometheus.CounterVec
-	conflicts          prometheus.Counter
-	inUse, free        *prometheus.Desc
-	hostports          *prometheus.Desc
+	ops         *opmetrics.Ops
+	reconciles  *prometheus.CounterVec
+	conflicts   prometheus.Counter
+	inUse, free *prometheus.Desc
+	hostports   *prometheus.Desc
 
 	mu     sync.Mutex // guards plugin
 	plugin *Plugin    // whose allocator the address gauges read; nil before WithMetrics
@@ -64,20 +65,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		return nil, errors.New("podnet: NewMetrics: nil Registerer")
 	}
 	const ns = "nri_podnet"
-	buckets := prometheus.ExponentialBuckets(0.0001, 2, 18) // 100 µs to 13 s
 	m := &Metrics{
-		setup: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: ns, Name: "setup_duration_seconds", Buckets: buckets,
-			Help: "Time to set up a pod's network (RunPodSandbox of a pod with a network namespace), failures included.",
+		ops: opmetrics.New(ns, opmetrics.Help{
+			Setup:    "Time to set up a pod's network (RunPodSandbox of a pod with a network namespace), failures included.",
+			Teardown: "Time to take a pod's network down (StopPodSandbox of a pod with a network namespace), failures included.",
+			Errors:   "Failed operations, by op: setup, teardown, status, sync.",
 		}),
-		teardown: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: ns, Name: "teardown_duration_seconds", Buckets: buckets,
-			Help: "Time to take a pod's network down (StopPodSandbox of a pod with a network namespace), failures included.",
-		}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "errors_total",
-			Help: "Failed operations, by op: setup, teardown, status, sync.",
-		}, []string{"op"}),
 		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "reconciles_total",
 			Help: "Reconciliations, by kind: sync (Synchronize with the runtime's pods), routes (to other nodes), masquerade.",
@@ -91,13 +84,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		inUse: prometheus.NewDesc(ns+"_addresses_in_use", "Addresses of the subnet that pods hold.", []string{"subnet"}, nil),
 		free:  prometheus.NewDesc(ns+"_addresses_free", "Addresses of the subnet still free to hand out (saturates at 2^64-1).", []string{"subnet"}, nil),
 	}
-	for _, op := range []string{OpSetup, OpTeardown, OpStatus, OpSync} {
-		m.errors.WithLabelValues(op)
-	}
 	for _, kind := range []string{ReconcileSync, ReconcileRoutes, ReconcileMasquerade} {
 		m.reconciles.WithLabelValues(kind)
 	}
-	for _, c := range []prometheus.Collector{m.setup, m.teardown, m.errors, m.reconciles, m.conflicts, addressCollector{m}} {
+	for _, c := range append(m.ops.Collectors(), m.reconciles, m.conflicts, addressCollector{m}) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("podnet: registering metrics: %w", err)
 		}
@@ -117,7 +107,7 @@ func (m *Metrics) Reconciled(kind string) {
 // OpSync).
 func (m *Metrics) Failed(op string) {
 	if m != nil {
-		m.errors.WithLabelValues(op).Inc()
+		m.ops.Failed(op)
 	}
 }
 
@@ -128,21 +118,11 @@ func (m *Metrics) hostPortConflict() {
 	}
 }
 
-// observe records an operation that started at start and ended with *err:
-// the latency of setup and teardown, and the failure of any op. It is
-// meant to be deferred.
+// observe records an operation that started at start and ended with *err
+// (opmetrics.Ops.Observe). It is meant to be deferred.
 func (m *Metrics) observe(op string, start time.Time, err *error) {
-	if m == nil {
-		return
-	}
-	switch op {
-	case OpSetup:
-		m.setup.Observe(time.Since(start).Seconds())
-	case OpTeardown:
-		m.teardown.Observe(time.Since(start).Seconds())
-	}
-	if *err != nil {
-		m.Failed(op)
+	if m != nil {
+		m.ops.Observe(op, start, err)
 	}
 }
 
