@@ -430,7 +430,9 @@ func (b *bridgeNet) ipamDir() string { return b.confDir + "-ipam" }
 // host-local keeps its state beside it.
 func newBridgeNet(t testing.TB, confDir, name, bridge string, salt int) *bridgeNet {
 	t.Helper()
-	n := rand.N(200) + 20 + salt
+	// 198.19.128.0-198.19.254.255: outside the Kubernetes suite's fixed
+	// cluster (198.19.0.0/17) and service (198.19.255.0/24) ranges.
+	n := 128 + (rand.N(40)*3+salt)%126
 	b := &bridgeNet{
 		name: name, confDir: confDir, bridge: bridge,
 		v4: netip.MustParsePrefix(fmt.Sprintf("198.19.%d.0/24", n)),
