@@ -70,11 +70,11 @@ func (r *Registry) Addr() string { return r.addr }
 // it started.
 func (r *Registry) ManifestRequests() int { return int(r.pulls.Load()) }
 
-// Close stops the registry and waits for its server to return.
+// Close stops the registry at once, closing its connections (a client
+// that left a response unread must not hold it up), and waits for its
+// server to return.
 func (r *Registry) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := r.srv.Shutdown(ctx)
+	err := r.srv.Close()
 	<-r.done
 	return err
 }
