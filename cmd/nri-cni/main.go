@@ -74,7 +74,6 @@ import (
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/internal/version"
-	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/cni"
 )
 
@@ -136,26 +135,7 @@ networks, and exits with status 3.
 		return nil // SIGINT or SIGTERM while waiting for the network
 	}
 
-	// Without the extension the runtime drops the networks the plugin
-	// returns, and sets pods up its own way (CNI): refuse such a runtime.
-	popts := []plugin.Option{plugin.WithLogger(logger), plugin.WithRequiredNetworkExtension()}
-	popts = append(popts, pluginops.Identity(flag.CommandLine, *name, *idx, "cni", "10")...)
-	if *socket != "" {
-		popts = append(popts, plugin.WithSocketPath(*socket))
-	}
-	// Only when it dials: on the socket the runtime passed (NRI_PLUGIN_SOCKET)
-	// the library does not reconnect anyway.
-	if !launched {
-		popts = append(popts, plugin.WithReconnect(0, 0))
-	}
-	s, err := plugin.New(p, popts...)
-	if err != nil {
-		return err
-	}
-	ops.Joining(s)
-	// nil after SIGINT/SIGTERM and after the runtime shut a launched
-	// plugin down; the reason when a launched plugin lost its runtime.
-	return s.Run(ctx)
+	return ops.Serve(ctx, p, logger, flag.CommandLine, *name, *idx, "cni", "10", *socket, launched)
 }
 
 // newHandler returns the CNI plugin handler. Launched by the runtime, the

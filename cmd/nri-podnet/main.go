@@ -78,7 +78,6 @@ import (
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
 	"github.com/nrinet/nrinet/internal/version"
-	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/podnet"
 )
 
@@ -164,22 +163,5 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	}
 	defer p.Close()
 
-	// Without the extension the runtime drops the networks the plugin
-	// returns, and sets pods up its own way (CNI): refuse such a runtime.
-	opts := []plugin.Option{plugin.WithLogger(log), plugin.WithRequiredNetworkExtension()}
-	opts = append(opts, pluginops.Identity(flag.CommandLine, *name, *idx, "podnet", "10")...)
-	if *socket != "" {
-		opts = append(opts, plugin.WithSocketPath(*socket))
-	}
-	// Only when it dials: on the socket the runtime passed (NRI_PLUGIN_SOCKET)
-	// the library does not reconnect anyway.
-	if !launched {
-		opts = append(opts, plugin.WithReconnect(0, 0))
-	}
-	stub, err := plugin.New(p, opts...)
-	if err != nil {
-		return err
-	}
-	ops.Joining(stub)
-	return stub.Run(ctx)
+	return ops.Serve(ctx, p, log, flag.CommandLine, *name, *idx, "podnet", "10", *socket, launched)
 }

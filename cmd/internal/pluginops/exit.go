@@ -1,9 +1,11 @@
 package pluginops
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -98,4 +100,29 @@ func Identity(fs *flag.FlagSet, name, idx, defName, defIdx string) []plugin.Opti
 		opts = append(opts, plugin.WithPluginIdx(defIdx))
 	}
 	return opts
+}
+
+// Serve runs network plugin handler h as the plugin commands do, until
+// ctx ends: it refuses a runtime without nrinet's pod network extension
+// (which would drop its networks and set pods up its own way), takes its
+// name and index by Identity, dials socket if given, and reconnects
+// unless the runtime launched it (on the socket the runtime passed there
+// is nothing to reconnect to). Its readiness joins /readyz. It returns
+// nil after SIGINT/SIGTERM (ctx) and after the runtime shut a launched
+// plugin down, else why the plugin stopped.
+func (o *Ops) Serve(ctx context.Context, h any, log *slog.Logger, fs *flag.FlagSet, name, idx, defName, defIdx, socket string, launched bool) error {
+	opts := []plugin.Option{plugin.WithLogger(log), plugin.WithRequiredNetworkExtension()}
+	opts = append(opts, Identity(fs, name, idx, defName, defIdx)...)
+	if socket != "" {
+		opts = append(opts, plugin.WithSocketPath(socket))
+	}
+	if !launched {
+		opts = append(opts, plugin.WithReconnect(0, 0))
+	}
+	s, err := plugin.New(h, opts...)
+	if err != nil {
+		return err
+	}
+	o.Joining(s)
+	return s.Run(ctx)
 }
