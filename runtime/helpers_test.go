@@ -86,18 +86,7 @@ func (e *env) joined(name string) bool {
 // waits until it has joined.
 func (e *env) startPlugin(h any, idx, name string, opts ...plugin.Option) *plugin.Stub {
 	e.t.Helper()
-	base := []plugin.Option{
-		plugin.WithPluginName(name), plugin.WithPluginIdx(idx),
-		plugin.WithSocketPath(e.sock), plugin.WithEnv(func(string) string { return "" }, "test"),
-	}
-	s, err := plugin.New(h, append(base, opts...)...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(s.Stop)
+	s := e.startJoining(h, idx, name, opts...)
 	waitFor(e.t, "plugin "+s.Name()+" to join", func() bool { return e.joined(s.Name()) })
 	return s
 }
