@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // crictl runs crictl against the instance, with its own configuration
@@ -126,15 +128,7 @@ func (c *containerd) exec(p *pod, cmd ...string) string {
 
 // podInspection is what the tests read of crictl inspectp -o json.
 type podInspection struct {
-	Status struct {
-		State   string `json:"state"`
-		Network struct {
-			IP            string `json:"ip"`
-			AdditionalIPs []struct {
-				IP string `json:"ip"`
-			} `json:"additionalIps"`
-		} `json:"network"`
-	} `json:"status"`
+	testutil.PodStatus
 	Info struct {
 		RuntimeSpec runtimeSpec `json:"runtimeSpec"`
 	} `json:"info"`
@@ -159,18 +153,6 @@ func (s runtimeSpec) netns() string {
 		}
 	}
 	return ""
-}
-
-// ips returns the pod's addresses as CRI reports them, ip first.
-func (i podInspection) ips() []string {
-	var out []string
-	if i.Status.Network.IP != "" {
-		out = append(out, i.Status.Network.IP)
-	}
-	for _, a := range i.Status.Network.AdditionalIPs {
-		out = append(out, a.IP)
-	}
-	return out
 }
 
 // inspectp runs crictl inspectp -o json.

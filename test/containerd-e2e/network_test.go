@@ -98,7 +98,7 @@ type podNet struct {
 func (c *containerd) podNetwork(p *pod) podNet {
 	c.t.Helper()
 	var n podNet
-	for _, s := range c.inspectp(p.id).ips() {
+	for _, s := range c.inspectp(p.id).IPs() {
 		a, err := netip.ParseAddr(s)
 		if err != nil {
 			c.t.Fatalf("pod %s: CRI address %q: %v", p.name, s, err)

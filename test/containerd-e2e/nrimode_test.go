@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/ipam"
 )
 
@@ -19,17 +20,8 @@ const networkReadyTimeout = 30 * time.Second
 
 // nriRecord is what the tests read of a pod's NRI network record, which
 // containerd in network mode nri shows in its verbose pod status as
-// nriNetwork (protobuf JSON of nrinet's PodNetworkRecord).
-type nriRecord struct {
-	Network struct {
-		IPs []string `json:"ips"`
-	} `json:"network"`
-	// Owners maps each part ("ips/ipv4", "interface/eth0", ...) to the
-	// plugin that set it.
-	Owners map[string]string `json:"owners"`
-	// Stale maps the plugins whose part could not be refreshed to why.
-	Stale map[string]string `json:"stale"`
-}
+// nriNetwork.
+type nriRecord = testutil.NRIRecord
 
 // nriStatus is a pod's status in network mode nri: the addresses CRI
 // reports and the record behind them.
@@ -70,7 +62,7 @@ func (c *containerd) nriStatus(p *pod) nriStatus {
 	if err := json.Unmarshal([]byte(out), &i); err != nil {
 		c.t.Fatalf("crictl inspectp %s: %v", p.name, err)
 	}
-	s.cri = i.ips()
+	s.cri = i.IPs()
 	return s
 }
 

@@ -80,8 +80,8 @@ func TestNRIModePodnet(t *testing.T) {
 	// A host-network pod: no NRI network, no record, the host's
 	// interfaces; nri-podnet wires nothing for it.
 	h := c.runHostNetworkPod("host")
-	if i := c.inspect(h); len(i.ips()) > 0 || len(i.NRINetwork) > 0 {
-		t.Errorf("host-network pod: addresses %v, nriNetwork %s; want none", i.ips(), i.NRINetwork)
+	if i := c.inspect(h); len(i.IPs()) > 0 || len(i.NRINetwork) > 0 {
+		t.Errorf("host-network pod: addresses %v, nriNetwork %s; want none", i.IPs(), i.NRINetwork)
 	}
 	c.removePod(h)
 
@@ -98,7 +98,7 @@ func TestNRIModePodnet(t *testing.T) {
 	plug.Kill()
 	c.waitNetworkReady(false)
 	for _, p := range []*pod{a, b} {
-		if got := c.inspect(p).ips(); !slices.Equal(got, before[p.name]) {
+		if got := c.inspect(p).IPs(); !slices.Equal(got, before[p.name]) {
 			t.Errorf("pod %s: addresses %v with nri-podnet down, %v before", p.name, got, before[p.name])
 		}
 		c.checkRecord(p, before[p.name], "10-podnet", true)
@@ -163,7 +163,7 @@ func TestPodnetRefusesStockCrio(t *testing.T) {
 func (c *crio) checkRecord(p *pod, ips []string, plugin string, stale bool) {
 	c.t.Helper()
 	i := c.inspect(p)
-	rec, ok, err := i.record()
+	rec, ok, err := i.Record()
 	if err != nil || !ok {
 		c.t.Fatalf("pod %s: nriNetwork %s: %v", p.name, i.NRINetwork, err)
 	}
@@ -177,8 +177,8 @@ func (c *crio) checkRecord(p *pod, ips []string, plugin string, stale bool) {
 		}
 		recIPs = append(recIPs, ip)
 	}
-	if !slices.Equal(recIPs, ips) || !slices.Equal(i.ips(), ips) {
-		c.t.Errorf("pod %s: record %v, CRI %v; want %v", p.name, rec.Network.IPs, i.ips(), ips)
+	if !slices.Equal(recIPs, ips) || !slices.Equal(i.IPs(), ips) {
+		c.t.Errorf("pod %s: record %v, CRI %v; want %v", p.name, rec.Network.IPs, i.IPs(), ips)
 	}
 	for _, part := range []string{"ips/ipv4", "ips/ipv6", "interface/eth0"} {
 		if got := rec.Owners[part]; got != plugin {

@@ -77,55 +77,7 @@ func (c *crio) removePod(p *pod) {
 }
 
 // inspection is what the suite reads of crictl inspectp.
-type inspection struct {
-	Status struct {
-		State   string `json:"state"`
-		Network struct {
-			IP            string `json:"ip"`
-			AdditionalIPs []struct {
-				IP string `json:"ip"`
-			} `json:"additionalIps"`
-		} `json:"network"`
-	} `json:"status"`
-	NetworkMode string          `json:"networkMode"`
-	NRINetwork  json.RawMessage `json:"nriNetwork"`
-}
-
-// nriRecord is what the suite reads of a pod's NRI network record.
-type nriRecord struct {
-	Network struct {
-		IPs []string `json:"ips"`
-	} `json:"network"`
-	Owners map[string]string `json:"owners"`
-	Stale  map[string]string `json:"stale"`
-}
-
-// ips returns the pod's addresses as CRI reports them.
-func (i inspection) ips() []string {
-	var out []string
-	if i.Status.Network.IP != "" {
-		out = append(out, i.Status.Network.IP)
-	}
-	for _, a := range i.Status.Network.AdditionalIPs {
-		out = append(out, a.IP)
-	}
-	return out
-}
-
-// record decodes the pod's NRI network record, which CRI-O shows in its
-// verbose status; false if it shows none.
-func (i inspection) record() (nriRecord, bool, error) {
-	var r nriRecord
-	raw := i.NRINetwork
-	if len(raw) == 0 {
-		return r, false, nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		raw = json.RawMessage(s)
-	}
-	return r, true, json.Unmarshal(raw, &r)
-}
+type inspection = testutil.PodStatus
 
 // inspect runs crictl inspectp (verbose).
 func (c *crio) inspect(p *pod) inspection {
@@ -142,7 +94,7 @@ func (c *crio) inspect(p *pod) inspection {
 // subnets, that its eth0 has them, and returns them.
 func (c *crio) checkNet(p *pod, want ...netip.Prefix) []string {
 	c.t.Helper()
-	ips := c.inspect(p).ips()
+	ips := c.inspect(p).IPs()
 	if len(ips) != len(want) {
 		c.t.Fatalf("pod %s: addresses %v, want one in each of %v", p.name, ips, want)
 	}
