@@ -70,10 +70,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
-	"github.com/nrinet/nrinet/internal/ttrpclog"
-	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/plugins/cni"
 )
 
@@ -89,7 +89,7 @@ func run() error {
 	socket := flag.String("socket", "", "runtime NRI socket `path` to dial (default "+api.DefaultSocketPath+"); unused when the runtime launched the plugin")
 	name := flag.String("name", "cni", "plugin `name`, unless the runtime or the executable's NN-name file name gives one")
 	idx := flag.String("idx", "10", "plugin `index`, unless the runtime or the executable's NN-name file name gives one")
-	ops := addOpsFlags(flag.CommandLine)
+	ops := pluginops.AddFlags(flag.CommandLine, "nri-cni")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-cni [-config FILE] [-socket PATH] [-name NAME] [-idx NN] [-log-level LEVEL] [-log-format text|json] [-health-address ADDR] [-version]
 
@@ -103,31 +103,29 @@ networks, and exits with status 3.
 `)
 		flag.PrintDefaults()
 	}
-	flag.Parse()
-	if err := pluginops.NoArgs(flag.CommandLine); err != nil {
+	logger, done, err := ops.Parse(flag.CommandLine, os.Args[1:], os.Stdout, os.Stderr)
+	if done || err != nil {
 		return err
 	}
-	if ops.Version {
-		fmt.Println("nri-cni", version.String())
-		return nil
-	}
-
-	logger, err := ops.Logger(os.Stderr)
-	if err != nil {
-		return pluginops.Usage(err)
-	}
-	ttrpclog.Route(logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stopOps, err := ops.start(logger)
+	var extra []cni.Option
+	stopOps, err := ops.Start(logger, func(reg prometheus.Registerer) error {
+		m, err := cni.NewMetrics(reg)
+		if err != nil {
+			return err
+		}
+		extra = append(extra, cni.WithMetrics(m))
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	defer stopOps()
 
 	launched := os.Getenv(api.PluginSocketEnv) != ""
-	p, err := newHandler(ctx, *configFile, launched, logger, ops.cniOptions()...)
+	p, err := newHandler(ctx, *configFile, launched, logger, extra...)
 	if err != nil {
 		return err
 	}

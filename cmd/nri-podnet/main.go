@@ -74,11 +74,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
-	"github.com/nrinet/nrinet/internal/ttrpclog"
-	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/plugins/podnet"
+	"github.com/nrinet/nrinet/plugins/podnet/policies"
 )
 
 // main exits with status 2 for a usage or configuration error, 3 when
@@ -94,7 +95,7 @@ func run() error {
 		socket = flag.String("socket", "", "runtime NRI socket (default /var/run/nri/nri.sock)")
 		name   = flag.String("name", "podnet", "plugin `name`, unless the runtime or the executable's NN-name file name gives one")
 		idx    = flag.String("idx", "10", "plugin `index`, unless the runtime or the executable's NN-name file name gives one")
-		ops    = addOpsFlags(flag.CommandLine)
+		ops    = pluginops.AddFlags(flag.CommandLine, "nri-podnet")
 		cf     = addClusterFlags(flag.CommandLine)
 	)
 	flag.Usage = func() {
@@ -109,25 +110,26 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 `)
 		flag.PrintDefaults()
 	}
-	flag.Parse()
-	if err := pluginops.NoArgs(flag.CommandLine); err != nil {
+	log, done, err := ops.Parse(flag.CommandLine, os.Args[1:], os.Stdout, os.Stderr)
+	if done || err != nil {
 		return err
 	}
-	if ops.Version {
-		fmt.Println("nri-podnet", version.String())
-		return nil
-	}
-	log, err := ops.Logger(os.Stderr)
-	if err != nil {
-		return pluginops.Usage(err)
-	}
-	ttrpclog.Route(log)
 	if cf.uninstall {
 		return uninstall(*config, log)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stopOps, err := ops.start(log)
+	var (
+		metrics    *podnet.Metrics   // nil without -health-address
+		polMetrics *policies.Metrics // nil without -health-address
+	)
+	stopOps, err := ops.Start(log, func(reg prometheus.Registerer) (err error) {
+		if metrics, err = podnet.NewMetrics(reg); err != nil {
+			return err
+		}
+		polMetrics, err = policies.NewMetrics(reg)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -138,7 +140,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		// The runtime sends configuration only to plugins it launched.
 		return pluginops.Usage(errors.New("no configuration: give -config or -kube (only a plugin the runtime launches gets its configuration from the runtime)"))
 	}
-	cn, err := startCluster(ctx, cf, *config, launched, log, ops.metrics, ops.polMetrics)
+	cn, err := startCluster(ctx, cf, *config, launched, log, metrics, polMetrics)
 	if err != nil {
 		return err
 	}
@@ -153,7 +155,10 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		}
 		return err
 	}
-	popts := append([]podnet.Option{podnet.WithLogger(log)}, append(ops.podnetOptions(), cn.podnetOptions()...)...)
+	popts := append([]podnet.Option{podnet.WithLogger(log)}, cn.podnetOptions()...)
+	if metrics != nil {
+		popts = append(popts, podnet.WithMetrics(metrics))
+	}
 	if cfg != nil {
 		popts = append(popts, podnet.WithConfig(*cfg))
 	}

@@ -1,6 +1,7 @@
 package pluginops
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/nrinet/nrinet/cmd/internal/health"
 	"github.com/nrinet/nrinet/cmd/internal/logflags"
+	"github.com/nrinet/nrinet/internal/ttrpclog"
+	"github.com/nrinet/nrinet/internal/version"
 	"github.com/nrinet/nrinet/plugin"
 )
 
@@ -47,6 +50,33 @@ func AddFlags(fs *flag.FlagSet, name string) *Ops {
 	fs.StringVar(&o.HealthAddress, "health-address", "", "serve /healthz, /readyz and /metrics (Prometheus) on this `host:port`, e.g. :9465; empty: off")
 	fs.BoolVar(&o.verbose, "verbose", false, "the same as -log-level debug (kept for existing command lines)")
 	return o
+}
+
+// Parse parses args (the command line after the program name) into fs,
+// where AddFlags defined the flags, and does what every plugin command
+// does first: it refuses stray arguments (a usage error), prints
+// "<name> <version>" on stdout for -version (done is then true: the
+// command exits 0), and returns the logger the logging flags ask for,
+// writing to stderr, with ttrpc's log routed to it.
+func (o *Ops) Parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (log *slog.Logger, done bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, false, err // Main exits 0
+		}
+		return nil, false, Usage(err)
+	}
+	if err := NoArgs(fs); err != nil {
+		return nil, false, err
+	}
+	if o.Version {
+		fmt.Fprintln(stdout, o.name, version.String())
+		return nil, true, nil
+	}
+	if log, err = o.Logger(stderr); err != nil {
+		return nil, false, Usage(err)
+	}
+	ttrpclog.Route(log)
+	return log, false, nil
 }
 
 // Logger returns the logger -log-level, -log-format and -verbose ask for,

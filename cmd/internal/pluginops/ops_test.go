@@ -3,6 +3,7 @@ package pluginops_test
 import (
 	"errors"
 	"flag"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -75,6 +76,56 @@ func TestOps(t *testing.T) {
 			}
 			if code, _ := testutil.HTTPGet(t, "http://"+addr+"/healthz"); code != http.StatusOK {
 				t.Errorf("/healthz: %d", code)
+			}
+		})
+	}
+}
+
+func TestOps_Parse(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		wantDone  bool
+		wantOut   string
+		wantLog   string // a debug line reaches the log
+		wantErr   string
+		wantUsage bool
+	}{
+		{name: "defaults", args: nil},
+		{name: "version", args: []string{"-version"}, wantDone: true, wantOut: "nri-test "},
+		{name: "stray arguments", args: []string{"extra"}, wantErr: `unexpected arguments ["extra"]`, wantUsage: true},
+		{name: "bad log level", args: []string{"-log-level", "loud"}, wantErr: "loud", wantUsage: true},
+		{name: "verbose", args: []string{"-verbose"}, wantLog: "level=DEBUG"},
+		{name: "json", args: []string{"-log-level", "debug", "-log-format", "json"}, wantLog: `"level":"DEBUG"`},
+		{name: "bad flag", args: []string{"-no-such-flag"}, wantErr: "no-such-flag", wantUsage: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			o := pluginops.AddFlags(fs, "nri-test")
+			var stdout, stderr strings.Builder
+			log, done, err := o.Parse(fs, tc.args, &stdout, &stderr)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Parse: %v, want an error with %q", err, tc.wantErr)
+				}
+				if got := pluginops.ExitCode(err) == pluginops.ExitUsage; got != tc.wantUsage {
+					t.Errorf("exit status %d for %v, want usage: %v", pluginops.ExitCode(err), err, tc.wantUsage)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done != tc.wantDone || !strings.HasPrefix(stdout.String(), tc.wantOut) {
+				t.Fatalf("Parse: done %v, stdout %q; want %v, %q", done, stdout.String(), tc.wantDone, tc.wantOut)
+			}
+			if done {
+				return
+			}
+			log.Debug("a debug line")
+			if got := stderr.String(); tc.wantLog != "" && !strings.Contains(got, tc.wantLog) || tc.wantLog == "" && got != "" {
+				t.Errorf("log: %q, want %q", got, tc.wantLog)
 			}
 		})
 	}
