@@ -3,14 +3,11 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/nrinet/nrinet/api"
 )
 
 // This file is the one path every request to a plugin takes: a deadline
@@ -35,103 +32,94 @@ const (
 	gone
 )
 
-// maxLateCalls bounds the calls a plugin may leave unanswered past their
-// deadline: each holds a goroutine until the plugin answers or the
-// connection's write timeout breaks it. Further calls fail at once as late.
-const maxLateCalls = 8
+// unsettled reports whether a call that ended this way may have been acted
+// on by the plugin, or still be: it had the request but no answer came
+// back in time, or the caller stopped waiting for it.
+func (o outcome) unsettled() bool { return o == late || o == abandoned }
 
-// invoke makes one call to p under timeout and returns by the deadline,
-// even when the call is stuck sending to a plugin that stopped reading
-// (ttrpc's send does not watch the context). A call still running at the
-// deadline is left to finish in the background, on a goroutine Stop waits
-// for; it ends when the plugin answers or the connection's write timeout
-// (the request timeout) breaks the connection.
+// invoke makes one call to p under timeout, on the caller's goroutine,
+// and returns by the deadline whatever the plugin does. ttrpc waits for
+// the answer watching the context, but its send does not: a call still
+// running a grace (see stuckGrace) after its deadline, or after the
+// caller gave up, is stuck sending to a plugin that stopped reading, and
+// the plugin's connection is broken so that the send fails and the call
+// returns. The call counts for Stop, which waits for it.
 func (p *plugin) invoke(ctx context.Context, method string, timeout time.Duration, fn func(context.Context, *plugin) error) (outcome, error) {
-	return p.invokeCounted(ctx, method, timeout, fn, p.r.track)
-}
-
-// invokeCounted is invoke with count, which counts the call's goroutine
-// for Stop or reports that the Runtime stopped: Stop itself counts the
-// Shutdown it sends directly, since it waits only afterwards.
-func (p *plugin) invokeCounted(ctx context.Context, method string, timeout time.Duration, fn func(context.Context, *plugin) error, count func() bool) (outcome, error) {
 	if p.isClosed() {
 		return gone, fmt.Errorf("not connected: %w", p.reason())
 	}
-	if n := p.lateCalls.Load(); n >= maxLateCalls {
-		return late, fmt.Errorf("%d earlier requests are still unanswered", n)
-	}
-	if !count() {
+	if !p.r.track() {
 		return lost, ErrClosed
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	c := getPendingCall()
-	go p.run(c, cctx, cancel, method, fn)
-	select {
-	case res := <-c.done:
-		putPendingCall(c)
-		return p.classify(ctx, res, timeout)
-	case <-cctx.Done():
-	}
-	p.lateCalls.Add(1)
-	if !c.state.CompareAndSwap(callRunning, callAbandoned) {
-		// It finished just now: its result is on its way.
-		p.lateCalls.Add(-1)
-		res := <-c.done
-		putPendingCall(c)
-		return p.classify(ctx, res, timeout)
-	}
-	// The call's goroutine owns c from here.
-	if ctx.Err() != nil {
-		return abandoned, ctx.Err()
-	}
-	return late, lateError(timeout)
+	defer p.r.wg.Done()
+	return p.invokeTracked(ctx, method, timeout, fn)
 }
 
-// run makes the call of invoke on its own goroutine and hands the result
-// over through c.
-func (p *plugin) run(c *pendingCall, ctx context.Context, cancel context.CancelFunc, method string, fn func(context.Context, *plugin) error) {
-	defer p.r.wg.Done()
-	api.PresizeStack() // a fresh goroutine about to encode nested messages
+// invokeTracked is invoke for a caller Stop already waits for (Stop's own
+// Shutdown).
+func (p *plugin) invokeTracked(ctx context.Context, method string, timeout time.Duration, fn func(context.Context, *plugin) error) (outcome, error) {
 	start := time.Now()
-	err := fn(ctx, p)
-	res := callResult{err: err, late: ctx.Err() != nil}
-	p.r.cfg.observer.PluginCall(p.fullName(), method, time.Since(start), err)
-	if c.state.CompareAndSwap(callRunning, callFinished) {
-		// The send is the last use of c: the waiter takes the result
-		// and recycles c.
-		c.done <- res
-	} else {
-		// The waiter gave up on it: nobody reads the result, and c is
-		// this goroutine's to recycle.
-		p.lateCalls.Add(-1)
-		putPendingCall(c)
+	res := p.r.deadlined(ctx, timeout, func(ctx context.Context) error { return fn(ctx, p) }, func(grace time.Duration) {
+		p.close(fmt.Errorf("%s: still sending to the plugin %v after the deadline, so it stopped reading: connection broken", method, grace))
+	})
+	p.r.cfg.observer.PluginCall(p.fullName(), method, time.Since(start), res.err)
+	return p.classify(ctx, res, timeout)
+}
+
+// deadlined runs fn on the caller's goroutine with a deadline timeout
+// from now (and ctx's) and reports whether the deadline or ctx had ended
+// by the time fn returned. fn must return when its context ends, except
+// where it cannot (a blocked send): if it is still running stuckGrace
+// after its context ended, stuck is called, once, to break it loose. This
+// is the one deadline runner of the Runtime, for plugin calls (invoke)
+// and the built-in validators (stuck nil: the runtime's own code, which
+// watches its context).
+func (r *Runtime) deadlined(ctx context.Context, timeout time.Duration, fn func(context.Context) error, stuck func(grace time.Duration)) callResult {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var returned chan struct{}
+	stop := func() bool { return true }
+	if stuck != nil {
+		returned = make(chan struct{})
+		grace := stuckGrace(timeout)
+		stop = context.AfterFunc(cctx, func() { r.unstick(returned, grace, stuck) })
 	}
-	cancel() // only now: the waiter must not take it for the deadline
+	err := fn(cctx)
+	late := cctx.Err() != nil
+	if !stop() {
+		close(returned) // unstick is waiting out the grace: the call is back
+	}
+	return callResult{err: err, late: late}
+}
+
+// unstick calls stuck unless returned is closed within grace. It runs on
+// the goroutine of context.AfterFunc, counted for Stop; once Stop began,
+// it closes every plugin itself.
+func (r *Runtime) unstick(returned <-chan struct{}, grace time.Duration, stuck func(time.Duration)) {
+	if !r.track() {
+		return
+	}
+	defer r.wg.Done()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-returned:
+	case <-t.C:
+		stuck(grace)
+	}
+}
+
+// stuckGrace is how long after its deadline a call may take to return
+// before it counts as stuck: a tenth of its timeout, from 10 ms to 1 s, so
+// that a call that is merely being scheduled is not taken for one that is
+// blocked.
+func stuckGrace(timeout time.Duration) time.Duration {
+	return min(max(timeout/10, 10*time.Millisecond), time.Second)
 }
 
 // lateError is the error of a call that did not answer in time.
 func lateError(timeout time.Duration) error {
 	return fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
-}
-
-// pendingCall is the hand-over between a call's goroutine and its waiter.
-// Whoever moves state from callRunning owns what follows: the goroutine
-// (callFinished) sends the result, after which the waiter recycles c; the
-// waiter (callAbandoned) leaves, and the goroutine recycles c.
-type pendingCall struct {
-	done  chan callResult // buffered: the goroutine never waits on it
-	state atomic.Int32    // callRunning, then callFinished or callAbandoned
-}
-
-// pendingCalls recycles pendingCalls, which every call to a plugin needs.
-var pendingCalls = sync.Pool{New: func() any { return &pendingCall{done: make(chan callResult, 1)} }}
-
-func getPendingCall() *pendingCall { return pendingCalls.Get().(*pendingCall) }
-
-// putPendingCall recycles c once its result has been taken.
-func putPendingCall(c *pendingCall) {
-	c.state.Store(callRunning)
-	pendingCalls.Put(c)
 }
 
 // callResult is what a call returned, and whether its deadline (or the
@@ -140,12 +128,6 @@ type callResult struct {
 	err  error
 	late bool
 }
-
-const (
-	callRunning int32 = iota
-	callFinished
-	callAbandoned
-)
 
 // classify sorts out how a call that returned ended; ctx is the caller's
 // context, timeout the call's.
@@ -225,7 +207,7 @@ func (p *plugin) settle(method string, s stake, o outcome, err error) (verdict, 
 		return skip, perr
 	}
 	policy := p.failurePolicy()
-	if o == late && policy.GetKeepConnected() {
+	if o == late && policy.GetKeepConnected() && !p.isClosed() {
 		p.logger().Warn("plugin timed out; keeping it connected as its failure policy asks",
 			"event", method, "error", err)
 	} else {

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -44,7 +43,7 @@ func (r *Runtime) each(ctx context.Context, ev api.Event, pod *api.PodSandbox, c
 	defer rq.end()
 	for _, p := range rq.plugins {
 		var apply func() error
-		v, err := p.call(ctx, ev, pod, ctr, lifecycle, func(ctx context.Context, p *plugin) error {
+		v, _, err := p.call(ctx, ev, pod, ctr, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error
 			apply, err = call(ctx, p)
 			return err
@@ -73,8 +72,9 @@ func (r *Runtime) isStopped() bool {
 
 // call makes the request of event ev to p with the request timeout
 // (through the deprecated StateChange for plugins that lack the RPC) and
-// applies the failure policy for stake s to its outcome.
-func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, s stake, fn func(context.Context, *plugin) error) (verdict, error) {
+// applies the failure policy for stake s to its outcome, which it returns
+// too.
+func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ctr *api.Container, s stake, fn func(context.Context, *plugin) error) (verdict, outcome, error) {
 	method := ev.Method()
 	viaStateChange := p.usesStateChange(ev)
 	if viaStateChange {
@@ -91,7 +91,8 @@ func (p *plugin) call(ctx context.Context, ev api.Event, pod *api.PodSandbox, ct
 		}
 		return p.call(ctx, ev, pod, ctr, s, fn)
 	}
-	return p.settle(method, s, o, err)
+	v, err := p.settle(method, s, o, err)
+	return v, o, err
 }
 
 // failurePolicy returns the policy the plugin asked for in Configure.
@@ -201,41 +202,4 @@ func fanout[T any](ctx context.Context, plugins []*plugin, method string, timeou
 	}
 	wg.Wait()
 	return out
-}
-
-// bounded runs fn, the runtime's own code (a built-in validator), under
-// timeout and returns by the deadline; a late fn goes on in the
-// background, on a goroutine Stop waits for, and has failed whatever it
-// returns.
-func (r *Runtime) bounded(ctx context.Context, timeout time.Duration, fn func(context.Context) error) error {
-	if !r.track() {
-		return ErrClosed
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	done := make(chan callResult, 1)
-	go func() {
-		defer r.wg.Done()
-		err := fn(cctx)
-		done <- callResult{err: err, late: cctx.Err() != nil}
-		cancel()
-	}()
-	var res callResult
-	select {
-	case res = <-done:
-	case <-cctx.Done():
-		// fn may have answered in time and cancelled cctx itself on
-		// its way out: its answer, with its own late flag, wins.
-		select {
-		case res = <-done:
-		default:
-			res.late = true
-		}
-	}
-	switch {
-	case !res.late:
-		return res.err
-	case ctx.Err() != nil:
-		return fmt.Errorf("gave up waiting: %w", ctx.Err())
-	}
-	return fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
 }

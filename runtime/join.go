@@ -357,7 +357,7 @@ func (p *plugin) catchUp(ctx context.Context, q queued, known map[string]bool, m
 	if !deliver {
 		return nil
 	}
-	v, err := p.call(ctx, q.ev, q.pod, q.ctr, lifecycle, func(ctx context.Context, p *plugin) error {
+	v, _, err := p.call(ctx, q.ev, q.pod, q.ctr, lifecycle, func(ctx context.Context, p *plugin) error {
 		return p.r.late(ctx, p, q)
 	})
 	if v == useAnswer {

@@ -215,7 +215,9 @@ func WithEvictFunc(fn EvictFunc) Option {
 // WithValidator adds a validator built into the runtime, under name (e.g.
 // "00-default-validator"), which errors give it. It validates every
 // container created alongside the validating plugins, and, if it is a
-// PodValidator, every pod before RunPodSandbox.
+// PodValidator, every pod before RunPodSandbox. It runs on the request's
+// goroutine under the request timeout and must return when its context
+// ends; an answer after the deadline rejects.
 func WithValidator(name string, v Validator) Option {
 	return func(c *config) error {
 		if name == "" || v == nil {

@@ -42,8 +42,7 @@ type plugin struct {
 	client *ttrpc.Client
 	server *ttrpc.Server
 
-	inflight  chan struct{} // one token per request the plugin has in flight
-	lateCalls atomic.Int32  // calls past their deadline, still running (call.go)
+	inflight chan struct{} // one token per request the plugin has in flight
 	// netExt is the version of the pod network extension the plugin
 	// answered Configure with; 0 for a plugin without it, which is sent
 	// pods without the extension's fields (view.go).
@@ -240,12 +239,9 @@ func (p *plugin) shutdown(ctx context.Context) {
 	if !p.isClosed() {
 		// Through invoke, so that a plugin that stopped reading cannot
 		// hold Stop past its context.
-		_, err := p.invokeCounted(ctx, "Shutdown", p.r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
+		_, err := p.invokeTracked(ctx, "Shutdown", p.r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
 			_, err := rpc[api.Empty](ctx, p, "Shutdown", &api.Empty{})
 			return err
-		}, func() bool {
-			p.r.wg.Add(1) // Stop waits for the group only after the shutdowns
-			return true
 		})
 		if err != nil {
 			p.logger().Debug("Shutdown request failed", "error", err)

@@ -77,15 +77,14 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 	}
 	for _, p := range rq.plugins {
 		var rsp *api.RunPodSandboxResponse
-		v, err := p.call(ctx, api.Event_RUN_POD_SANDBOX, view, nil, lifecycle, func(ctx context.Context, p *plugin) error {
+		v, o, err := p.call(ctx, api.Event_RUN_POD_SANDBOX, view, nil, lifecycle, func(ctx context.Context, p *plugin) error {
 			var err error
 			rsp, err = rpc[api.RunPodSandboxResponse](ctx, p, "RunPodSandbox", &api.RunPodSandboxRequest{Pod: view, RuntimeOwnsNetwork: runtimeOwned})
 			return err
 		})
-		if v != useAnswer && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
-			// The caller gave up, or the plugin did not answer in time:
-			// it may have set the pod up, or still be at it, so it is
-			// cleaned up too (unless it is gone).
+		if v != useAnswer && o.unsettled() {
+			// It may have set the pod up, or still be at it, so it is
+			// cleaned up too.
 			succeeded = append(succeeded, p)
 		}
 		switch v {
@@ -268,7 +267,7 @@ func (r *Runtime) cleanupPod(ctx context.Context, pod *api.PodSandbox, plugins, 
 			if !p.events.IsSet(step.ev) || p.isClosed() {
 				continue
 			}
-			if v, err := p.call(ctx, step.ev, pod, nil, lifecycle, step.fn); v != useAnswer {
+			if v, _, err := p.call(ctx, step.ev, pod, nil, lifecycle, step.fn); v != useAnswer {
 				p.logger().Warn("cleaning up after a failed RunPodSandbox failed", "pod", pod.GetId(), "event", step.ev.Method(), "error", err)
 			}
 		}

@@ -181,12 +181,10 @@ func (p *plugin) synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs [
 			return nil, fmt.Errorf("encoding Synchronize chunk %d of %d: %w", i+1, len(chunks), enc.err)
 		}
 		rsp := &api.SynchronizeResponse{}
-		o, err := p.invoke(ctx, "Synchronize", r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
+		_, err := p.invoke(ctx, "Synchronize", r.cfg.requestTimeout, func(ctx context.Context, p *plugin) error {
 			return p.client.Call(ctx, api.PluginServiceName, "Synchronize", api.Encoded(&api.SynchronizeRequest{}, enc.b), api.Fast(rsp))
 		})
-		if o == answered || o == lost || o == gone {
-			putSyncBuffer(enc.b) // the call is over; a late one may still read it
-		}
+		putSyncBuffer(enc.b) // the call is over, even a late one
 		if err != nil {
 			return nil, &PluginError{Plugin: p.fullName(), Method: "Synchronize", Err: fmt.Errorf("chunk %d of %d: %w", i+1, len(chunks), err)}
 		}

@@ -133,9 +133,18 @@ func (r *Runtime) validate(ctx context.Context, req *api.CreateContainerRequest,
 }
 
 // builtin runs a built-in validator under the request timeout (see
-// bounded): one that fails, or answers after the deadline, rejects.
+// deadlined): one that fails, or answers after the deadline, rejects.
 func (r *Runtime) builtin(ctx context.Context, name, container, pod string, fn func(context.Context) error) error {
-	err := r.bounded(ctx, r.cfg.requestTimeout, fn)
+	res := r.deadlined(ctx, r.cfg.requestTimeout, fn, nil)
+	var err error
+	switch {
+	case !res.late:
+		err = res.err
+	case ctx.Err() != nil:
+		err = fmt.Errorf("gave up waiting: %w", ctx.Err())
+	default:
+		err = lateError(r.cfg.requestTimeout)
+	}
 	if err == nil {
 		return nil
 	}
