@@ -79,6 +79,39 @@ func TestLifecycle_StopHonoursItsContextWithAFrozenPlugin(t *testing.T) {
 	}
 }
 
+// TestLifecycle_FrozenPluginIsDisconnectedAtTheDeadline: a request
+// stuck sending to a plugin that stopped reading returns by its deadline
+// and a grace, not the connection's write timeout, and the plugin is
+// disconnected although its failure policy keeps late plugins: nothing
+// drains its connection.
+func TestLifecycle_FrozenPluginIsDisconnectedAtTheDeadline(t *testing.T) {
+	const requestTimeout = 300 * time.Millisecond
+	e := newEnv(t, runtime.WithRequestTimeout(requestTimeout))
+	p := e.startNetPlugin(netScript{Name: "frozen", Idx: "10", Network: pj(v4net("198.18.0.5")), KeepConnected: true})
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer p.cmd.Process.Signal(syscall.SIGCONT)
+	var worst time.Duration
+	for i := range 24 { // 6 MiB: more than the socket buffers hold
+		start := time.Now()
+		// Late, kept connected, and not failing the request: the pod
+		// goes on without it (no required network plugin here).
+		e.rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: bigPod(i, 256<<10, 1024)})
+		worst = max(worst, time.Since(start))
+		if !e.joined("10-frozen") {
+			break
+		}
+	}
+	if e.joined("10-frozen") {
+		t.Fatal("a plugin that stopped reading is still connected after 6 MiB of requests")
+	}
+	// Generous: the deadline and its grace are 330 ms.
+	if worst > 10*requestTimeout {
+		t.Errorf("a request took %v with a %v deadline", worst.Round(time.Millisecond), requestTimeout)
+	}
+}
+
 // TestLifecycle_StopWaitsForAnAbandonedStatusRound: a status round
 // whose caller gave up still counts: Stop waits for it, so nothing calls
 // into the Observer or the logger after Stop returned.

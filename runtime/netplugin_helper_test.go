@@ -37,6 +37,8 @@ type netScript struct {
 	// UpdateAfterRun is pushed with UpdatePodSandboxNetwork after each
 	// RunPodSandboxNetwork.
 	UpdateAfterRun json.RawMessage `json:",omitempty"`
+	// KeepConnected is the failure policy's keep_connected.
+	KeepConnected bool `json:",omitempty"`
 	// Log receives a line per event: "<Event> <pod id> [ips=...]".
 	Log string
 }
@@ -118,7 +120,7 @@ func netPluginMain(raw string) {
 	}
 	p.network, p.statusNW, p.update = parseNet(p.script.Network), parseNet(p.script.StatusNetwork), parseNet(p.script.UpdateAfterRun)
 	s, err := plugin.New(p, plugin.WithPluginName(p.script.Name), plugin.WithPluginIdx(p.script.Idx),
-		plugin.WithSocketPath(p.script.Socket))
+		plugin.WithSocketPath(p.script.Socket), plugin.WithFailurePolicy(&api.FailurePolicy{KeepConnected: p.script.KeepConnected}))
 	if err == nil {
 		p.stub = s
 		err = s.Run(context.Background())
