@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
 )
 
 // This file is the one path every request to a plugin takes: a deadline
