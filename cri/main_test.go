@@ -3,9 +3,10 @@ package cri_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // podnetBinary is nri-podnet, built by TestMain for root runs.
@@ -20,9 +21,8 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 		podnetBinary = filepath.Join(dir, "nri-podnet")
-		out, err := exec.Command("go", "build", "-o", podnetBinary, "github.com/nrinet/nrinet/cmd/nri-podnet").CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "building nri-podnet: %v\n%s", err, out)
+		if err := testutil.GoBuild("", dir, nil, "github.com/nrinet/nrinet/cmd/nri-podnet"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}

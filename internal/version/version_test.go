@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 func TestResolve(t *testing.T) {
@@ -79,8 +81,7 @@ func commands(t *testing.T, root string) []string {
 // build runs go build with args in root; outDir gets the binaries.
 func build(t *testing.T, root string, args ...string) {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"build"}, args...)...)
-	cmd.Dir = root
+	cmd := testutil.GoBuildCmd(root, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

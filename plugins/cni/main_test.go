@@ -3,10 +3,11 @@ package cni_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // nriCNIBinary is the nri-cni executable TestMain built, "" when not
@@ -34,9 +35,8 @@ func testMain(m *testing.M) int {
 		}
 		defer os.RemoveAll(dir)
 		nriCNIBinary = filepath.Join(dir, "nri-cni")
-		cmd := exec.Command("go", "build", "-o", nriCNIBinary, "github.com/nrinet/nrinet/cmd/nri-cni")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building nri-cni: %v\n%s", err, out)
+		if err := testutil.GoBuild("", dir, nil, "github.com/nrinet/nrinet/cmd/nri-cni"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}

@@ -37,9 +37,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "nri-podnet")
-	out, err := exec.Command("go", "build", "-o", binary, "github.com/nrinet/nrinet/cmd/nri-podnet").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building nri-podnet: %v\n%s", err, out)
+	if err := testutil.GoBuild("", dir, nil, "github.com/nrinet/nrinet/cmd/nri-podnet"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -34,8 +34,8 @@ func criClient(b *testing.B, d *daemon) runtimeapi.RuntimeServiceClient {
 func startCNIPlugin(b *testing.B, d *daemon, c runtimeapi.RuntimeServiceClient) {
 	b.Helper()
 	bin := filepath.Join(d.dir, "nri-cni")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/nrinet/nrinet/cmd/nri-cni").CombinedOutput(); err != nil {
-		b.Fatalf("building nri-cni: %v\n%s", err, out)
+	if err := testutil.GoBuild("", d.dir, nil, "github.com/nrinet/nrinet/cmd/nri-cni"); err != nil {
+		b.Fatal(err)
 	}
 	bridge := "nrbc" + randHex(4)
 	b.Cleanup(func() { testutil.DeleteLink(bridge) })

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,8 +38,8 @@ func nriCNIBin(t testing.TB) string {
 	t.Helper()
 	nriCNIOnce.Do(func() {
 		bin := filepath.Join(filepath.Dir(nrinetdBin), "nri-cni")
-		if out, err := exec.Command("go", "build", "-o", bin, "github.com/nrinet/nrinet/cmd/nri-cni").CombinedOutput(); err != nil {
-			nriCNIErr = fmt.Errorf("building nri-cni: %v\n%s", err, out)
+		if err := testutil.GoBuild("", filepath.Dir(bin), nil, "github.com/nrinet/nrinet/cmd/nri-cni"); err != nil {
+			nriCNIErr = err
 			return
 		}
 		nriCNIPath = bin

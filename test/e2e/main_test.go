@@ -3,11 +3,11 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/nrinet/nrinet/internal/gobin"
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // CrictlVersion is the cri-tools release the tests drive nrinetd with.
@@ -40,13 +40,8 @@ func TestMain(m *testing.M) {
 
 func setup(dir string) error {
 	nrinetdBin, podnetBin = filepath.Join(dir, "nrinetd"), filepath.Join(dir, "nri-podnet")
-	for bin, pkg := range map[string]string{
-		nrinetdBin: "github.com/nrinet/nrinet/cmd/nrinetd",
-		podnetBin:  "github.com/nrinet/nrinet/cmd/nri-podnet",
-	} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			return fmt.Errorf("building %s: %v\n%s", pkg, err, out)
-		}
+	if err := testutil.GoBuild("", dir, nil, "github.com/nrinet/nrinet/cmd/nrinetd", "github.com/nrinet/nrinet/cmd/nri-podnet"); err != nil {
+		return err
 	}
 	var err error
 	crictlBin, err = installCrictl()

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // exitNoNetworkExtension is the exit status of nri-podnet and nri-cni when
@@ -39,10 +40,8 @@ func rootCommand(t *testing.T, name string) string {
 		return p
 	}
 	out := filepath.Join(binDir, name)
-	b := exec.Command("go", "build", "-o", out, "./cmd/"+name)
-	b.Dir = filepath.Join("..", "..")
-	if msg, err := b.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", name, err, msg)
+	if err := testutil.GoBuild(filepath.Join("..", ".."), binDir, nil, "./cmd/"+name); err != nil {
+		t.Fatal(err)
 	}
 	if rootCommands.bin == nil {
 		rootCommands.bin = map[string]string{}

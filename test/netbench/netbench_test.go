@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -25,8 +24,8 @@ func TestMain(m *testing.M) {
 	}
 	for _, c := range []string{"nri-podnet", "nri-cni"} {
 		out := filepath.Join(dir, c)
-		if b, err := exec.Command("go", "build", "-o", out, "github.com/nrinet/nrinet/cmd/"+c).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", c, err, b)
+		if err := testutil.GoBuild("", dir, nil, "github.com/nrinet/nrinet/cmd/"+c); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		bins[c] = out
