@@ -1,11 +1,15 @@
 package crioe2e
 
 import (
+	"fmt"
 	"net/netip"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // skipUnlessEnabled skips unless the suite runs as root with gateEnv set.
@@ -157,6 +161,29 @@ func TestPodnetRefusesStockCrio(t *testing.T) {
 	c.removePod(a)
 }
 
+// waitFresh waits until the pod's NRI record, as CRI-O's verbose status
+// shows it, has plugin's part fresh (not stale): the plugin is connected
+// and answered the status round.
+func (c *crio) waitFresh(p *pod, plugin string) {
+	c.t.Helper()
+	err := testutil.Poll(readyTimeout, 100*time.Millisecond, func() error {
+		rec, ok, err := c.inspect(p).Record()
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return fmt.Errorf("pod %s has no NRI record", p.name)
+		}
+		if why, stale := rec.Stale[plugin]; stale {
+			return fmt.Errorf("pod %s: %s's part is stale: %s", p.name, plugin, why)
+		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
 // checkRecord checks a pod's NRI record as CRI-O's verbose status shows
 // it: mode nri, the addresses CRI reports, the plugin owning both
 // families' addresses and eth0, and its part stale or not.
@@ -213,7 +240,11 @@ func TestModeSwitch(t *testing.T) {
 	if got := c.checkNet(a, subnets...); !slices.Equal(got, ipsA) {
 		t.Errorf("pod a: addresses %v after the switch to cni, %v before", got, ipsA)
 	}
-	c.checkRecord(a, ipsA, "10-podnet", false) // nri-podnet joined again: its part is not stale
+	// In mode cni, NetworkReady does not wait for nri-podnet, which
+	// reconnects with backoff: wait until it joined again, then its part
+	// is not stale.
+	c.waitFresh(a, "10-podnet")
+	c.checkRecord(a, ipsA, "10-podnet", false)
 	if !plug.Running() {
 		t.Fatalf("nri-podnet exited after the switch (%v); it must still join while a pod of mode nri remains:\n%s", plug.Cmd.ProcessState, plug.Stderr)
 	}
