@@ -203,14 +203,6 @@ func RegisterFastRuntimeService(srv *ttrpc.Server, svc RuntimeService) {
 	}})
 }
 
-// PresizeStack grows the calling goroutine's stack, while it is still
-// shallow, to what encoding or decoding a request and the call around it
-// needs: for a fresh goroutine that is about to call a plugin (the runtime
-// makes each call on a goroutine of its own), so that the stack does not
-// outgrow its first size deep in the nested encoders, where copying it
-// costs much more.
-func PresizeStack() { presizeStack(0) }
-
 // presizeStack grows the calling goroutine's stack, while it is still
 // shallow, to what decoding and handling a request needs. ttrpc serves
 // each request on a fresh goroutine; with its small starting stack the
