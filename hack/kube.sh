@@ -17,6 +17,10 @@
 #   - e2e.test, `go test -c` of Kubernetes' test/e2e;
 #   - CoreDNS (`go install` of github.com/coredns/coredns, whose go.mod has
 #     no replace lines), the version kubeadm of this release deploys.
+# The last two, "the e2e suite", only make conformance needs (and make
+# e2e-kube's TestE2ESelection and TestE2EImages, which skip without them):
+# NRINET_KUBE_E2E_SUITE=0 leaves them out, and a later run without it adds
+# them to the same cache directory.
 # All static (no cgo) and stamped with the release's version. Run it again
 # with nothing changed and it returns in well under a second.
 #
@@ -37,6 +41,9 @@
 #   NRINET_KUBE_VERSION  the Kubernetes version. Default: v1.34.4.
 #   NRINET_ETCD_VERSION  the etcd version. Default: v3.6.16.
 #   NRINET_COREDNS_VERSION  the CoreDNS version. Default: v1.12.1 (kubeadm v1.34's).
+#   NRINET_KUBE_E2E_SUITE  1 (the default): build e2e.test and CoreDNS too; 0: the cluster's
+#                        binaries only (etcd to ginkgo above), a third less CPU cold. CI
+#                        (.ci/run) sets 0: it runs no conformance target.
 #   NRINET_KUBE_BUILD_P  go build's -p (packages built in parallel). Default: go's (the number
 #                        of CPUs). A cold build (empty module and build caches) takes tens of
 #                        minutes on 2 cores shared with other work; run it under `nice` on a
@@ -50,11 +57,12 @@
 #   src/          Kubernetes' source, writable, go.mod edited (src/go.mod.orig as shipped)
 #   go.mod.diff   what the edit changed in go.mod
 #   bin/          etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
-#                 kubectl, kube-proxy, agnhost, ginkgo, e2e.test, coredns
-#   timings       seconds each step of the last build took, "<step> <seconds>" a line
-#   built         stamp of the build (its inputs, one per line)
-# The build runs again only when its stamp differs from what it would write now
-# (a different Go, say); older cache directories beyond the newest two are
+#                 kubectl, kube-proxy, agnhost, ginkgo; e2e.test, coredns (the e2e suite)
+#   timings       seconds each step of the last builds took, "<step> <seconds>" a line
+#   built         stamp of the cluster's binaries (their inputs, one per line)
+#   built-e2e     stamp of the e2e suite's (the same inputs)
+# A part is built again only when its stamp differs from what it would write
+# now (a different Go, say); older cache directories beyond the newest two are
 # removed.
 #
 # The whole script is one function, parsed before it runs, and the line that
@@ -79,7 +87,14 @@ main() {
 	# go build (agnhost from Kubernetes' module, the ginkgo CLI from a module
 	# it requires); and the rest, each built on its own.
 	local kube_cmds="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy"
-	local all_bins="etcd $kube_cmds agnhost ginkgo e2e.test coredns"
+	local core_bins="etcd $kube_cmds agnhost ginkgo" e2e_bins="e2e.test coredns"
+	local e2e_suite=${NRINET_KUBE_E2E_SUITE:-1}
+	case $e2e_suite in
+	0 | 1) ;;
+	*) die "NRINET_KUBE_E2E_SUITE=$e2e_suite: want 0 or 1" ;;
+	esac
+	local all_bins=$core_bins
+	[ "$e2e_suite" = 0 ] || all_bins+=" $e2e_bins"
 	local keep_dirs=2
 
 	# Go settings that must not come from the caller: no workspace (Kubernetes
@@ -137,16 +152,24 @@ flags $build_flags
 ldflags $ldflags
 cgo 0"
 
-	local b all_built=1
-	for b in $all_bins; do
-		[ -x "$bin/$b" ] || all_built=0
+	# Which parts are built: a part is when its stamp is current and its
+	# binaries are there.
+	local b core_built=1 e2e_built=1
+	for b in $core_bins; do
+		[ -x "$bin/$b" ] || core_built=0
 	done
-	if stamp_is "$dir/built" "$built_stamp" && [ $all_built = 1 ] && [ -f "$dir/ginkgo-version" ]; then
+	stamp_is "$dir/built" "$built_stamp" && [ -f "$dir/ginkgo-version" ] || core_built=0
+	for b in $e2e_bins; do
+		[ -x "$bin/$b" ] || e2e_built=0
+	done
+	stamp_is "$dir/built-e2e" "$built_stamp" || e2e_built=0
+	if [ $core_built = 1 ] && { [ "$e2e_suite" = 0 ] || [ $e2e_built = 1 ]; }; then
 		log "up to date: $dir"
 		print_result "$dir" "$bin" "$version" "$etcd_version" "$coredns_version" "$all_bins"
 		exit 0
 	fi
-	rm -f "$dir/built" "$dir/timings" "$dir/ginkgo-version"
+	[ $core_built = 1 ] || rm -f "$dir/built" "$dir/built-e2e" "$dir/timings" "$dir/ginkgo-version"
+	rm -f "$dir/built-e2e"
 	mkdir -p "$dir"
 	local total_start=$SECONDS
 	local timings=$dir/timings
@@ -154,13 +177,15 @@ cgo 0"
 	# Step 1: etcd, through a wrapper module that requires etcd's server
 	# module; its main package is built from there, the replace lines of its
 	# go.mod (which only apply when it is the main module) ignored.
-	log "etcd $etcd_version: wrapper module in $dir/etcd"
-	rm -rf "$dir/etcd"
-	mkdir -p "$dir/etcd"
-	printf 'module nrinet.invalid/kube-etcd\n\ngo 1.24\n' >"$dir/etcd/go.mod"
-	(cd "$dir/etcd" && timed etcd-get "$GO" get "$etcd_mod@$etcd_version")
-	(cd "$dir/etcd" && timed etcd-build env CGO_ENABLED=0 "$GO" build $build_flags -ldflags "-s -w" \
-		-o "$bin/etcd" "$etcd_mod")
+	if [ $core_built = 0 ]; then
+		log "etcd $etcd_version: wrapper module in $dir/etcd"
+		rm -rf "$dir/etcd"
+		mkdir -p "$dir/etcd"
+		printf 'module nrinet.invalid/kube-etcd\n\ngo 1.24\n' >"$dir/etcd/go.mod"
+		(cd "$dir/etcd" && timed etcd-get "$GO" get "$etcd_mod@$etcd_version")
+		(cd "$dir/etcd" && timed etcd-build env CGO_ENABLED=0 "$GO" build $build_flags -ldflags "-s -w" \
+			-o "$bin/etcd" "$etcd_mod")
+	fi
 
 	# Step 2: Kubernetes' source. The module cache holds it read-only and
 	# without staging/ (a nested module is not part of a module's zip), so it
@@ -201,17 +226,33 @@ cgo 0"
 	# version Kubernetes' go.mod requires, built with its dependencies as
 	# Kubernetes selects them (Kubernetes' `make ginkgo` does the same); the
 	# CLI warns when it runs a suite built with another version.
-	local targets=() c ginkgo_version
-	for c in $kube_cmds; do
-		targets+=("./cmd/$c")
-	done
-	targets+=(./test/images/agnhost "$ginkgo_mod/ginkgo")
-	ginkgo_version=$(cd "$src" && "$GO" list -mod=mod -m -f '{{.Version}}' "$ginkgo_mod") ||
-		die "$ginkgo_mod is not a requirement of $kube_mod@$version"
-	log "building $kube_cmds agnhost ginkgo (minutes when the Go build cache is cold)"
-	(cd "$src" && timed kube-build env CGO_ENABLED=0 "$GO" build $build_flags \
-		-ldflags "$ldflags" -o "$bin/" "${targets[@]}")
-	"$bin/kubectl" version --client >&2 || die "$bin/kubectl does not run"
+	if [ $core_built = 0 ]; then
+		local targets=() c ginkgo_version
+		for c in $kube_cmds; do
+			targets+=("./cmd/$c")
+		done
+		targets+=(./test/images/agnhost "$ginkgo_mod/ginkgo")
+		ginkgo_version=$(cd "$src" && "$GO" list -mod=mod -m -f '{{.Version}}' "$ginkgo_mod") ||
+			die "$ginkgo_mod is not a requirement of $kube_mod@$version"
+		log "building $kube_cmds agnhost ginkgo (minutes when the Go build cache is cold)"
+		(cd "$src" && timed kube-build env CGO_ENABLED=0 "$GO" build $build_flags \
+			-ldflags "$ldflags" -o "$bin/" "${targets[@]}")
+		"$bin/kubectl" version --client >&2 || die "$bin/kubectl does not run"
+		"$bin/ginkgo" version >&2 || die "$bin/ginkgo does not run"
+		for b in $core_bins; do
+			is_static "$bin/$b" || die "$bin/$b is not linked statically"
+		done
+		printf '%s\n' "$ginkgo_version" >"$dir/ginkgo-version"
+		printf '%s\n' "$built_stamp" >"$dir/built"
+		log "the cluster's binaries built"
+	fi
+	if [ "$e2e_suite" = 0 ]; then
+		printf 'total %s\n' "$((SECONDS - total_start))" >>"$timings"
+		log "built in $((SECONDS - total_start)) s (without the e2e suite: NRINET_KUBE_E2E_SUITE=0); $(du -sh "$dir" | cut -f1) in $dir"
+		prune "$cache_root" "$version" "$dir" "$keep_dirs"
+		print_result "$dir" "$bin" "$version" "$etcd_version" "$coredns_version" "$all_bins"
+		exit 0
+	fi
 
 	# Step 4: e2e.test, Kubernetes' end-to-end suite (test/e2e/e2e_test.go
 	# and the packages it imports), as a test binary: most of what it
@@ -229,14 +270,12 @@ cgo 0"
 		-ldflags "-s -w" "$coredns_mod@$coredns_version")
 
 	"$bin/e2e.test" --version >&2 || die "$bin/e2e.test does not run"
-	"$bin/ginkgo" version >&2 || die "$bin/ginkgo does not run"
 	"$bin/coredns" -version >&2 || die "$bin/coredns does not run"
-	for b in $all_bins; do
+	for b in $e2e_bins; do
 		is_static "$bin/$b" || die "$bin/$b is not linked statically"
 	done
-	printf '%s\n' "$ginkgo_version" >"$dir/ginkgo-version"
 	printf 'total %s\n' "$((SECONDS - total_start))" >>"$timings"
-	printf '%s\n' "$built_stamp" >"$dir/built"
+	printf '%s\n' "$built_stamp" >"$dir/built-e2e"
 	log "built in $((SECONDS - total_start)) s; $(du -sh "$dir" | cut -f1) in $dir"
 
 	prune "$cache_root" "$version" "$dir" "$keep_dirs"

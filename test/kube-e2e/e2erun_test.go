@@ -35,7 +35,7 @@ func findE2ETools(t testing.TB) e2eTools {
 	var tools e2eTools
 	tools.e2eTest = filepath.Join(env.kubeBin, "e2e.test")
 	if _, err := os.Stat(tools.e2eTest); err != nil {
-		t.Fatalf("e2e.test not in %s (hack/kube.sh builds it): %v", env.kubeBin, err)
+		t.Fatalf("e2e.test not in %s (hack/kube.sh builds it unless NRINET_KUBE_E2E_SUITE=0): %v", env.kubeBin, err)
 	}
 	if g := filepath.Join(env.kubeBin, "ginkgo"); fileExists(g) {
 		tools.ginkgo = g
