@@ -1,0 +1,219 @@
+//go:build !upstream
+
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/containerd/ttrpc"
+
+	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/mux"
+)
+
+// BenchmarkFloor is the transport every NRI implementation's hook call
+// goes through, with nothing of NRI around it: one ttrpc call of the
+// Plugin service's RunPodSandbox, the request of BenchmarkRunPodSandbox
+// encoded and decoded with nrinet's codec (api.Fast), over a unix socket,
+// and over the same socket through the multiplexer on both ends, as NRI
+// runs ttrpc. The server's method decodes the request and answers an empty
+// response, in this process or in a process of its own (this binary run
+// again). It is the lower bound of BenchmarkRunPodSandbox/plugins=1 with
+// the same ttrpc, measured in the same run: what neither nrinet nor
+// upstream can go below without changing ttrpc (docs/performance.md).
+func BenchmarkFloor(b *testing.B) {
+	for _, tc := range []struct {
+		name           string
+		mux, separated bool
+	}{
+		{"ttrpc/inproc", false, false},
+		{"ttrpc+mux/inproc", true, false},
+		{"ttrpc/process", false, true},
+		{"ttrpc+mux/process", true, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			sock := filepath.Join(b.TempDir(), "floor.sock")
+			l, err := net.Listen("unix", sock)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			served := make(chan error, 1)
+			if tc.separated {
+				startFloorProcess(b, sock, tc.mux)
+				served <- nil
+			} else {
+				go func() {
+					conn, err := net.Dial("unix", sock)
+					if err != nil {
+						served <- err
+						return
+					}
+					served <- serveFloor(conn, tc.mux)
+				}()
+			}
+			conn, err := l.Accept()
+			if err != nil {
+				b.Fatal(err)
+			}
+			client, err := floorClient(conn, tc.mux)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				client.Close()
+				if err := <-served; err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, mux.ErrClosed) && !errors.Is(err, ttrpc.ErrServerClosed) {
+					b.Errorf("floor server: %v", err)
+				}
+			}()
+			req := &api.RunPodSandboxRequest{Pod: testPod()}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := api.Call(ctx, client, api.PluginServiceName, "RunPodSandbox", req, &api.RunPodSandboxResponse{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// floorClient is the runtime's end: a ttrpc client on conn, or on the
+// multiplexer's Plugin service connection over conn.
+func floorClient(conn net.Conn, withMux bool) (*ttrpc.Client, error) {
+	if !withMux {
+		return ttrpc.NewClient(conn), nil
+	}
+	m, err := mux.New(conn)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := m.Open(mux.PluginServiceConn)
+	if err != nil {
+		return nil, err
+	}
+	m.Start()
+	return ttrpc.NewClient(pc, ttrpc.WithOnClose(func() { m.Close() })), nil
+}
+
+// serveFloor is the plugin's end: a ttrpc server of RunPodSandbox alone,
+// on conn or on the multiplexer's Plugin service connection over conn,
+// until the connection ends.
+func serveFloor(conn net.Conn, withMux bool) error {
+	server, err := ttrpc.NewServer()
+	if err != nil {
+		return err
+	}
+	defer server.Close()
+	server.RegisterService(api.PluginServiceName, &ttrpc.ServiceDesc{Methods: map[string]ttrpc.Method{
+		"RunPodSandbox": api.Method(func(context.Context, *api.RunPodSandboxRequest) (*api.RunPodSandboxResponse, error) {
+			return &api.RunPodSandboxResponse{}, nil
+		}),
+	}})
+	var l net.Listener = newOneConn(conn)
+	if withMux {
+		m, err := mux.New(conn)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		if l, err = m.Listen(mux.PluginServiceConn); err != nil {
+			return err
+		}
+		m.Start()
+	}
+	return server.Serve(context.Background(), l)
+}
+
+// oneConn is a listener that hands out its connection once, then blocks
+// until the listener or that connection is closed (ttrpc closes it when
+// the peer hangs up), so that Serve returns then.
+type oneConn struct {
+	mu   sync.Mutex
+	conn net.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+func newOneConn(conn net.Conn) *oneConn {
+	o := &oneConn{done: make(chan struct{})}
+	o.conn = &closeNotifier{Conn: conn, close: o.Close}
+	return o
+}
+
+func (o *oneConn) Accept() (net.Conn, error) {
+	o.mu.Lock()
+	c := o.conn
+	o.conn = nil
+	o.mu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	<-o.done
+	return nil, net.ErrClosed
+}
+
+func (o *oneConn) Close() error {
+	o.once.Do(func() { close(o.done) })
+	return nil
+}
+
+// closeNotifier is a net.Conn that also calls close when closed.
+type closeNotifier struct {
+	net.Conn
+	close func() error
+}
+
+func (c *closeNotifier) Close() error {
+	c.close()
+	return c.Conn.Close()
+}
+
+func (o *oneConn) Addr() net.Addr { return &net.UnixAddr{Net: "unix"} }
+
+// startFloorProcess runs this binary as the floor's server, connected to
+// sock, and ends it with the benchmark.
+func startFloorProcess(b *testing.B, sock string, withMux bool) {
+	b.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "BENCH_FLOOR_SOCKET="+sock, fmt.Sprintf("BENCH_FLOOR_MUX=%t", withMux))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+}
+
+// init turns the benchmark binary into the floor's server when
+// BENCH_FLOOR_SOCKET is set (startFloorProcess); the floor exists in the
+// nrinet build only, whose TestMain is shared with the upstream build.
+func init() {
+	if sock := os.Getenv("BENCH_FLOOR_SOCKET"); sock != "" {
+		floorProcess(sock, os.Getenv("BENCH_FLOOR_MUX") == "true")
+		os.Exit(0)
+	}
+}
+
+// floorProcess is the floor's server in a process of its own: it dials
+// sock and serves until the runtime's end closes.
+func floorProcess(sock string, withMux bool) {
+	conn, err := net.DialTimeout("unix", sock, 10*time.Second)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "floor:", err)
+		os.Exit(1)
+	}
+	serveFloor(conn, withMux)
+}
