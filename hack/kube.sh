@@ -169,7 +169,13 @@ cgo 0"
 		exit 0
 	fi
 	[ $core_built = 1 ] || rm -f "$dir/built" "$dir/built-e2e" "$dir/timings" "$dir/ginkgo-version"
-	rm -f "$dir/built-e2e"
+	# The e2e suite's binaries go with their stamp: none from an older
+	# build stays for the tests to find when the suite is not built now.
+	# (After a rebuild of the cluster's binaries they are stale too.)
+	if [ $e2e_built = 0 ] || [ $core_built = 0 ]; then
+		rm -f "$dir/built-e2e"
+		for b in $e2e_bins; do rm -f "$bin/$b"; done
+	fi
 	mkdir -p "$dir"
 	local total_start=$SECONDS
 	local timings=$dir/timings
