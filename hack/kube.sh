@@ -168,14 +168,12 @@ cgo 0"
 		print_result "$dir" "$bin" "$version" "$etcd_version" "$coredns_version" "$all_bins"
 		exit 0
 	fi
-	[ $core_built = 1 ] || rm -f "$dir/built" "$dir/built-e2e" "$dir/timings" "$dir/ginkgo-version"
-	# The e2e suite's binaries go with their stamp: none from an older
-	# build stays for the tests to find when the suite is not built now.
-	# (After a rebuild of the cluster's binaries they are stale too.)
-	if [ $e2e_built = 0 ] || [ $core_built = 0 ]; then
-		rm -f "$dir/built-e2e"
-		for b in $e2e_bins; do rm -f "$bin/$b"; done
-	fi
+	[ $core_built = 1 ] || rm -f "$dir/built" "$dir/timings" "$dir/ginkgo-version"
+	# Past this point the e2e suite's binaries are not current (not built,
+	# or older than the cluster's binaries about to be built): they go with
+	# their stamp, so that the tests never find a stale one.
+	rm -f "$dir/built-e2e"
+	for b in $e2e_bins; do rm -f "$bin/$b"; done
 	mkdir -p "$dir"
 	local total_start=$SECONDS
 	local timings=$dir/timings
@@ -252,37 +250,32 @@ cgo 0"
 		printf '%s\n' "$built_stamp" >"$dir/built"
 		log "the cluster's binaries built"
 	fi
-	if [ "$e2e_suite" = 0 ]; then
-		printf 'total %s\n' "$((SECONDS - total_start))" >>"$timings"
-		log "built in $((SECONDS - total_start)) s (without the e2e suite: NRINET_KUBE_E2E_SUITE=0); $(du -sh "$dir" | cut -f1) in $dir"
-		prune "$cache_root" "$version" "$dir" "$keep_dirs"
-		print_result "$dir" "$bin" "$version" "$etcd_version" "$coredns_version" "$all_bins"
-		exit 0
+	if [ "$e2e_suite" = 1 ]; then
+		# Step 4: e2e.test, Kubernetes' end-to-end suite
+		# (test/e2e/e2e_test.go and the packages it imports), as a test
+		# binary: most of what it imports step 3 compiled already. It
+		# embeds its manifests (test/e2e/testing-manifests), so it needs no
+		# file of the source tree at run time; with the version stamped it
+		# reports this release.
+		(cd "$src" && timed e2e-test-build env CGO_ENABLED=0 "$GO" test $build_flags \
+			-ldflags "$ldflags" -c -o "$bin/e2e.test" ./test/e2e)
+
+		# Step 5: CoreDNS, the cluster DNS kubeadm deploys. Its go.mod has
+		# no replace lines, so `go install module@version` builds it in a
+		# module of its own (its requirements as CoreDNS pins them), as its
+		# own Makefile does: static, -s -w.
+		(cd "$dir" && timed coredns-install env CGO_ENABLED=0 GOBIN="$bin" "$GO" install -trimpath \
+			-ldflags "-s -w" "$coredns_mod@$coredns_version")
+
+		"$bin/e2e.test" --version >&2 || die "$bin/e2e.test does not run"
+		"$bin/coredns" -version >&2 || die "$bin/coredns does not run"
+		for b in $e2e_bins; do
+			is_static "$bin/$b" || die "$bin/$b is not linked statically"
+		done
+		printf '%s\n' "$built_stamp" >"$dir/built-e2e"
 	fi
-
-	# Step 4: e2e.test, Kubernetes' end-to-end suite (test/e2e/e2e_test.go
-	# and the packages it imports), as a test binary: most of what it
-	# imports step 3 compiled already. It embeds its manifests
-	# (test/e2e/testing-manifests), so it needs no file of the source tree
-	# at run time; with the version stamped it reports this release.
-	(cd "$src" && timed e2e-test-build env CGO_ENABLED=0 "$GO" test $build_flags \
-		-ldflags "$ldflags" -c -o "$bin/e2e.test" ./test/e2e)
-
-	# Step 5: CoreDNS, the cluster DNS kubeadm deploys. Its go.mod has no
-	# replace lines, so `go install module@version` builds it in a module
-	# of its own (its requirements as CoreDNS pins them), as its own
-	# Makefile does: static, -s -w.
-	(cd "$dir" && timed coredns-install env CGO_ENABLED=0 GOBIN="$bin" "$GO" install -trimpath \
-		-ldflags "-s -w" "$coredns_mod@$coredns_version")
-
-	"$bin/e2e.test" --version >&2 || die "$bin/e2e.test does not run"
-	"$bin/coredns" -version >&2 || die "$bin/coredns does not run"
-	for b in $e2e_bins; do
-		is_static "$bin/$b" || die "$bin/$b is not linked statically"
-	done
 	printf 'total %s\n' "$((SECONDS - total_start))" >>"$timings"
-	printf '%s\n' "$built_stamp" >"$dir/built-e2e"
-	log "built in $((SECONDS - total_start)) s; $(du -sh "$dir" | cut -f1) in $dir"
+	log "built in $((SECONDS - total_start)) s (e2e suite: NRINET_KUBE_E2E_SUITE=$e2e_suite); $(du -sh "$dir" | cut -f1) in $dir"
 
 	prune "$cache_root" "$version" "$dir" "$keep_dirs"
 	print_result "$dir" "$bin" "$version" "$etcd_version" "$coredns_version" "$all_bins"
