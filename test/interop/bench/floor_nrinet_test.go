@@ -10,9 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/containerd/ttrpc"
 
@@ -46,22 +44,20 @@ func BenchmarkFloor(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer l.Close()
 			served := make(chan error, 1)
 			if tc.separated {
-				startFloorProcess(b, sock, tc.mux)
+				startFloorProcess(b, l, tc.mux)
 				served <- nil
 			} else {
-				go func() {
-					conn, err := net.Dial("unix", sock)
-					if err != nil {
-						served <- err
-						return
-					}
-					served <- serveFloor(conn, tc.mux)
-				}()
+				go func() { served <- serveFloor(l, tc.mux) }()
 			}
-			conn, err := l.Accept()
+			defer func() {
+				l.Close()
+				if err := <-served; err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, mux.ErrClosed) {
+					b.Errorf("floor server: %v", err)
+				}
+			}()
+			conn, err := net.Dial("unix", sock)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -69,12 +65,7 @@ func BenchmarkFloor(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer func() {
-				client.Close()
-				if err := <-served; err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, mux.ErrClosed) && !errors.Is(err, ttrpc.ErrServerClosed) {
-					b.Errorf("floor server: %v", err)
-				}
-			}()
+			defer client.Close()
 			req := &api.RunPodSandboxRequest{Pod: testPod()}
 			ctx := context.Background()
 			b.ReportAllocs()
@@ -106,9 +97,9 @@ func floorClient(conn net.Conn, withMux bool) (*ttrpc.Client, error) {
 }
 
 // serveFloor is the plugin's end: a ttrpc server of RunPodSandbox alone,
-// on conn or on the multiplexer's Plugin service connection over conn,
-// until the connection ends.
-func serveFloor(conn net.Conn, withMux bool) error {
+// serving l's connections, or the multiplexer's Plugin service connection
+// over l's first connection, until l (or that connection) is closed.
+func serveFloor(l net.Listener, withMux bool) error {
 	server, err := ttrpc.NewServer()
 	if err != nil {
 		return err
@@ -119,8 +110,11 @@ func serveFloor(conn net.Conn, withMux bool) error {
 			return &api.RunPodSandboxResponse{}, nil
 		}),
 	}})
-	var l net.Listener = newOneConn(conn)
 	if withMux {
+		conn, err := l.Accept()
+		if err != nil {
+			return err
+		}
 		m, err := mux.New(conn)
 		if err != nil {
 			return err
@@ -134,62 +128,22 @@ func serveFloor(conn net.Conn, withMux bool) error {
 	return server.Serve(context.Background(), l)
 }
 
-// oneConn is a listener that hands out its connection once, then blocks
-// until the listener or that connection is closed (ttrpc closes it when
-// the peer hangs up), so that Serve returns then.
-type oneConn struct {
-	mu   sync.Mutex
-	conn net.Conn
-	done chan struct{}
-	once sync.Once
-}
-
-func newOneConn(conn net.Conn) *oneConn {
-	o := &oneConn{done: make(chan struct{})}
-	o.conn = &closeNotifier{Conn: conn, close: o.Close}
-	return o
-}
-
-func (o *oneConn) Accept() (net.Conn, error) {
-	o.mu.Lock()
-	c := o.conn
-	o.conn = nil
-	o.mu.Unlock()
-	if c != nil {
-		return c, nil
-	}
-	<-o.done
-	return nil, net.ErrClosed
-}
-
-func (o *oneConn) Close() error {
-	o.once.Do(func() { close(o.done) })
-	return nil
-}
-
-// closeNotifier is a net.Conn that also calls close when closed.
-type closeNotifier struct {
-	net.Conn
-	close func() error
-}
-
-func (c *closeNotifier) Close() error {
-	c.close()
-	return c.Conn.Close()
-}
-
-func (o *oneConn) Addr() net.Addr { return &net.UnixAddr{Net: "unix"} }
-
-// startFloorProcess runs this binary as the floor's server, connected to
-// sock, and ends it with the benchmark.
-func startFloorProcess(b *testing.B, sock string, withMux bool) {
+// startFloorProcess runs this binary as the floor's server on l (passed
+// as file descriptor 3), and ends it with the benchmark.
+func startFloorProcess(b *testing.B, l net.Listener, withMux bool) {
 	b.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
+	f, err := l.(*net.UnixListener).File()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), "BENCH_FLOOR_SOCKET="+sock, fmt.Sprintf("BENCH_FLOOR_MUX=%t", withMux))
+	cmd.Env = append(os.Environ(), "BENCH_FLOOR=1", fmt.Sprintf("BENCH_FLOOR_MUX=%t", withMux))
+	cmd.ExtraFiles = []*os.File{f}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -198,22 +152,19 @@ func startFloorProcess(b *testing.B, sock string, withMux bool) {
 }
 
 // init turns the benchmark binary into the floor's server when
-// BENCH_FLOOR_SOCKET is set (startFloorProcess); the floor exists in the
-// nrinet build only, whose TestMain is shared with the upstream build.
+// BENCH_FLOOR is set (startFloorProcess); the floor exists in the nrinet
+// build only, whose TestMain is shared with the upstream build.
 func init() {
-	if sock := os.Getenv("BENCH_FLOOR_SOCKET"); sock != "" {
-		floorProcess(sock, os.Getenv("BENCH_FLOOR_MUX") == "true")
-		os.Exit(0)
+	if os.Getenv("BENCH_FLOOR") == "" {
+		return
 	}
-}
-
-// floorProcess is the floor's server in a process of its own: it dials
-// sock and serves until the runtime's end closes.
-func floorProcess(sock string, withMux bool) {
-	conn, err := net.DialTimeout("unix", sock, 10*time.Second)
+	l, err := net.FileListener(os.NewFile(3, "floor listener"))
+	if err == nil {
+		err = serveFloor(l, os.Getenv("BENCH_FLOOR_MUX") == "true")
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(1)
 	}
-	serveFloor(conn, withMux)
+	os.Exit(0)
 }
