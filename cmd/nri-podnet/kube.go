@@ -58,6 +58,7 @@ type clusterNet struct {
 	// runtime is to send it, or with -kube until the pod CIDRs are known.
 	config     *podnet.Config
 	configPath string
+	kubeFile   podnet.Config // with -kube: -config's settings, read at start
 	nodeName   string
 	cluster    []netip.Prefix
 	log        *slog.Logger
@@ -88,9 +89,9 @@ func (c *clusterNet) Config(ctx context.Context) (*podnet.Config, error) {
 		}
 	}
 	warnUnmasqueraded(cidrs, c.cluster, c.log)
-	cfg, err := kubeConfig(c.configPath, c.nodeName, cidrs)
+	cfg, err := withPodCIDRs(c.kubeFile, c.configPath, c.nodeName, cidrs)
 	if err != nil {
-		return nil, err
+		return nil, pluginops.Usage(err)
 	}
 	c.config = &cfg
 	return c.config, nil
@@ -133,7 +134,7 @@ func (c *clusterNet) Stop() {
 func startCluster(ctx context.Context, f *clusterFlags, configPath string, launched bool, log *slog.Logger, metrics *podnet.Metrics, polMetrics *policies.Metrics) (*clusterNet, error) {
 	cluster, err := masq.ParseCIDRs(f.clusterCIDR)
 	if err != nil {
-		return nil, fmt.Errorf("-cluster-cidr: %w", err)
+		return nil, pluginops.Usage(fmt.Errorf("-cluster-cidr: %w", err))
 	}
 	var m *masq.Masquerader
 	if len(cluster) > 0 {
@@ -162,6 +163,11 @@ func startCluster(ctx context.Context, f *clusterFlags, configPath string, launc
 	}
 	if f.nodeName == "" {
 		return nil, pluginops.Usage(errors.New("-kube needs this node's name: give -node-name or set NODE_NAME"))
+	}
+	// -config is read now, not once the Node has pod CIDRs, so that a bad
+	// file is refused at start.
+	if c.kubeFile, err = readKubeFile(configPath, f.nodeName); err != nil {
+		return nil, pluginops.Usage(err)
 	}
 	client, err := kubeClient(f.kubeconfig)
 	if err != nil {
@@ -261,27 +267,35 @@ func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
 	return client, nil
 }
 
-// kubeConfig is the configuration with -kube: the file's (bridge, mtu,
-// stateDir, exclude; or the defaults without a file) with the Node's pod
-// CIDRs as subnets. A file that sets subnets or gateways is refused: they
-// would contradict the Node.
-func kubeConfig(path, node string, cidrs []netip.Prefix) (podnet.Config, error) {
+// readKubeFile reads -config for -kube: bridge, mtu, stateDir and
+// exclude (an empty path: none). A file that sets subnets or gateways is
+// refused: they would contradict the Node.
+func readKubeFile(path, node string) (podnet.Config, error) {
 	var c podnet.Config
-	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return c, fmt.Errorf("podnet: %w", err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			return c, fmt.Errorf("%s: podnet: parsing configuration: %w", path, err)
-		}
-		if len(c.Subnets) > 0 || len(c.Gateways) > 0 {
-			return c, fmt.Errorf("%s sets subnets %q and gateways %q: with -kube the subnets are Node %s's spec.podCIDRs and the gateways their first hosts; remove them",
-				path, c.Subnets, c.Gateways, node)
-		}
+	if path == "" {
+		return c, nil
 	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("podnet: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("%s: podnet: parsing configuration: %w", path, err)
+	}
+	if len(c.Subnets) > 0 || len(c.Gateways) > 0 {
+		return c, fmt.Errorf("%s sets subnets %q and gateways %q: with -kube the subnets are Node %s's spec.podCIDRs and the gateways their first hosts; remove them",
+			path, c.Subnets, c.Gateways, node)
+	}
+	return c, nil
+}
+
+// withPodCIDRs is the configuration with -kube: file's settings (from
+// readKubeFile, read from path) with the Node's pod CIDRs as subnets,
+// defaults filled in and validated as for a file.
+func withPodCIDRs(file podnet.Config, path, node string, cidrs []netip.Prefix) (podnet.Config, error) {
+	c := file
 	c.Subnets = nil
 	for _, p := range cidrs {
 		c.Subnets = append(c.Subnets, p.String())
@@ -361,10 +375,10 @@ func uninstall(configPath string, log *slog.Logger) error {
 		var c podnet.Config // only the bridge's name is needed: no validation
 		b, err := os.ReadFile(configPath)
 		if err != nil {
-			return fmt.Errorf("podnet: %w", err)
+			return pluginops.Usage(fmt.Errorf("podnet: %w", err))
 		}
 		if err := json.Unmarshal(b, &c); err != nil {
-			return fmt.Errorf("%s: podnet: parsing configuration: %w", configPath, err)
+			return pluginops.Usage(fmt.Errorf("%s: podnet: parsing configuration: %w", configPath, err))
 		}
 		bridge = cmp.Or(c.Bridge, bridge)
 	}

@@ -12,6 +12,10 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet/kube"
 )
 
+// TestKubeConfig: with -kube, the configuration is -config's settings
+// (readKubeFile, at start) with the Node's pod CIDRs as subnets
+// (withPodCIDRs); a file that sets subnets or gateways, an unknown field
+// or a bad value is refused, naming it.
 func TestKubeConfig(t *testing.T) {
 	cidrs := []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24"), netip.MustParsePrefix("fd00:198:18:1::/64")}
 	for _, tc := range []struct {
@@ -42,7 +46,11 @@ func TestKubeConfig(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := kubeConfig(path, "n1", cidrs)
+			file, err := readKubeFile(path, "n1")
+			var got podnet.Config
+			if err == nil {
+				got, err = withPodCIDRs(file, path, "n1", cidrs)
+			}
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -54,7 +62,7 @@ func TestKubeConfig(t *testing.T) {
 			}
 			if got.Bridge != tc.want.Bridge || got.MTU != tc.want.MTU || got.StateDir != tc.want.StateDir ||
 				!slices.Equal(got.Subnets, tc.want.Subnets) || !slices.Equal(got.Exclude, tc.want.Exclude) || len(got.Gateways) != 0 {
-				t.Errorf("kubeConfig = %+v, want %+v", got, tc.want)
+				t.Errorf("configuration = %+v, want %+v", got, tc.want)
 			}
 		})
 	}

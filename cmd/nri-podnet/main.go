@@ -35,8 +35,9 @@
 // There is no option to run it on such a runtime anyway. Started with
 // -config, it has set up its bridge and state directory before it
 // connects, and leaves them. A usage or configuration error (stray
-// arguments, a -config file that cannot be read or is invalid) exits with
-// status 2, any other error with status 1.
+// arguments, a malformed -health-address or -cluster-cidr, a -config file
+// that cannot be read or is invalid, read at start with -kube and
+// -uninstall too) exits with status 2, any other error with status 1.
 //
 // As a Kubernetes cluster network (a DaemonSet on every node):
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/cmd/internal/health"
 	"github.com/nrinet/nrinet/cmd/internal/logflags"
 	"github.com/nrinet/nrinet/runtime"
 	"github.com/nrinet/nrinet/validator"
@@ -236,6 +237,11 @@ func (c daemonConfig) Validate() error {
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s %v is not positive", key, time.Duration(d)))
+		}
+	}
+	if c.MetricsAddress != "" {
+		if err := health.CheckAddress(c.MetricsAddress); err != nil {
+			errs = append(errs, fmt.Errorf("metrics_address: %w", err))
 		}
 	}
 	if c.StatusCacheTTL < 0 {

@@ -4,10 +4,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/nrinet/nrinet/validator"
 )
 
 func TestFromBytes(t *testing.T) {
@@ -47,6 +52,7 @@ required_plugins = ["podnet"]
 		{"family", `family_preference = "ipv5"`, nil, `family_preference "ipv5"`},
 		{"policy", `conflict_policy = "merge"`, nil, `conflict_policy "merge"`},
 		{"level", `log_level = "loud"`, nil, `log_level "loud"`},
+		{"metrics address without a port", `metrics_address = "127.0.0.1"`, nil, `metrics_address: address "127.0.0.1": missing port`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := parseConfig([]byte(tc.toml))
@@ -63,13 +69,33 @@ required_plugins = ["podnet"]
 	}
 }
 
+// TestContribConfigIsValid: contrib/nrinetd.toml, shipped in the release
+// as the example of every key, is valid and sets every key of nrinetd's
+// own names (containerd's aliases are only listed in its header).
 func TestContribConfigIsValid(t *testing.T) {
-	c, err := readConfig(filepath.Join("..", "..", "contrib", "nrinetd.toml"))
+	path := filepath.Join("..", "..", "contrib", "nrinetd.toml")
+	c, err := readConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(c.RequiredNetworkPlugins, []string{"podnet"}) || c.MetricsAddress == "" {
 		t.Errorf("contrib/nrinetd.toml = %+v", c)
+	}
+	var set map[string]any
+	if _, err := toml.DecodeFile(path, &set); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []struct {
+		typ  reflect.Type
+		keys map[string]any
+	}{{reflect.TypeFor[daemonConfig](), set}, {reflect.TypeFor[validator.Config](), set["validator"].(map[string]any)}} {
+		for f := range table.typ.Fields() {
+			if key := f.Tag.Get("toml"); key != "" && key != "-" {
+				if _, ok := table.keys[key]; !ok {
+					t.Errorf("%s does not set %s (%s.%s)", path, key, table.typ, f.Name)
+				}
+			}
+		}
 	}
 }
 

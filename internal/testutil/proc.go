@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -9,6 +10,23 @@ import (
 	"testing"
 	"time"
 )
+
+// RunStatus runs cmd, prepared by the caller (its output, its
+// environment), to its end and returns its exit status; a command that
+// cannot be started, or is ended by a signal, fails the test.
+func RunStatus(t testing.TB, cmd *exec.Cmd) int {
+	t.Helper()
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+		return exit.ExitCode()
+	}
+	t.Fatalf("%s: %v", strings.Join(cmd.Args, " "), err)
+	return -1
+}
 
 // Proc is a process a test started and owns, such as an NRI plugin run
 // as a separate process: its output is kept, and a goroutine waits for

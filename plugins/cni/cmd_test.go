@@ -12,12 +12,13 @@ import (
 )
 
 // TestNRICNI_BadConfig starts the executable by hand with bad
-// configurations: it exits non-zero with the reason.
+// configurations and flags: it exits with status 2 (a usage or
+// configuration error) and the reason.
 func TestNRICNI_BadConfig(t *testing.T) {
 	testutil.SkipUnlessRoot(t) // nri-cni is built only then
 	dir := t.TempDir()
-	badJSON := writeFile(t, dir, "bad.json", `{"confDir": `)
-	relative := writeFile(t, dir, "relative.json", `{"confDir": "net.d"}`)
+	badJSON := testutil.WriteFile(t, dir, "bad.json", `{"confDir": `)
+	relative := testutil.WriteFile(t, dir, "relative.json", `{"confDir": "net.d"}`)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -26,15 +27,19 @@ func TestNRICNI_BadConfig(t *testing.T) {
 		{"bad JSON", []string{"-config", badJSON}, []string{badJSON, "invalid configuration", "unexpected EOF"}},
 		{"relative confDir", []string{"-config", relative}, []string{relative, `confDir "net.d" is not an absolute path`}},
 		{"missing file", []string{"-config", filepath.Join(dir, "nonexistent")}, []string{"no such file"}},
+		{"stray argument", []string{"-config", relative, "extra"}, []string{`unexpected arguments ["extra"]`}},
+		{"health address without a port", []string{"-health-address", "9465"}, []string{`-health-address: address "9465": missing port`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := exec.Command(nriCNIBinary, tc.args...).CombinedOutput()
-			if _, ok := err.(*exec.ExitError); !ok {
-				t.Fatalf("nri-cni %s: %v, want a non-zero exit\n%s", strings.Join(tc.args, " "), err, out)
+			cmd := exec.Command(nriCNIBinary, tc.args...)
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if status := testutil.RunStatus(t, cmd); status != 2 {
+				t.Fatalf("nri-cni %s: exit status %d, want 2\n%s", strings.Join(tc.args, " "), status, out.String())
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(string(out), w) {
-					t.Errorf("output %q does not contain %q", out, w)
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output %q does not contain %q", out.String(), w)
 				}
 			}
 		})
@@ -61,7 +66,7 @@ func TestPlugin_LaunchedWithoutNetworkConfig(t *testing.T) {
 	if ready, why := rt.NetworkReady(); ready || !strings.Contains(why, `required network plugin "cni" not connected`) {
 		t.Errorf("NetworkReady = %v, %q; want not ready, the plugin not connected", ready, why)
 	}
-	writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
+	testutil.WriteFile(t, cfg.ConfDir, "10-a.conflist", listA)
 	testutil.WaitFor(t, "10-cni to join", 20*time.Second, func() bool { return joined(rt) })
 	if ready, why := rt.NetworkReady(); !ready {
 		t.Errorf("NetworkReady = false (%s) after the plugin joined", why)

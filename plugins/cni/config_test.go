@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/plugins/cni"
 )
 
@@ -68,15 +69,6 @@ func loaderEnv(t *testing.T) cni.Config {
 	}
 }
 
-func writeFile(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 const (
 	listA = `{"cniVersion": "1.0.0", "name": "net-a", "plugins": [{"type": "bridge"}, {"type": "loopback"}]}`
 	confB = `{"cniVersion": "1.0.0", "name": "net-b", "type": "bridge", "ipam": {"type": "host-local"}}`
@@ -84,9 +76,9 @@ const (
 
 func TestLoadNetwork_PicksLikeContainerd(t *testing.T) {
 	cfg := loaderEnv(t)
-	a := writeFile(t, cfg.ConfDir, "20-a.conflist", listA)
-	b := writeFile(t, cfg.ConfDir, "10-b.conf", confB)
-	writeFile(t, cfg.ConfDir, "00-ignored.txt", "not a configuration")
+	a := testutil.WriteFile(t, cfg.ConfDir, "20-a.conflist", listA)
+	b := testutil.WriteFile(t, cfg.ConfDir, "10-b.conf", confB)
+	testutil.WriteFile(t, cfg.ConfDir, "00-ignored.txt", "not a configuration")
 	ctx := context.Background()
 
 	n, err := cni.LoadNetwork(ctx, cfg)
@@ -135,7 +127,7 @@ func TestLoadNetwork_Errors(t *testing.T) {
 			cfg := loaderEnv(t)
 			cfg.Network = tc.network
 			for name, content := range tc.files {
-				writeFile(t, cfg.ConfDir, name, content)
+				testutil.WriteFile(t, cfg.ConfDir, name, content)
 			}
 			_, err := cni.LoadNetwork(context.Background(), cfg)
 			if !errors.Is(err, tc.is) {
@@ -162,7 +154,7 @@ func TestLoadNetwork_MissingDir(t *testing.T) {
 func TestPlugin_Configure(t *testing.T) {
 	ctx := context.Background()
 	cfg := loaderEnv(t)
-	writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
+	testutil.WriteFile(t, cfg.ConfDir, "10-a.conflist", listA)
 	p, err := cni.New(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -156,7 +156,7 @@ func TestNRICNI_WaitsForNetworkConfig(t *testing.T) {
 	if err := os.Mkdir(cfg.ConfDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
+	testutil.WriteFile(t, cfg.ConfDir, "10-a.conflist", listA)
 	waitJoined(t, rt, exited, out, "after the conflist was written")
 	if ready, why := rt.NetworkReady(); !ready {
 		t.Errorf("NetworkReady = false (%s) after nri-cni joined", why)

@@ -255,7 +255,7 @@ func TestPlugin_SynchronizeGC(t *testing.T) {
 func TestPlugin_PodsWithoutNetNS(t *testing.T) {
 	ctx := context.Background()
 	cfg := loaderEnv(t)
-	writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
+	testutil.WriteFile(t, cfg.ConfDir, "10-a.conflist", listA)
 	p, err := cni.New(ctx, cni.WithConfig(cfg))
 	if err != nil {
 		t.Fatal(err)

@@ -152,7 +152,7 @@ func TestWaitForNetwork(t *testing.T) {
 	}{
 		{name: "there already",
 			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
-				writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
+				testutil.WriteFile(t, cfg.ConfDir, "10-a.conflist", listA)
 			}},
 		{name: "no dir, then a conflist",
 			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
@@ -184,7 +184,7 @@ func TestWaitForNetwork(t *testing.T) {
 			}},
 		{name: "named network, defined later", network: "net-a",
 			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
-				writeFile(t, cfg.ConfDir, "20-b.conf", confB)
+				testutil.WriteFile(t, cfg.ConfDir, "20-b.conf", confB)
 			},
 			steps: []step{
 				{msg: waiting, want: map[string]string{"dir": "{dir}", "network": "net-a", "reason": `no file in {dir} defines network "net-a"`}, then: writeListA},
@@ -192,7 +192,7 @@ func TestWaitForNetwork(t *testing.T) {
 			}},
 		{name: "plugin installed later",
 			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
-				writeFile(t, cfg.ConfDir, "10-a.conflist", strings.Replace(listA, `"loopback"`, `"later"`, 1))
+				testutil.WriteFile(t, cfg.ConfDir, "10-a.conflist", strings.Replace(listA, `"loopback"`, `"later"`, 1))
 			},
 			steps: []step{
 				{msg: waiting, want: map[string]string{"reason": `plugin type "later", which has no executable in {bin}`},
@@ -206,7 +206,7 @@ func TestWaitForNetwork(t *testing.T) {
 				// bridge, found first, counts the attempts.
 				counter := filepath.Join(t.TempDir(), "attempts")
 				writeFileAtomic(t, cfg.BinDirs[0], "bridge", "#!/bin/sh\necho >>"+counter+"\n"+strings.TrimPrefix(fakePluginScript, "#!/bin/sh\n"), 0o755)
-				writeFile(t, cfg.ConfDir, "10-a.conflist", strings.Replace(listA, `"loopback"`, `"later"`, 1))
+				testutil.WriteFile(t, cfg.ConfDir, "10-a.conflist", strings.Replace(listA, `"loopback"`, `"later"`, 1))
 				attempts = func() int {
 					b, _ := os.ReadFile(counter)
 					return len(b)
@@ -223,7 +223,7 @@ func TestWaitForNetwork(t *testing.T) {
 			}},
 		{name: "invalid configuration", wantErr: cni.ErrInvalidConfig,
 			setup: func(t *testing.T, cfg *cni.Config, _ context.CancelFunc) {
-				writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
+				testutil.WriteFile(t, cfg.ConfDir, "10-a.conflist", listA)
 				cfg.ConfDir = "net.d"
 			}},
 		{name: "context cancelled while waiting", wantErr: context.Canceled,
@@ -231,7 +231,7 @@ func TestWaitForNetwork(t *testing.T) {
 				then: func(t *testing.T, _ cni.Config, cancel context.CancelFunc) { cancel() }}}},
 		{name: "context cancelled before", wantErr: context.Canceled,
 			setup: func(t *testing.T, cfg *cni.Config, cancel context.CancelFunc) {
-				writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
+				testutil.WriteFile(t, cfg.ConfDir, "10-a.conflist", listA)
 				cancel()
 			}},
 	} {
@@ -287,7 +287,7 @@ func TestWaitForNetwork(t *testing.T) {
 
 func TestWaitForNetwork_BadOptions(t *testing.T) {
 	cfg := loaderEnv(t)
-	writeFile(t, cfg.ConfDir, "10-a.conflist", listA)
+	testutil.WriteFile(t, cfg.ConfDir, "10-a.conflist", listA)
 	for _, tc := range []struct {
 		name string
 		opt  cni.WaitOption

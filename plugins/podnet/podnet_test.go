@@ -351,23 +351,51 @@ func TestPodnet_HostNetworkAndMissingNetns(t *testing.T) {
 	}
 }
 
+// TestPodnet_BadConfig starts the executable with bad configurations and
+// flags: it exits with status 2 (a usage or configuration error) and the
+// reason, before it connects or waits for anything, and changes nothing.
 func TestPodnet_BadConfig(t *testing.T) {
 	testutil.SkipUnlessRoot(t)
-	for _, tc := range []struct{ name, config, want string }{
-		{"bad JSON", `{"bridge": "nrpbad", "subnets": [`, "parsing configuration"},
-		{"overlapping subnets", `{"bridge": "nrpbad", "subnets": ["198.18.0.0/16", "198.18.7.0/24"]}`, "overlap"},
-		{"two IPv4 subnets", `{"bridge": "nrpbad", "subnets": ["198.18.0.0/24", "198.18.1.0/24"]}`, "at most one IPv4"},
-		{"unknown field", `{"bridge": "nrpbad", "subnets": ["198.18.0.0/24"], "mtu2": 1}`, "unknown field"},
-		{"bad bridge name", `{"bridge": "a/b", "subnets": ["198.18.0.0/24"]}`, `bridge name "a/b"`},
+	dir := t.TempDir()
+	file := func(name, content string) string { return testutil.WriteFile(t, dir, name, content) }
+	good := file("good.json", `{"bridge": "nrpbad", "subnets": ["198.18.0.0/24"]}`)
+	missing := filepath.Join(dir, "missing.json")
+	sock := []string{"-socket", filepath.Join(dir, "none.sock")}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad JSON", []string{"-config", file("json.json", `{"bridge": "nrpbad", "subnets": [`)}, "parsing configuration"},
+		{"overlapping subnets", []string{"-config", file("overlap.json", `{"bridge": "nrpbad", "subnets": ["198.18.0.0/16", "198.18.7.0/24"]}`)}, "overlap"},
+		{"two IPv4 subnets", []string{"-config", file("two.json", `{"bridge": "nrpbad", "subnets": ["198.18.0.0/24", "198.18.1.0/24"]}`)}, "at most one IPv4"},
+		{"unknown field", []string{"-config", file("unknown.json", `{"bridge": "nrpbad", "subnets": ["198.18.0.0/24"], "mtu2": 1}`)}, "unknown field"},
+		{"bad bridge name", []string{"-config", file("bridge.json", `{"bridge": "a/b", "subnets": ["198.18.0.0/24"]}`)}, `bridge name "a/b"`},
+		{"missing file", []string{"-config", missing}, "no such file"},
+		{"stray argument", []string{"-config", good, "extra"}, `unexpected arguments ["extra"`},
+		{"health address without a port", []string{"-config", good, "-health-address", "9465"}, `-health-address: address "9465": missing port`},
+		{"bad cluster CIDR", []string{"-config", good, "-cluster-cidr", "198.18.0.0/33"}, "-cluster-cidr"},
+		// With -kube the file is read at start, not once the Node has pod
+		// CIDRs: no cluster is needed to be refused.
+		{"-kube: subnets in the file", []string{"-kube", "-node-name", "n1", "-config", good}, "with -kube the subnets are Node n1's spec.podCIDRs"},
+		{"-kube: missing file", []string{"-kube", "-node-name", "n1", "-config", missing}, "no such file"},
+		{"-kube without a node name", []string{"-kube", "-node-name", ""}, "-kube needs this node's name"},
+		{"-uninstall: missing file", []string{"-uninstall", "-config", missing}, "no such file"},
+		{"-uninstall: bad JSON", []string{"-uninstall", "-config", file("uninstall.json", `{"bridge": `)}, "parsing configuration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "podnet.json")
-			os.WriteFile(path, []byte(tc.config), 0o644)
-			out, err := exec.Command(binary, "-config", path, "-socket", filepath.Join(t.TempDir(), "none.sock")).CombinedOutput()
-			if err == nil || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "panic") {
-				t.Fatalf("nri-podnet with %s: %v\n%s\nwant an error containing %q", tc.name, err, out, tc.want)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary, append(tc.args, sock...)...)
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if status := testutil.RunStatus(t, cmd); status != 2 || !strings.Contains(out.String(), tc.want) || strings.Contains(out.String(), "panic") {
+				t.Fatalf("nri-podnet %s: exit status %d\n%s\nwant exit status 2 and an error containing %q", strings.Join(tc.args, " "), status, out.String(), tc.want)
 			}
 		})
+	}
+	if _, err := netlink.LinkByName("nrpbad"); err == nil {
+		t.Error("a refused configuration created the bridge nrpbad")
 	}
 }
 

@@ -93,6 +93,32 @@ type Server struct {
 	l   net.Listener
 }
 
+// CheckAddress checks that addr is a TCP address Listen can take: a
+// "host:port" whose host is empty, an IP address or a name and whose port
+// is a number from 0 to 65535 or a service name. It binds nothing: a
+// command calls it on its flags and configuration, where a bad address is
+// a usage error, while Listen's own failure on a well-formed address (in
+// use, not this host's) is an error of the moment.
+func CheckAddress(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	switch {
+	case err != nil:
+	case strings.ContainsAny(host, " \t\n/"):
+		err = fmt.Errorf("host %q is not an IP address or a name", host)
+	case host != "" && net.ParseIP(host) == nil && strings.Trim(host, "0123456789.") == "":
+		err = fmt.Errorf("host %q is not an IP address", host)
+	default:
+		_, err = net.LookupPort("tcp", port)
+	}
+	if ae := (*net.AddrError)(nil); errors.As(err, &ae) {
+		err = errors.New(ae.Err) // without its own copy of a part of addr
+	}
+	if err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	return nil
+}
+
 // Listen binds addr ("host:port", ":9465"; port 0 picks a free port), so
 // that a bad or busy address is reported before anything else starts,
 // and returns a Server for h. The listener is closed by Run, or by Close

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -192,4 +193,34 @@ func TestServer_Start(t *testing.T) {
 		t.Fatalf("the address is still taken after stop: %v", err)
 	}
 	again.Close()
+}
+
+func TestCheckAddress(t *testing.T) {
+	for _, tc := range []struct {
+		addr    string
+		wantErr string // "" for none
+	}{
+		{addr: ":9465"},
+		{addr: "127.0.0.1:0"},
+		{addr: "[::1]:9465"},
+		{addr: "localhost:9465"},
+		{addr: "0.0.0.0:http"},
+		{addr: "9465", wantErr: "missing port"},
+		{addr: "", wantErr: "missing port"},
+		{addr: "127.0.0.1:99999", wantErr: "invalid port"},
+		{addr: "127.0.0.1:nine", wantErr: "unknown port"},
+		{addr: "256.0.0.1:1", wantErr: `host "256.0.0.1" is not an IP address`},
+		{addr: "a b:1", wantErr: `host "a b"`},
+		{addr: "[::1:9465", wantErr: "missing ']'"},
+	} {
+		t.Run(tc.addr, func(t *testing.T) {
+			err := CheckAddress(tc.addr)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("CheckAddress(%q) = %v, want nil", tc.addr, err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), strconv.Quote(tc.addr))):
+				t.Fatalf("CheckAddress(%q) = %v, want an error naming the address and containing %q", tc.addr, err, tc.wantErr)
+			}
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
+	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/plugin"
 )
 
@@ -55,13 +56,7 @@ func TestMain_ExitStatus(t *testing.T) {
 			cmd.Env = append(os.Environ(), mainCaseEnv+"="+tc.name)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
-			err := cmd.Run()
-			status := 0
-			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-				status = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			status := testutil.RunStatus(t, cmd)
 			if status != tc.status || !strings.Contains(stderr.String(), tc.stderr) || tc.stderr == "" && stderr.Len() > 0 {
 				t.Errorf("exit status %d, stderr %q; want %d and %q", status, stderr.String(), tc.status, tc.stderr)
 			}

@@ -54,10 +54,10 @@ func AddFlags(fs *flag.FlagSet, name string) *Ops {
 
 // Parse parses args (the command line after the program name) into fs,
 // where AddFlags defined the flags, and does what every plugin command
-// does first: it refuses stray arguments (a usage error), prints
-// "<name> <version>" on stdout for -version (done is then true: the
-// command exits 0), and returns the logger the logging flags ask for,
-// writing to stderr, with ttrpc's log routed to it.
+// does first: it refuses stray arguments and a malformed -health-address
+// (usage errors), prints "<name> <version>" on stdout for -version (done
+// is then true: the command exits 0), and returns the logger the logging
+// flags ask for, writing to stderr, with ttrpc's log routed to it.
 func (o *Ops) Parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (log *slog.Logger, done bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -67,6 +67,11 @@ func (o *Ops) Parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (
 	}
 	if err := NoArgs(fs); err != nil {
 		return nil, false, err
+	}
+	if o.HealthAddress != "" {
+		if err := health.CheckAddress(o.HealthAddress); err != nil {
+			return nil, false, Usage(fmt.Errorf("-health-address: %w", err))
+		}
 	}
 	if o.Version {
 		fmt.Fprintln(stdout, o.name, version.String())

@@ -98,6 +98,7 @@ func TestOps_Parse(t *testing.T) {
 		{name: "verbose", args: []string{"-verbose"}, wantLog: "level=DEBUG"},
 		{name: "json", args: []string{"-log-level", "debug", "-log-format", "json"}, wantLog: `"level":"DEBUG"`},
 		{name: "bad flag", args: []string{"-no-such-flag"}, wantErr: "no-such-flag", wantUsage: true},
+		{name: "health address without a port", args: []string{"-health-address", "9465"}, wantErr: `-health-address: address "9465": missing port`, wantUsage: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
