@@ -68,8 +68,8 @@ endif
 # localhost/nrinet/<name>:VERSION and :latest (hack/image, docs/deploy.md).
 # make image-push REGISTRY=host[:port]/path pushes the same indexes as
 # REGISTRY/<name>:VERSION and :latest with go-containerregistry
-# (credentials from ~/.docker/config.json; plain HTTP for localhost and
-# 127.0.0.1).
+# (credentials from ~/.docker/config.json; TLS, falling back to plain HTTP
+# only for localhost:PORT, loopback and private IPv4 addresses).
 IMAGE_ARCHS ?= amd64,arm64
 .PHONY: image image-push
 image:

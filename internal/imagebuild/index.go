@@ -44,8 +44,10 @@ func Index(images ...v1.Image) (v1.ImageIndex, error) {
 // Push pushes idx to each of refs (tagged references, host[:port]/path:tag)
 // with go-containerregistry: the blobs and manifests once, then each tag.
 // Credentials come from the Docker configuration
-// (authn.DefaultKeychain, ~/.docker/config.json); a registry on localhost
-// or 127.0.0.1 is spoken to in plain HTTP, any other over TLS.
+// (authn.DefaultKeychain, ~/.docker/config.json). The transport is
+// go-containerregistry's: a registry on localhost:PORT, a *.localhost
+// name, 127.0.0.1, [::1] or a private IPv4 address is tried over TLS and
+// then in plain HTTP, any other only over TLS.
 func Push(ctx context.Context, idx v1.ImageIndex, refs ...string) error {
 	if len(refs) == 0 {
 		return fmt.Errorf("imagebuild: push: no image reference")
