@@ -32,20 +32,6 @@ var packages = []runtimesuite.Package{
 		"its tests need a running CRI-O, so it is only compiled", CompileOnly: true},
 }
 
-// What adopting nrinet may change in CRI-O's go.mod besides the two
-// replace lines (docs/crio.md).
-var goModRules = runtimesuite.GoModRules{
-	Runtime: "CRI-O",
-	Added: map[string]string{
-		"github.com/nrinet/nrinet":          "what compat/nri is built on",
-		"github.com/planetscale/vtprotobuf": "nrinet's generated marshal code uses its helpers",
-	},
-	Dropped: map[string]string{
-		"github.com/tetratelabs/wazero": "upstream's WASM runtime; nrinet runs no WASM plugins",
-		"github.com/knqyf263/go-plugin": "upstream's WASM plugin interface",
-	},
-}
-
 func TestCrioNRIPackages(t *testing.T) {
 	if os.Getenv("NRINET_CRIO_TEST") == "" && !*update {
 		t.Skip("set NRINET_CRIO_TEST=1 (make crio-test) to build CRI-O and run its NRI unit tests")
@@ -58,7 +44,7 @@ func TestCrioNRIPackages(t *testing.T) {
 		NRIVar:   "NRINET_CRIO_NRI",
 		Baseline: filepath.Join("testdata", "baseline.json"),
 		Patches:  filepath.Join("..", "..", "hack", "crio-patches"),
-		GoMod:    goModRules,
+		GoMod:    runtimesuite.AdoptionRules("CRI-O"),
 		Flags:    []string{"-trimpath", "-count=1", "-timeout=15m", "-tags", "test " + buildTags},
 		Packages: packages,
 		Update:   *update,
