@@ -194,11 +194,8 @@ func startCluster(ctx context.Context, f *clusterFlags, configPath string, launc
 		return nil, err
 	}
 	if f.networkPolicy {
-		// Traffic between two pods of the bridge reaches the forward hook
-		// only through br_netfilter: without it, policies would not hold
-		// between pods of one node.
-		if _, err := os.Stat("/proc/sys/net/bridge/bridge-nf-call-iptables"); err != nil {
-			return nil, fmt.Errorf("-network-policy needs the kernel's br_netfilter (modprobe br_netfilter), so that traffic between pods of one node passes netfilter; or run with -network-policy=false: %w", err)
+		if err := checkBrNetfilter(brNetfilterSysctl); err != nil {
+			return nil, err
 		}
 		enf, err := netpol.New()
 		if err != nil {
@@ -229,6 +226,20 @@ func startCluster(ctx context.Context, f *clusterFlags, configPath string, launc
 		}()
 	}
 	return c, nil
+}
+
+// brNetfilterSysctl is there when the kernel's br_netfilter is loaded.
+const brNetfilterSysctl = "/proc/sys/net/bridge/bridge-nf-call-iptables"
+
+// checkBrNetfilter fails unless sysctl, br_netfilter's, is there: traffic
+// between two pods of the bridge reaches the forward hook only through
+// br_netfilter, and without it policies would not hold between pods of
+// one node.
+func checkBrNetfilter(sysctl string) error {
+	if _, err := os.Stat(sysctl); err != nil {
+		return fmt.Errorf("-network-policy needs the kernel's br_netfilter (modprobe br_netfilter), so that traffic between pods of one node passes netfilter; or run with -network-policy=false: %w", err)
+	}
+	return nil
 }
 
 // removeNetworkPolicies removes the NetworkPolicy table, if it is there.

@@ -74,3 +74,21 @@ func TestReconcileKinds(t *testing.T) {
 		t.Errorf("kube kinds %q, %q; podnet metrics kinds %q, %q", kube.KindRoutes, kube.KindMasquerade, podnet.ReconcileRoutes, podnet.ReconcileMasquerade)
 	}
 }
+
+// TestCheckBrNetfilter: without br_netfilter's sysctl, -network-policy
+// refuses to start, saying what to load and how to do without.
+func TestCheckBrNetfilter(t *testing.T) {
+	present := filepath.Join(t.TempDir(), "bridge-nf-call-iptables")
+	if err := os.WriteFile(present, []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkBrNetfilter(present); err != nil {
+		t.Errorf("with the sysctl: %v", err)
+	}
+	err := checkBrNetfilter(filepath.Join(t.TempDir(), "missing"))
+	for _, want := range []string{"modprobe br_netfilter", "-network-policy=false", "missing"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("without the sysctl: %v, want an error containing %q", err, want)
+		}
+	}
+}
