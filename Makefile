@@ -3,9 +3,17 @@
 # "Build, install, release" below and docs/install.md.
 GO ?= go
 
-.PHONY: test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
+.PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
 
-test: lint unit interop compat deploy-test
+test: deps lint unit interop compat deploy-test
+
+# What the tests need on the machine besides Go (internal/hostdeps, the one
+# list make demo and .ci/run share): anything missing is installed with
+# apt-get, saying what and why, before any build; without apt-get, one line
+# names each missing package and make stops.
+deps:
+	@GOWORK=off $(GO) build -o _output/hostdeps ./internal/cmd/hostdeps && _output/hostdeps test
+unit interop compat deploy-test: deps
 
 # nrinet is several Go modules (docs/modules.md): the root module holds
 # the NRI libraries a runtime links, and nothing else, so that adopting

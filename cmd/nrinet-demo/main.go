@@ -7,10 +7,10 @@
 // It builds nrinetd and nri-podnet, installs crictl (go install, cached),
 // starts everything in a temporary directory, runs three pods, pings
 // between them, and removes everything it created. It needs root, ip
-// (iproute2) and ping (iputils-ping), and checks for them first: a
-// missing command is installed with apt-get where there is one, after
-// saying which package and why; elsewhere the demo stops and names the
-// package.
+// (iproute2) and ping (iputils-ping), and checks for them first
+// (internal/hostdeps, the list make test and CI share): a missing
+// command is installed with apt-get where there is one, after saying
+// which package and why; elsewhere the demo stops and names the package.
 //
 //	go run ./cmd/nrinet-demo      (or: make demo)
 package main
@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/nrinet/nrinet/internal/gobin"
+	"github.com/nrinet/nrinet/internal/hostdeps"
 	"github.com/nrinet/nrinet/internal/sdnotify"
 	"github.com/nrinet/nrinet/internal/version"
 )
@@ -51,7 +52,7 @@ func main() {
 		fmt.Println("nrinet-demo", version.String())
 		return
 	}
-	if err := checkTools(os.Stdout, thisHost(), tools); err != nil {
+	if err := hostdeps.Check(os.Stdout, hostdeps.ThisHost(), hostdeps.Demo); err != nil {
 		fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
 		os.Exit(1)
 	}
