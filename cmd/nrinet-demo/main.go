@@ -24,7 +24,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -45,9 +44,14 @@ const (
 )
 
 func main() {
-	keep := flag.Bool("keep", false, "leave nrinetd and the pods running (prints how to clean up)")
+	keep := flag.Bool("keep", false, "leave nrinetd and the pods running, in a session of their own (prints how to clean up)")
+	clean := flag.String("clean", "", "remove everything a demo run with -keep left, given its directory, and exit")
 	showVersion := flag.Bool("version", false, `print "nrinet-demo VERSION" and exit`)
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "nrinet-demo: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
 	if *showVersion {
 		fmt.Println("nrinet-demo", version.String())
 		return
@@ -56,10 +60,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
 		os.Exit(1)
 	}
+	if *clean != "" {
+		if err := cleanKept(*clean); err != nil {
+			fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("removed the demo's pods, nrinetd, the bridge %s, its nftables tables and %s\n", bridge, *clean)
+		return
+	}
 	d := &demo{keep: *keep}
 	err := d.run()
 	if !d.keep || err != nil {
-		d.cleanup()
+		if cerr := d.cleanup(); cerr != nil {
+			fmt.Fprintln(os.Stderr, "nrinet-demo: cleaning up:", cerr)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
@@ -74,11 +88,16 @@ type demo struct {
 	bin     map[string]string
 	crictl  string
 	criSock string
+	conf    string
 	daemon  *exec.Cmd
 	exited  chan struct{} // closed once daemon exited
-	log     syncBuffer
-	pods    []string
-	step    int
+	// keptPID is a kept nrinetd's, which -clean found running.
+	keptPID int
+	// tablesBefore are nri-podnet's nftables tables that were there
+	// before the demo: cleanup leaves them.
+	tablesBefore []string
+	pods         []string
+	step         int
 }
 
 const steps = 9
@@ -93,12 +112,19 @@ func (d *demo) run() error {
 	if d.dir, err = os.MkdirTemp("", "nrinet-demo-"); err != nil {
 		return err
 	}
+	if d.tablesBefore, err = podnetTables(); err != nil {
+		return err
+	}
 
 	d.progress("building nrinetd and nri-podnet")
 	d.bin = map[string]string{}
 	for _, name := range []string{"nrinetd", "nri-podnet"} {
 		out := filepath.Join(d.dir, "bin", name)
-		if b, err := exec.Command("go", "build", "-o", out, "github.com/nrinet/nrinet/cmd/"+name).CombinedOutput(); err != nil {
+		// The flags of make build (static, no build paths), so that the
+		// demo shares the Go build cache with it and with the tests.
+		build := exec.Command("go", "build", "-trimpath", "-o", out, "github.com/nrinet/nrinet/cmd/"+name)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("building %s: %v\n%s", name, err, b)
 		}
 		d.bin[name] = out
@@ -110,13 +136,12 @@ func (d *demo) run() error {
 	}
 
 	d.progress("writing configuration in %s (bridge %s, pods in %s and %s)", d.dir, bridge, subnetV4, subnetV6)
-	conf, err := d.writeConfig()
-	if err != nil {
+	if d.conf, err = d.writeConfig(); err != nil {
 		return err
 	}
 
-	d.progress("starting nrinetd, which launches nri-podnet from its plugin directory")
-	if err := d.startDaemon(conf); err != nil {
+	d.progress("starting nrinetd, which launches nri-podnet from its plugin directory (log: %s)", d.logPath())
+	if err := d.startDaemon(); err != nil {
 		return err
 	}
 
@@ -203,8 +228,13 @@ func (d *demo) run() error {
 	}
 
 	if d.keep {
-		d.progress("leaving everything running: crictl --runtime-endpoint unix://%s pods", d.criSock)
-		fmt.Printf("      to clean up: kill %d; ip link del %s; rm -r %s\n", d.daemon.Process.Pid, bridge, d.dir)
+		self, err := d.keepState()
+		if err != nil {
+			return err
+		}
+		d.progress("leaving everything running: %s --runtime-endpoint unix://%s pods", d.crictl, d.criSock)
+		fmt.Printf("      nrinetd (pid %d) and nri-podnet log to %s\n", d.daemon.Process.Pid, d.logPath())
+		fmt.Printf("      to clean up: %s -clean %s\n", self, d.dir)
 		return nil
 	}
 	d.progress("cleaning up: stopping and removing the pods, nrinetd, the bridge and %s", d.dir)
@@ -240,17 +270,30 @@ required_network_plugins = ["podnet"]
 	return conf, os.WriteFile(conf, []byte(toml), 0o644)
 }
 
-// startDaemon runs nrinetd and waits until it says, on its
+// logPath is where nrinetd and the plugins it launches write their log.
+func (d *demo) logPath() string { return filepath.Join(d.dir, "nrinetd.log") }
+
+// startDaemon runs nrinetd in a session of its own, its output in
+// logPath (so that it outlives the demo with -keep: a pipe to the demo
+// would break when the demo exits), and waits until it says, on its
 // NOTIFY_SOCKET, that it serves CRI.
-func (d *demo) startDaemon(conf string) error {
+func (d *demo) startDaemon() error {
 	notifyPath := filepath.Join(d.dir, "notify.sock")
+	os.Remove(notifyPath)
 	notify, err := sdnotify.Listen(notifyPath)
 	if err != nil {
 		return err
 	}
-	d.daemon = exec.Command(d.bin["nrinetd"], "-config", conf)
-	d.daemon.Stdout, d.daemon.Stderr = &d.log, &d.log
+	logFile, err := os.OpenFile(d.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		notify.Close()
+		return err
+	}
+	defer logFile.Close() // nrinetd has its own copy
+	d.daemon = exec.Command(d.bin["nrinetd"], "-config", d.conf)
+	d.daemon.Stdout, d.daemon.Stderr = logFile, logFile
 	d.daemon.Env = append(os.Environ(), "NOTIFY_SOCKET="+notifyPath)
+	d.daemon.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := d.daemon.Start(); err != nil {
 		notify.Close()
 		d.daemon = nil
@@ -266,10 +309,20 @@ func (d *demo) startDaemon(conf string) error {
 	case <-notify.Ready():
 		return nil
 	case <-d.exited:
-		return fmt.Errorf("nrinetd exited: %v\n%s", d.daemon.ProcessState, d.log.String())
+		return fmt.Errorf("nrinetd exited: %v\n%s", d.daemon.ProcessState, d.logTail())
 	case <-time.After(20 * time.Second):
-		return fmt.Errorf("nrinetd was not ready within 20s:\n%s", d.log.String())
+		return fmt.Errorf("nrinetd was not ready within 20s:\n%s", d.logTail())
 	}
+}
+
+// logTail is the end of nrinetd's log, for an error message.
+func (d *demo) logTail() string {
+	b, _ := os.ReadFile(d.logPath())
+	const max = 4096
+	if len(b) > max {
+		b = b[len(b)-max:]
+	}
+	return string(b)
 }
 
 func (d *demo) crictlCmd(args ...string) (string, error) {
@@ -295,57 +348,12 @@ func (d *demo) crictlJSON(sub string, args ...string) (any, error) {
 	return v, nil
 }
 
-// cleanup removes everything the demo created, by exact name.
-func (d *demo) cleanup() {
-	for _, id := range d.pods {
-		d.crictlCmd("stopp", id)
-		d.crictlCmd("rmp", id)
-	}
-	if d.daemon != nil {
-		d.daemon.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-d.exited:
-		case <-time.After(15 * time.Second):
-			d.daemon.Process.Kill()
-			<-d.exited
-		}
-	}
-	for _, id := range d.pods {
-		if len(id) >= 12 {
-			exec.Command("ip", "netns", "del", "nrinet-"+id[:12]).Run()
-		}
-	}
-	exec.Command("ip", "link", "del", "dev", bridge).Run()
-	if d.dir != "" {
-		os.RemoveAll(d.dir)
-	}
-}
-
 func crictlDir() string { return gobin.Dir("nrinet-crictl", crictlVersion) }
 
 // installCrictl installs crictl into a cache directory shared with the
 // end-to-end tests, unless it is already there.
 func installCrictl() (string, error) {
 	return gobin.Install(crictlDir(), "sigs.k8s.io/cri-tools/cmd/crictl", crictlVersion)
-}
-
-// syncBuffer is nrinetd's log, written by its process while the demo may
-// read it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // dig walks decoded JSON by object keys.
