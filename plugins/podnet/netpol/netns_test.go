@@ -4,19 +4,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"os"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,40 +27,6 @@ func randHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// inNetNS runs f on a thread in the network namespace at path; sockets f
-// opens stay in that namespace.
-func inNetNS(path string, f func() error) error {
-	target, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer target.Close()
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
-		if err != nil {
-			runtime.UnlockOSThread()
-			done <- err
-			return
-		}
-		defer orig.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			done <- err
-			return
-		}
-		ferr := f()
-		if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- fmt.Errorf("back from %s: %w (the thread ends)", path, err)
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- ferr
-	}()
-	return <-done
 }
 
 // The test network: a node namespace with a bridge (its netfilter calls
@@ -182,7 +145,7 @@ func (n *testNet) serve(p *testPod) {
 			addr := netip.AddrPortFrom(ip, uint16(port)).String()
 			var tl net.Listener
 			var ul net.PacketConn
-			err := inNetNS("/var/run/netns/"+p.netns, func() error {
+			err := testutil.InNetNS("/var/run/netns/"+p.netns, func() error {
 				var err error
 				if tl, err = net.Listen("tcp", addr); err != nil {
 					return err
@@ -231,7 +194,7 @@ func (n *testNet) serve(p *testPod) {
 // ("tcp" or "udp").
 func (n *testNet) reach(from *testPod, to netip.Addr, proto string, port int) bool {
 	ok := false
-	err := inNetNS("/var/run/netns/"+from.netns, func() error {
+	err := testutil.InNetNS("/var/run/netns/"+from.netns, func() error {
 		c, err := net.DialTimeout(proto, netip.AddrPortFrom(to, uint16(port)).String(), dialTimeout)
 		if err != nil {
 			return nil
@@ -462,7 +425,7 @@ func TestEnforcer_NoWindow(t *testing.T) {
 // reachQuick tries one TCP connection to port 8080 with a short timeout.
 func (n *testNet) reachQuick(from *testPod, to netip.Addr) bool {
 	ok := false
-	err := inNetNS("/var/run/netns/"+from.netns, func() error {
+	err := testutil.InNetNS("/var/run/netns/"+from.netns, func() error {
 		c, err := net.DialTimeout("tcp", netip.AddrPortFrom(to, 8080).String(), 50*time.Millisecond)
 		if err == nil {
 			ok = true
