@@ -25,6 +25,7 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet/kube"
 	"github.com/nrinet/nrinet/plugins/podnet/masq"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
+	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 	"github.com/nrinet/nrinet/plugins/podnet/policies"
 )
 
@@ -46,7 +47,7 @@ func addClusterFlags(fs *flag.FlagSet) *clusterFlags {
 	fs.StringVar(&f.nodeName, "node-name", os.Getenv("NODE_NAME"), "this node's name, for -kube (default $NODE_NAME)")
 	fs.StringVar(&f.clusterCIDR, "cluster-cidr", "", "comma-separated cluster CIDRs, both families: traffic from the pod CIDRs to destinations outside them is masqueraded (nftables table inet nrinet-podnet); empty: no masquerade, and the table is removed")
 	fs.BoolVar(&f.networkPolicy, "network-policy", true, "with -kube: enforce the cluster's NetworkPolicies for this node's pods (nftables table inet nrinet-podnet-netpol), watching NetworkPolicies, Namespaces and Pods; false removes the table")
-	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet, inet nrinet-podnet-hostport and inet nrinet-podnet-netpol, the bridge of -config or nrinet0) and exit")
+	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet, inet nrinet-podnet-hostport, inet nrinet-podnet-netpol and bridge nrinet-podnet-portsec-BRIDGE, the bridge of -config or nrinet0) and exit")
 	return f
 }
 
@@ -377,7 +378,9 @@ func warnUnmasqueraded(pods, cluster []netip.Prefix, log *slog.Logger) {
 
 // uninstall removes what nri-podnet set up in this network namespace:
 // the routes of protocol 78, the nftables tables inet nrinet-podnet
-// (masquerade) and inet nrinet-podnet-hostport (host ports), and the
+// (masquerade), inet nrinet-podnet-hostport (host ports), inet
+// nrinet-podnet-netpol (policies) and bridge nrinet-podnet-portsec-BRIDGE (port
+// security), and the
 // bridge (-config's, or the default), with its ports. It leaves the state
 // directory.
 func uninstall(configPath string, log *slog.Logger) error {
@@ -406,6 +409,13 @@ func uninstall(configPath string, log *slog.Logger) error {
 		errs = append(errs, err)
 	} else {
 		log.Info("uninstall: nftables table removed", "table", "inet "+netpol.TableName)
+	}
+	if g, err := portsec.New(bridge, podnet.HostVethPrefix); err != nil {
+		errs = append(errs, err)
+	} else if err := g.Uninstall(); err != nil {
+		errs = append(errs, err)
+	} else {
+		log.Info("uninstall: nftables table removed", "table", "bridge "+portsec.TableName(bridge))
 	}
 	if hp, err := hostport.New(); err != nil {
 		errs = append(errs, err)

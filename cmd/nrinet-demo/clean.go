@@ -18,6 +18,7 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
 	"github.com/nrinet/nrinet/plugins/podnet/masq"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
+	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
 
 // stateFile, in the demo's directory, says what a demo run with -keep
@@ -171,8 +172,10 @@ func (d *demo) stopDaemon() error {
 	return nil
 }
 
-// podnetTableNames are the inet tables nri-podnet may create.
-var podnetTableNames = []string{masq.TableName, netpol.TableName, hostport.TableName}
+// podnetTableNames are the tables nri-podnet may create, as "family name".
+var podnetTableNames = []string{"inet " + masq.TableName, "inet " + netpol.TableName, "inet " + hostport.TableName, "bridge " + portsec.TableName(bridge)}
+
+var familyNames = map[nftables.TableFamily]string{nftables.TableFamilyINet: "inet", nftables.TableFamilyBridge: "bridge"}
 
 // podnetTables returns which of podnetTableNames are there.
 func podnetTables() ([]string, error) {
@@ -180,14 +183,14 @@ func podnetTables() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nftables: %w", err)
 	}
-	tables, err := c.ListTablesOfFamily(nftables.TableFamilyINet)
+	tables, err := c.ListTables()
 	if err != nil {
-		return nil, fmt.Errorf("nftables: listing inet tables: %w", err)
+		return nil, fmt.Errorf("nftables: listing tables: %w", err)
 	}
 	var there []string
 	for _, t := range tables {
-		if slices.Contains(podnetTableNames, t.Name) {
-			there = append(there, t.Name)
+		if name := familyNames[t.Family] + " " + t.Name; slices.Contains(podnetTableNames, name) {
+			there = append(there, name)
 		}
 	}
 	return there, nil
@@ -206,7 +209,12 @@ func (d *demo) removeTables() error {
 	var del []string
 	for _, name := range there {
 		if !slices.Contains(d.tablesBefore, name) {
-			c.DelTable(&nftables.Table{Family: nftables.TableFamilyINet, Name: name})
+			family, table, _ := strings.Cut(name, " ")
+			for f, n := range familyNames {
+				if n == family {
+					c.DelTable(&nftables.Table{Family: f, Name: table})
+				}
+			}
 			del = append(del, name)
 		}
 	}
@@ -214,7 +222,7 @@ func (d *demo) removeTables() error {
 		return nil
 	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("nftables: deleting inet %s: %w", strings.Join(del, ", inet "), err)
+		return fmt.Errorf("nftables: deleting %s: %w", strings.Join(del, ", "), err)
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func TestDemo_Keep(t *testing.T) {
 	}
 	for _, tb := range tables {
 		if !slices.Contains(tablesBefore, tb) {
-			t.Errorf("nftables table inet %s left", tb)
+			t.Errorf("nftables table %s left", tb)
 		}
 	}
 }

@@ -34,6 +34,11 @@ type Config struct {
 	// endpoint or of a host port's pod to a client pod on the same bridge
 	// are then un-NATed (see the package documentation).
 	NoBridgeNetfilter bool `json:"noBridgeNetfilter,omitempty"`
+	// NoPortSecurity turns off port security (package portsec): pods may
+	// then send with any MAC and source address, tagged frames and router
+	// advertisements, past the node's NetworkPolicies. Only for pods that
+	// must (a VM bridged inside a pod), on nodes whose pods are trusted.
+	NoPortSecurity bool `json:"noPortSecurity,omitempty"`
 }
 
 // Defaults.

@@ -76,7 +76,7 @@ func newExtEnv(t *testing.T) *extEnv {
 	}
 	// Registered first, so it runs last: after the plugin and the runtime
 	// are gone.
-	t.Cleanup(func() { testutil.DeleteLink(e.cfg.Bridge) })
+	t.Cleanup(func() { deleteBridge(e.cfg.Bridge) })
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("runtime logs:\n%s", e.rtLogs)
@@ -333,7 +333,7 @@ func TestPodnet_SynchronizeDeletesStrayVeths(t *testing.T) {
 
 	stray, foreign := "nrp"+randHex(6), "nrpfor"+randHex(2)
 	for _, name := range []string{stray, foreign} {
-		t.Cleanup(func() { testutil.DeleteLink(name) })
+		t.Cleanup(func() { deleteBridge(name) })
 		ns := e.netPfx + "-" + name
 		testutil.NewNetNS(t, ns)
 		testutil.Run(t, "ip", "link", "add", name, "type", "veth", "peer", "name", "eth0", "netns", ns)

@@ -13,6 +13,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
 
 // ensureBridge creates the bridge if it is missing, sets its MTU, gives it
@@ -45,6 +47,11 @@ func ensureBridge(name string, gateways []netip.Prefix, mtu int, netfilter bool,
 		log.Info("fixed the bridge's MAC address", "bridge", name, "was", br.Attrs().HardwareAddr.String(), "now", mac.String())
 	}
 	if err := bridgeLinkLocal(br, gateways); err != nil {
+		return nil, fmt.Errorf("bridge %q: %w", name, err)
+	}
+	// The node takes no route or address from what a pod advertises
+	// (port security drops router advertisements from pods too).
+	if err := noRouterAdvertisements(name); err != nil {
 		return nil, fmt.Errorf("bridge %q: %w", name, err)
 	}
 	if netfilter {
@@ -152,6 +159,9 @@ func (p *podNS) createPair(l podLink) error {
 	attrs.Name, attrs.MTU = l.hostName, l.mtu
 	attrs.MasterIndex = l.bridge.Attrs().Index
 	attrs.Flags = net.FlagUp
+	// The bridge's port security group from the start: a port of the
+	// group that the guard does not know yet passes nothing.
+	attrs.Group = portsec.Group(l.bridge.Attrs().Name)
 	veth := &netlink.Veth{
 		LinkAttrs:        attrs,
 		PeerName:         podIfName,
@@ -165,6 +175,9 @@ func (p *podNS) createPair(l podLink) error {
 			if _, perr := p.h.LinkByName(podIfName); perr == nil {
 				err = nil
 				veth.Index = host.Attrs().Index
+				if host.Attrs().Group != attrs.Group {
+					err = netlink.LinkSetGroup(host, int(attrs.Group))
+				}
 			} else if err = deleteHostVeth(l.hostName); err == nil {
 				err = netlink.LinkAdd(veth)
 			}
@@ -172,6 +185,9 @@ func (p *podNS) createPair(l podLink) error {
 	}
 	if err != nil {
 		return fmt.Errorf("creating veth %s/%s in %s: %w", l.hostName, podIfName, p.path, err)
+	}
+	if err := noRouterAdvertisements(l.hostName); err != nil {
+		return err
 	}
 	// Hairpin mode: the bridge may send a frame back out of the port it
 	// came in on, so that a pod reaches itself through a Service whose
@@ -188,6 +204,18 @@ func (p *podNS) configure(l podLink) error {
 	h := p.h
 	eth0, err := h.LinkByName(podIfName)
 	if err != nil {
+		return fmt.Errorf("%s in %s: %w", podIfName, p.path, err)
+	}
+	// Before eth0 is up: the pod takes no route or address from router
+	// advertisements, and a pod without an IPv6 address has no IPv6 on
+	// eth0 at all (no link-local address, which would reach the other
+	// pods past their IPv4 policies).
+	if eth0.Attrs().Flags&net.FlagUp == 0 && !slices.ContainsFunc(l.addrs, func(a netip.Prefix) bool { return a.Addr().Is6() }) {
+		if err := h.LinkSetIP6AddrGenMode(eth0, in6AddrGenModeNone); err != nil && !errors.Is(err, unix.EAFNOSUPPORT) {
+			return fmt.Errorf("%s in %s: turning off IPv6 link-local address generation: %w", podIfName, p.path, err)
+		}
+	}
+	if err := inNetNS(p.ns, func() error { return noRouterAdvertisements(podIfName) }); err != nil {
 		return fmt.Errorf("%s in %s: %w", podIfName, p.path, err)
 	}
 	for _, a := range l.addrs {

@@ -39,6 +39,8 @@ const (
 //	nri_podnet_reconciles_total{kind}       counter: reconciliations (sync, routes, masquerade)
 //	nri_podnet_hostports{protocol,family}   gauge: host ports published, per protocol (tcp, udp, sctp) and family (ipv4, ipv6)
 //	nri_podnet_hostport_conflicts_total     counter: pods refused because another pod holds a host port they ask for
+//	nri_podnet_portsec_drops_total{pod,reason}  counter: frames a pod sent that port security dropped, per pod (namespace/name) and reason
+//	nri_podnet_portsec_unknown_port_drops_total counter: frames dropped on a host veth of nri-podnet's that no live pod owns
 //
 // The address gauges are read from the allocator ([ipam.Allocator.Usage])
 // at each scrape, for the subnets configured then; before the plugin is
@@ -54,6 +56,8 @@ type Metrics struct {
 	conflicts   prometheus.Counter
 	inUse, free *prometheus.Desc
 	hostports   *prometheus.Desc
+	drops       *prometheus.Desc
+	unknownPort *prometheus.Desc
 
 	mu     sync.Mutex // guards plugin
 	plugin *Plugin    // whose allocator the address gauges read; nil before WithMetrics
@@ -81,8 +85,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 		hostports: prometheus.NewDesc(ns+"_hostports", "Host ports published, by protocol and family (a mapping for every local address of a dual-stack pod counts in both).",
 			[]string{"protocol", "family"}, nil),
-		inUse: prometheus.NewDesc(ns+"_addresses_in_use", "Addresses of the subnet that pods hold.", []string{"subnet"}, nil),
-		free:  prometheus.NewDesc(ns+"_addresses_free", "Addresses of the subnet still free to hand out (saturates at 2^64-1).", []string{"subnet"}, nil),
+		drops: prometheus.NewDesc(ns+"_portsec_drops_total", "Frames a pod sent that port security dropped, by pod (namespace/name) and reason (mac, vlan, router, nd, ipv4-source, arp, ipv6-source, ethertype), read from the kernel's counters; they start again at 0 when nri-podnet restarts.",
+			[]string{"pod", "reason"}, nil),
+		unknownPort: prometheus.NewDesc(ns+"_portsec_unknown_port_drops_total", "Frames dropped on a host veth of nri-podnet's naming that no live pod owns (being set up, or left behind).", nil, nil),
+		inUse:       prometheus.NewDesc(ns+"_addresses_in_use", "Addresses of the subnet that pods hold.", []string{"subnet"}, nil),
+		free:        prometheus.NewDesc(ns+"_addresses_free", "Addresses of the subnet still free to hand out (saturates at 2^64-1).", []string{"subnet"}, nil),
 	}
 	for _, kind := range []string{ReconcileSync, ReconcileRoutes, ReconcileMasquerade} {
 		m.reconciles.WithLabelValues(kind)
@@ -145,6 +152,8 @@ func (c addressCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.m.inUse
 	ch <- c.m.free
 	ch <- c.m.hostports
+	ch <- c.m.drops
+	ch <- c.m.unknownPort
 }
 
 func (c addressCollector) Collect(ch chan<- prometheus.Metric) {
@@ -156,6 +165,16 @@ func (c addressCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, n := range p.hostports.Counts() {
 		ch <- prometheus.MustNewConstMetric(c.m.hostports, prometheus.GaugeValue, float64(n.N), n.Protocol.String(), n.Family)
+	}
+	if g := p.portGuard(); g == nil {
+		// not configured yet
+	} else if drops, unknown, err := g.Drops(); err != nil {
+		p.log.Warn("reading port security counters for metrics", "error", err)
+	} else {
+		for _, d := range drops {
+			ch <- prometheus.MustNewConstMetric(c.m.drops, prometheus.CounterValue, float64(d.Packets), d.Pod, string(d.Reason))
+		}
+		ch <- prometheus.MustNewConstMetric(c.m.unknownPort, prometheus.CounterValue, float64(unknown))
 	}
 	usage, err := p.usage()
 	if err != nil {

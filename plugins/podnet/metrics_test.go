@@ -79,7 +79,7 @@ func TestMetrics(t *testing.T) {
 	x := 1 + int(randHex(1)[0])%250
 	v4, v6 := fmt.Sprintf("198.19.%d.0/28", x), fmt.Sprintf("fd00:198:18:%x::/64", 0x100+x)
 	cfg := podnet.Config{Bridge: "nrpm" + randHex(4), Subnets: []string{v4, v6}, MTU: 1500, StateDir: filepath.Join(t.TempDir(), "state")}
-	t.Cleanup(func() { nrtest.DeleteLink(cfg.Bridge) })
+	t.Cleanup(func() { deleteBridge(cfg.Bridge) })
 	reg := prometheus.NewRegistry()
 	m, err := podnet.NewMetrics(reg)
 	if err != nil {

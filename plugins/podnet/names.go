@@ -10,19 +10,20 @@ import (
 // podIfName is the pod's interface inside its network namespace.
 const podIfName = "eth0"
 
-// hostVethPrefix starts the name of every host veth nri-podnet creates.
-const hostVethPrefix = "nrp"
+// HostVethPrefix starts the name of every host veth nri-podnet creates
+// (and port security guards).
+const HostVethPrefix = "nrp"
 
 // hostVethName is the name of the host end of a pod's veth pair.
 func hostVethName(podID string) string {
 	sum := sha256.Sum256([]byte(podID))
-	return hostVethPrefix + hex.EncodeToString(sum[:6])
+	return HostVethPrefix + hex.EncodeToString(sum[:6])
 }
 
 // isHostVethName reports whether name is one hostVethName gives: the
 // prefix and 12 lower-case hex digits.
 func isHostVethName(name string) bool {
-	digits, ok := strings.CutPrefix(name, hostVethPrefix)
+	digits, ok := strings.CutPrefix(name, HostVethPrefix)
 	if !ok || len(digits) != 12 {
 		return false
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/nrinet/nrinet/ipam"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
+	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
 
 // Info keys nri-podnet puts into the networks it returns.
@@ -40,6 +41,8 @@ type Plugin struct {
 	ipam     *ipam.Allocator
 	bridge   netlink.Link
 	gateways []netip.Prefix
+
+	guard *portsec.Guard // the pods' port security (table bridge nrinet-podnet-portsec-BRIDGE); nil before setup
 
 	hostports *hostport.Mapper // the pods' host ports (nftables table inet nrinet-podnet-hostport)
 	metrics   *Metrics         // nil: none recorded
@@ -104,6 +107,18 @@ func (p *Plugin) setup(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("podnet: %w", err)
 	}
+	guard, err := portsec.New(cfg.Bridge, HostVethPrefix)
+	if err != nil {
+		alloc.Close()
+		return fmt.Errorf("podnet: %w", err)
+	}
+	if cfg.NoPortSecurity {
+		if err := guard.Uninstall(); err != nil {
+			alloc.Close()
+			return err
+		}
+		p.log.Warn("port security is off (noPortSecurity): pods may send in other pods' names, tagged frames and router advertisements, past the node's NetworkPolicies")
+	}
 	gws := alloc.Gateways()
 	br, err := ensureBridge(cfg.Bridge, gws, cfg.MTU, !cfg.NoBridgeNetfilter, p.log)
 	if err != nil {
@@ -111,7 +126,7 @@ func (p *Plugin) setup(cfg Config) error {
 		return fmt.Errorf("podnet: %w", err)
 	}
 	p.mu.Lock()
-	p.cfg, p.ipam, p.bridge, p.gateways = cfg, alloc, br, gws
+	p.cfg, p.ipam, p.bridge, p.gateways, p.guard = cfg, alloc, br, gws, guard
 	p.mu.Unlock()
 	p.log.Info("pod network ready", "bridge", cfg.Bridge, "subnets", cfg.Subnets, "state", cfg.StateDir)
 	return nil
@@ -163,6 +178,13 @@ func (p *Plugin) Configure(_ context.Context, config, runtime, version string) (
 		return 0, err
 	}
 	return 0, p.setup(cfg)
+}
+
+// portGuard returns the port security guard (set up with the bridge).
+func (p *Plugin) portGuard() *portsec.Guard {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.guard
 }
 
 // state returns what the handlers need, or an error before setup.
@@ -226,6 +248,11 @@ func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*a
 	// mappings the runtime sends; every other pod's rules go.
 	if err := p.syncHostPorts(pods, alloc.Lookup); err != nil {
 		return nil, err
+	}
+	if !cfg.NoPortSecurity {
+		if err := p.syncPorts(pods, alloc.Lookup); err != nil {
+			return nil, err
+		}
 	}
 	if p.policies != nil {
 		var local []PolicyPod
@@ -311,6 +338,11 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 	err = pns.createPair(link)
 	a := <-allocated
 	link.addrs = a.addrs
+	// The port's guard before eth0 is up and so before the pod's first
+	// frame (until then the port, unknown to the guard, passes nothing).
+	if err == nil && a.err == nil && !cfg.NoPortSecurity {
+		err = p.portGuard().Add(p.port(pod, link.addrs))
+	}
 	if err == nil && a.err == nil {
 		err = pns.configure(link)
 	}
@@ -330,6 +362,9 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 		// port rule may point at them.
 		if herr := p.hostports.Remove(id); herr != nil {
 			p.log.Warn("removing host ports after a failed setup", "pod", id, "error", herr)
+		}
+		if gerr := p.portGuard().Remove(id); gerr != nil {
+			p.log.Warn("removing the port's guard after a failed setup", "pod", id, "error", gerr)
 		}
 		if derr := deleteHostVeth(link.hostName); derr != nil {
 			p.log.Warn("deleting the veth after a failed setup", "pod", id, "error", derr)
@@ -430,6 +465,11 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 	// another pod.
 	if p.policies != nil {
 		p.policies.RemovePod(id)
+	}
+	// The port's guard goes: its veth, until deleted, then passes
+	// nothing (an unknown port).
+	if err := p.portGuard().Remove(id); err != nil {
+		p.log.Warn("removing the port's guard", "pod", id, "error", err)
 	}
 	if err := alloc.Release(ctx, id); err != nil {
 		return fmt.Errorf("podnet: pod %s/%s: releasing addresses: %w", pod.GetNamespace(), pod.GetName(), err)

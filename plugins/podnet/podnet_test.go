@@ -25,6 +25,7 @@ import (
 	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/ipam"
 	"github.com/nrinet/nrinet/plugins/podnet"
+	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 	"github.com/nrinet/nrinet/runtime"
 )
 
@@ -85,7 +86,7 @@ func newEnv(t *testing.T, dualStack bool, opts ...runtime.Option) *env {
 	if dualStack {
 		e.cfg.Subnets = append(e.cfg.Subnets, e.v6.String())
 	}
-	t.Cleanup(func() { testutil.DeleteLink(e.cfg.Bridge) })
+	t.Cleanup(func() { deleteBridge(e.cfg.Bridge) })
 	e.start(nil)
 	return e
 }
@@ -595,5 +596,14 @@ func TestPodnet_BridgeMACStable(t *testing.T) {
 		if got := mac(); got != want {
 			t.Fatalf("after pod %d went, the bridge's MAC is %s, was %s", i, got, want)
 		}
+	}
+}
+
+// deleteBridge deletes a test's bridge and its port security table (the
+// plugin keeps the table while it guards ports, as across restarts).
+func deleteBridge(name string) {
+	testutil.DeleteLink(name)
+	if g, err := portsec.New(name, podnet.HostVethPrefix); err == nil {
+		g.Uninstall()
 	}
 }

@@ -52,7 +52,7 @@ func TestPodnet_Policies(t *testing.T) {
 	}
 	x := 1 + int(randHex(1)[0])%90
 	cfg := podnet.Config{Bridge: "nrpp" + randHex(4), Subnets: []string{fmt.Sprintf("198.18.%d.0/24", x), fmt.Sprintf("fd00:198:18:%x::/64", x)}, MTU: 1500, StateDir: filepath.Join(t.TempDir(), "state")}
-	t.Cleanup(func() { nrtest.DeleteLink(cfg.Bridge) })
+	t.Cleanup(func() { deleteBridge(cfg.Bridge) })
 	p, err := podnet.New(context.Background(), podnet.WithConfig(cfg), podnet.WithLogger(slog.New(slog.DiscardHandler)), podnet.WithPolicies(ctl))
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func TestPodnet_StateDirMode(t *testing.T) {
 				Bridge: "nrps" + randHex(4), Subnets: []string{fmt.Sprintf("198.19.%d.0/24", 1+int(randHex(1)[0])%250)},
 				MTU: 1500, StateDir: dir,
 			}
-			t.Cleanup(func() { testutil.DeleteLink(cfg.Bridge) })
+			t.Cleanup(func() { deleteBridge(cfg.Bridge) })
 			logs := &logBuffer{}
 			p, err := podnet.New(context.Background(), podnet.WithConfig(cfg), podnet.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 			if err != nil {
@@ -77,7 +77,7 @@ func TestPodnet_ConfigPrecedence(t *testing.T) {
 			Bridge: "nrpc" + randHex(4), Subnets: []string{fmt.Sprintf("198.19.%d.0/24", 1+int(randHex(1)[0])%250)},
 			MTU: 1500, StateDir: filepath.Join(t.TempDir(), "state"),
 		}
-		t.Cleanup(func() { testutil.DeleteLink(cfg.Bridge) })
+		t.Cleanup(func() { deleteBridge(cfg.Bridge) })
 		return cfg
 	}
 	bridgeExists := func(name string) bool {

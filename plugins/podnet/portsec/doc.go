@@ -1,5 +1,5 @@
 // Package portsec is nri-podnet's port security: it keeps the nftables
-// table "bridge nrinet-podnet-portsec" so that every frame a pod sends
+// table "bridge nrinet-podnet-portsec-BRIDGE" so that every frame a pod sends
 // into the bridge carries the pod's own identity, or is dropped before the
 // bridge learns from it, routes it or hands it to netfilter's IP hooks.
 //
@@ -28,9 +28,11 @@
 // table's base chain (hook prerouting, priority -300, before br_netfilter
 // and the bridge's learning) jumps to the pod's chain through a verdict
 // map keyed by the interface; a port that has nri-podnet's host veth
-// prefix but no entry (being set up, or left over) is dropped, so a pod
-// is never unguarded. Ports of other names (the node's own, another
-// plugin's) pass untouched.
+// prefix and the bridge's interface group ([Group]) but no entry (being
+// set up, or left over) is dropped, so a pod is never unguarded. Ports of
+// other names (the node's own, another plugin's) and of other groups pass
+// untouched: each bridge has a table of its own, as each nri-podnet has a
+// bridge of its own.
 //
 // Every drop is counted in a named counter per pod and [Reason]
 // ([Guard.Drops]); nri-podnet serves them as metrics.
@@ -39,7 +41,8 @@
 //
 // [Guard.Add] writes one pod's chain, counters and map entry, and
 // [Guard.Remove] takes them out, each in one nftables transaction that
-// touches no other pod. [Guard.Sync] replaces the whole table in one
+// touches no other pod; the table comes with the first port and goes
+// with the last. [Guard.Sync] replaces the whole table in one
 // transaction, so that a restart leaves no window in which a live pod's
 // port is open. [Guard.Uninstall] deletes the table.
 //

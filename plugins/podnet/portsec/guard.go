@@ -15,8 +15,9 @@ import (
 
 // Names of what the package owns.
 const (
-	// TableName is the nftables table (family bridge) the package owns.
-	TableName = "nrinet-podnet-portsec"
+	// TablePrefix starts the name of the nftables table (family bridge)
+	// the package owns for a bridge: see [TableName].
+	TablePrefix = "nrinet-podnet-portsec-"
 	// ChainPrerouting is the table's base chain: type filter, hook
 	// prerouting, priority -300, policy accept.
 	ChainPrerouting = "prerouting"
@@ -113,10 +114,16 @@ func WithNetNS(fd int) Option {
 	}
 }
 
+// TableName is the name of the table that guards the ports of bridge:
+// "nrinet-podnet-portsec-BRIDGE", so that each nri-podnet (one per bridge)
+// owns its own.
+func TableName(bridge string) string { return TablePrefix + bridge }
+
 // Guard keeps the table [TableName] in line with the node's pod ports.
 // Its methods may be called from several goroutines; each writes one
 // nftables transaction under the Guard's lock (kernel work only).
 type Guard struct {
+	bridge  string // whose ports are guarded
 	prefix  string // the host veth prefix whose unknown ports are dropped
 	netnsFD int
 
@@ -125,14 +132,18 @@ type Guard struct {
 	installed bool            // the table is there, with its base chain
 }
 
-// New returns a Guard for ports whose host veths are named with prefix:
-// a port of that prefix without an entry drops every frame. It touches
-// nothing until Add, Remove, Sync or Uninstall.
-func New(prefix string, opts ...Option) (*Guard, error) {
+// New returns a Guard for the ports of bridge whose host veths are named
+// with prefix: a port of the bridge with that prefix and without an entry
+// drops every frame. It touches nothing until Add, Remove, Sync or
+// Uninstall.
+func New(bridge, prefix string, opts ...Option) (*Guard, error) {
+	if bridge == "" || len(bridge) >= unix.IFNAMSIZ {
+		return nil, fmt.Errorf("portsec: bridge name %q: want 1 to %d bytes", bridge, unix.IFNAMSIZ-1)
+	}
 	if prefix == "" || len(prefix) >= unix.IFNAMSIZ {
 		return nil, fmt.Errorf("portsec: interface prefix %q: want 1 to %d bytes", prefix, unix.IFNAMSIZ-1)
 	}
-	g := &Guard{prefix: prefix, ports: map[string]Port{}}
+	g := &Guard{bridge: bridge, prefix: prefix, ports: map[string]Port{}}
 	for _, o := range opts {
 		if err := o(g); err != nil {
 			return nil, err
@@ -198,7 +209,8 @@ func (g *Guard) portOf(iface string) (Port, bool) {
 
 // Remove takes the pod's chain, counters and map entry out, in one
 // transaction; its interface, if it is still there, then drops every
-// frame (an unknown port). Remove of a pod without an entry is a no-op.
+// frame (an unknown port). With the last port the table goes. Remove of
+// a pod without an entry is a no-op.
 func (g *Guard) Remove(id string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -210,17 +222,24 @@ func (g *Guard) Remove(id string) error {
 	if err != nil {
 		return err
 	}
-	t := table()
-	removePod(c, t, p)
+	t := g.table()
+	if len(g.ports) == 1 {
+		// The last port: the table goes (as it comes with the first).
+		c.DelTable(t)
+	} else {
+		removePod(c, t, p)
+	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("portsec: pod %s: removing its port %s from bridge %s: %w", p.name(), p.Interface, TableName, err)
+		return fmt.Errorf("portsec: pod %s: removing its port %s from bridge %s: %w", p.name(), p.Interface, TableName(g.bridge), err)
 	}
 	delete(g.ports, id)
+	g.installed = len(g.ports) > 0
 	return nil
 }
 
 // Sync makes the table hold exactly ports, replacing it in one
-// transaction (so that no port is ever unguarded meanwhile), and the
+// transaction (so that no port is ever unguarded meanwhile; without
+// ports there is no table), and the
 // Guard hold them: what nri-podnet does at every (re)join with the live
 // pods. Invalid ports are skipped, each with its error in skipped; their
 // interfaces then drop every frame.
@@ -256,11 +275,11 @@ func (g *Guard) Uninstall() error {
 	if err != nil {
 		return err
 	}
-	t := table()
+	t := g.table()
 	c.AddTable(t) // so that the deletion never fails
 	c.DelTable(t)
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("portsec: deleting table bridge %s: %w", TableName, err)
+		return fmt.Errorf("portsec: deleting table bridge %s: %w", TableName(g.bridge), err)
 	}
 	g.ports, g.installed = map[string]Port{}, false
 	return nil
@@ -272,10 +291,17 @@ func (g *Guard) replaceAllLocked() error {
 	if err != nil {
 		return err
 	}
-	t := table()
+	t := g.table()
 	c.AddTable(t)
 	c.DelTable(t)
-	ports := addBase(c, g.prefix)
+	if len(g.ports) == 0 {
+		if err := c.Flush(); err != nil {
+			return fmt.Errorf("deleting table bridge %s: %w", TableName(g.bridge), err)
+		}
+		g.installed = false
+		return nil
+	}
+	ports := addBase(c, t, g.bridge, g.prefix)
 	ids := make([]string, 0, len(g.ports))
 	for id := range g.ports {
 		ids = append(ids, id)
@@ -287,7 +313,7 @@ func (g *Guard) replaceAllLocked() error {
 		}
 	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("replacing table bridge %s (%d ports): %w", TableName, len(g.ports), err)
+		return fmt.Errorf("replacing table bridge %s (%d ports): %w", TableName(g.bridge), len(g.ports), err)
 	}
 	g.installed = true
 	return nil
@@ -300,7 +326,7 @@ func (g *Guard) writePodLocked(p Port, moved bool, prev Port) error {
 	if err != nil {
 		return err
 	}
-	t := table()
+	t := g.table()
 	if moved {
 		removePod(c, t, prev)
 	}
@@ -309,13 +335,13 @@ func (g *Guard) writePodLocked(p Port, moved bool, prev Port) error {
 		return err
 	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("writing port %s to table bridge %s: %w", p.Interface, TableName, err)
+		return fmt.Errorf("writing port %s to table bridge %s: %w", p.Interface, TableName(g.bridge), err)
 	}
 	return nil
 }
 
-func table() *nftables.Table {
-	return &nftables.Table{Name: TableName, Family: nftables.TableFamilyBridge}
+func (g *Guard) table() *nftables.Table {
+	return &nftables.Table{Name: TableName(g.bridge), Family: nftables.TableFamilyBridge}
 }
 
 // counterName is the name of a pod port's counter for r.
@@ -346,9 +372,9 @@ func (g *Guard) Drops() (drops []Drop, unknown uint64, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	objs, err := c.GetObjects(table())
+	objs, err := c.GetObjects(g.table())
 	if err != nil {
-		return nil, 0, fmt.Errorf("portsec: reading the counters of table bridge %s: %w", TableName, err)
+		return nil, 0, fmt.Errorf("portsec: reading the counters of table bridge %s: %w", TableName(g.bridge), err)
 	}
 	for _, o := range objs {
 		co, ok := o.(*nftables.CounterObj)
@@ -392,4 +418,25 @@ func (g *Guard) Ports() []string {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// Read returns the interfaces the table in the kernel has a chain for
+// (the guarded ports), sorted; none without a table.
+func (g *Guard) Read() ([]string, error) {
+	c, err := g.conn()
+	if err != nil {
+		return nil, err
+	}
+	chains, err := c.ListChainsOfTableFamily(nftables.TableFamilyBridge)
+	if err != nil {
+		return nil, fmt.Errorf("portsec: listing the chains of bridge tables: %w", err)
+	}
+	var ports []string
+	for _, ch := range chains {
+		if ch.Table.Name == TableName(g.bridge) && ch.Hooknum == nil {
+			ports = append(ports, ch.Name)
+		}
+	}
+	slices.Sort(ports)
+	return ports, nil
 }

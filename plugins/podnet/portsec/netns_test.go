@@ -71,7 +71,7 @@ func newTestNet(t *testing.T, names ...string) *testNet {
 		p.ll = netip.MustParseAddr("fe80::42:ff:fe00:79" + strconv.FormatInt(int64(0x10+i), 16))
 		testutil.NewNetNS(t, p.netns)
 		run("link", "add", p.veth, "type", "veth", "peer", "name", "eth0", "netns", p.netns)
-		run("link", "set", p.veth, "master", "br0", "up")
+		run("link", "set", p.veth, "master", "br0", "group", strconv.FormatUint(uint64(portsec.Group("br0")), 10), "up")
 		pr := func(args ...string) { testutil.Run(t, "ip", append([]string{"-n", p.netns}, args...)...) }
 		pr("link", "set", "eth0", "address", p.mac.String())
 		pr("addr", "add", p.v4.String()+"/24", "dev", "eth0")
@@ -95,7 +95,7 @@ func newTestNet(t *testing.T, names ...string) *testNet {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	if n.guard, err = portsec.New(prefix, portsec.WithNetNS(int(f.Fd()))); err != nil {
+	if n.guard, err = portsec.New("br0", prefix, portsec.WithNetNS(int(f.Fd()))); err != nil {
 		t.Fatal(err)
 	}
 	var ports []portsec.Port
@@ -357,7 +357,7 @@ func TestGuard_UnknownPort(t *testing.T) {
 }
 
 func TestGuard_BadPorts(t *testing.T) {
-	g, err := portsec.New(prefix)
+	g, err := portsec.New("br0", prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,10 +379,10 @@ func TestGuard_BadPorts(t *testing.T) {
 			t.Errorf("%s: Add = %v, want an error saying %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := portsec.New(""); err == nil {
+	if _, err := portsec.New("br0", ""); err == nil {
 		t.Errorf("New with an empty prefix: no error")
 	}
-	if _, err := portsec.New(prefix, portsec.WithNetNS(-1)); err == nil || errors.Is(err, nil) {
+	if _, err := portsec.New("br0", prefix, portsec.WithNetNS(-1)); err == nil || errors.Is(err, nil) {
 		t.Errorf("WithNetNS(-1): %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package portsec
 
 import (
 	"encoding/binary"
+	"hash/fnv"
 	"net/netip"
 
 	"github.com/google/nftables"
@@ -46,10 +47,11 @@ const (
 	arpEthernetIPv4Hdr = "\x00\x01\x08\x00\x06\x04" // htype 1, ptype IPv4, hlen 6, plen 4
 )
 
-// addBase adds the table, its base chains, the port map and the unknown
-// port counter to c's batch, and returns the map.
-func addBase(c *nftables.Conn, prefix string) *nftables.Set {
-	t := c.AddTable(table())
+// addBase adds the table t, its base chains, the port map and the
+// unknown port counter to c's batch, and returns the map. The unknown
+// port rule acts on ports of the bridge's interface group only.
+func addBase(c *nftables.Conn, t *nftables.Table, bridge, prefix string) *nftables.Set {
+	c.AddTable(t)
 	accept := nftables.ChainPolicyAccept
 	ports := &nftables.Set{Table: t, Name: mapPorts, KeyType: nftables.TypeIFName, DataType: nftables.TypeVerdict, IsMap: true}
 	c.AddSet(ports, nil) // cannot fail: no elements
@@ -61,19 +63,37 @@ func addBase(c *nftables.Conn, prefix string) *nftables.Set {
 		ch := c.AddChain(&nftables.Chain{Name: hook.name, Table: t, Type: nftables.ChainTypeFilter,
 			Hooknum: hook.hook, Priority: nftables.ChainPriorityRef(priority), Policy: &accept})
 		// iifname vmap @ports
-		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: []expr.Any{
+		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: append([]expr.Any{},
 			&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1},
 			&expr.Lookup{SourceRegister: 1, SetName: ports.Name, SetID: ports.ID, IsDestRegSet: true, DestRegister: 0},
-		}})
-		// iifname "PREFIX*" counter name unknown-port drop
-		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: []expr.Any{
+		)})
+		// iifgroup GROUP iifname "PREFIX*" counter name unknown-port drop
+		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: append([]expr.Any{},
+			&expr.Meta{Key: expr.MetaKeyIIFGROUP, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binary.NativeEndian.AppendUint32(nil, Group(bridge))},
 			&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1},
 			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte(prefix)},
 			&expr.Objref{Type: objectTypeCounter, Name: counterUnknown},
 			&expr.Verdict{Kind: expr.VerdictDrop},
-		}})
+		)})
 	}
 	return ports
+}
+
+// Group is the interface group (IFLA_GROUP, "ip link set dev X group N")
+// the host veths of bridge's pods must be in: the unknown port rule of
+// bridge's table drops the frames of a port of the group and prefix that
+// has no entry, and leaves other bridges' ports to their own tables (this
+// kernel has no nft_meta_bridge to match a port's bridge). It is derived
+// from the bridge's name, in 1..2^31-1 (0 is the default group, and
+// iproute2 takes groups as signed numbers).
+func Group(bridge string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte("nrinet-podnet-portsec:" + bridge))
+	if g := h.Sum32() & 0x7fffffff; g != 0 {
+		return g
+	}
+	return 1
 }
 
 // ifnameKey is an interface name as a key of the port map.
