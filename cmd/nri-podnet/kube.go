@@ -25,8 +25,8 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet/kube"
 	"github.com/nrinet/nrinet/plugins/podnet/masq"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
-	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 	"github.com/nrinet/nrinet/plugins/podnet/policies"
+	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
 
 // clusterFlags are the flags of nri-podnet as a cluster network: -kube,
