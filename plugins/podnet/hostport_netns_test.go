@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -481,5 +482,39 @@ func TestPodnet_HostPorts(t *testing.T) {
 	}
 	if got := e.nodeTables(); len(got) != 0 {
 		t.Errorf("after -uninstall the node has tables %q", got)
+	}
+}
+
+// TestPodnet_HostIPNotLocal: a pod asking for a host port on another
+// pod's address or a remote one does not start; the error names the pod,
+// the host IP and the port, and nothing of the pod is left (no veth, no
+// rule, no address); on the node's own address it starts.
+func TestPodnet_HostIPNotLocal(t *testing.T) {
+	e := newNodeEnv(t, nil)
+	_, victim4, victim6 := e.runPod("victim")
+	for i, ip := range []string{victim4.String(), victim6.String(), "198.51.100.9"} {
+		name := "thief" + strconv.Itoa(i)
+		pod, _, err := e.tryPod(name, pm(tcp, 54500, ip))
+		if err == nil {
+			t.Fatalf("%s with host IP %s started", name, ip)
+		}
+		for _, s := range []string{"default/" + name, ip, "54500", "not an address of this node"} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("error %q does not say %q", err, s)
+			}
+		}
+		if out, err := exec.Command("ip", "-n", e.node, "-o", "link", "show", podnet.HostVethName(pod.Id)).CombinedOutput(); err == nil {
+			t.Errorf("%s's veth left: %s", name, out)
+		}
+		if out := testutil.Run(t, "ip", "-n", e.netPfx+"-"+name, "-o", "addr", "show", "scope", "global"); out != "" {
+			t.Errorf("%s's addresses left: %s", name, out)
+		}
+	}
+	if got := e.rulePods(); len(got) != 0 {
+		t.Errorf("rules of %q", got)
+	}
+	e.runPod("web", pm(tcp, 54500, e.nodeIP4.String()))
+	if got := e.rulePods(); !slices.Equal(got, []string{"web"}) {
+		t.Errorf("rules of %q, want web", got)
 	}
 }

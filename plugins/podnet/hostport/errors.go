@@ -18,7 +18,29 @@ var (
 	// range, an unknown protocol, a host IP that is no IP address or of a
 	// family the pod has no address of.
 	ErrInvalidMapping = errors.New("hostport: invalid port mapping")
+
+	// ErrNotLocal is matched by the error of [Mapper.Add] and [Mapper.Sync]
+	// for a mapping whose host IP is not an address of the node: a host
+	// port on another pod's or a remote address would take that
+	// address's connections over. The concrete error is a
+	// [*NotLocalError].
+	ErrNotLocal = errors.New("hostport: host IP is not an address of this node")
 )
+
+// NotLocalError reports that Pod asked for a host port on a host IP that
+// is none of the node's addresses. It matches [ErrNotLocal].
+type NotLocalError struct {
+	Pod     PodRef
+	Mapping Mapping
+}
+
+func (e *NotLocalError) Error() string {
+	return fmt.Sprintf("hostport: pod %s: host port %s: host IP %s is not an address of this node (a host port is published on the node's own addresses only)",
+		e.Pod, e.Mapping.hostSide(), e.Mapping.HostIP)
+}
+
+// Is reports whether target is [ErrNotLocal].
+func (e *NotLocalError) Is(target error) bool { return target == ErrNotLocal }
 
 // ConflictError reports that Pod asked for a host port that Holder
 // holds: same protocol and port, and host IPs that overlap (equal, or one

@@ -3,6 +3,10 @@ package hostport
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +76,88 @@ func (m *Mapper) conn() (*nftables.Conn, error) {
 	return c, nil
 }
 
+// checkLocal returns a [*NotLocalError] for the first of binds whose host
+// IP is not one of the node's addresses. *cache, if not nil, holds the
+// node's addresses once read.
+func (m *Mapper) checkLocal(pod PodRef, binds []bind, cache *[]netip.Addr) error {
+	var local []netip.Addr
+	if cache != nil {
+		local = *cache
+	}
+	for _, b := range binds {
+		if !b.dst.IsValid() {
+			continue
+		}
+		if local == nil {
+			var err error
+			if local, err = m.localAddrs(); err != nil {
+				return fmt.Errorf("hostport: pod %s: %w", pod, err)
+			}
+			if cache != nil {
+				*cache = local
+			}
+		}
+		if !slices.Contains(local, b.dst) {
+			return &NotLocalError{Pod: pod, Mapping: b.m}
+		}
+	}
+	return nil
+}
+
+// localAddrs lists the addresses of the Mapper's network namespace.
+func (m *Mapper) localAddrs() ([]netip.Addr, error) {
+	if m.netnsFD == 0 {
+		return interfaceAddrs()
+	}
+	type result struct {
+		addrs []netip.Addr
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		defer orig.Close()
+		if err := unix.Setns(m.netnsFD, unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: fmt.Errorf("entering the network namespace: %w", err)}
+			return
+		}
+		addrs, err := interfaceAddrs()
+		if serr := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); serr != nil {
+			done <- result{err: fmt.Errorf("back from the network namespace: %w", serr)}
+			return // the thread stays locked and ends with the goroutine
+		}
+		runtime.UnlockOSThread()
+		done <- result{addrs, err}
+	}()
+	r := <-done
+	return r.addrs, r.err
+}
+
+// interfaceAddrs lists the addresses of the calling thread's network
+// namespace.
+func interfaceAddrs() ([]netip.Addr, error) {
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("listing the node's addresses: %w", err)
+	}
+	out := make([]netip.Addr, 0, len(as))
+	for _, a := range as {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out = append(out, ip.Unmap())
+			}
+		}
+	}
+	return out, nil
+}
+
 // conflict returns the conflict of binds (pod's) with what the other
 // pods in held hold, if any.
 func conflict(held map[string]podEntry, pod PodRef, binds []bind) error {
@@ -101,6 +187,9 @@ func (m *Mapper) Add(pod Pod) error {
 	}
 	binds, err := pod.binds()
 	if err != nil {
+		return err
+	}
+	if err := m.checkLocal(pod.PodRef, binds, nil); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -200,12 +289,16 @@ func (m *Mapper) replacePod(id string, rules []rule) error {
 func (m *Mapper) Sync(pods []Pod) (skipped []error, err error) {
 	held := map[string]podEntry{}
 	var rules []rule
+	var local []netip.Addr // read once, when a pod needs them
 	for _, p := range pods {
 		if err := checkID(p.ID); err != nil {
 			skipped = append(skipped, err)
 			continue
 		}
 		binds, err := p.binds()
+		if err == nil {
+			err = m.checkLocal(p.PodRef, binds, &local)
+		}
 		if err == nil {
 			err = conflict(held, p.PodRef, binds)
 		}

@@ -28,10 +28,15 @@ func randHex(n int) string {
 func newNetNSMapper(t *testing.T) (*hostport.Mapper, *os.File) {
 	t.Helper()
 	testutil.SkipUnlessRoot(t)
-	f, err := os.Open(testutil.NewNetNS(t, "nrhp"+randHex(4)))
+	name := "nrhp" + randHex(4)
+	f, err := os.Open(testutil.NewNetNS(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The node's own addresses that the tests publish host ports on.
+	testutil.Run(t, "ip", "-n", name, "link", "set", "lo", "up")
+	testutil.Run(t, "ip", "-n", name, "addr", "add", "198.19.0.1/32", "dev", "lo")
+	testutil.Run(t, "ip", "-n", name, "addr", "add", "fd00:198:18:ff::1/128", "dev", "lo")
 	t.Cleanup(func() { f.Close() })
 	m, err := hostport.New(hostport.WithNetNS(int(f.Fd())))
 	if err != nil {
@@ -281,5 +286,49 @@ func TestMapper_SyncInNetNS(t *testing.T) {
 	}
 	if err := fresh.Uninstall(); err != nil {
 		t.Errorf("Uninstall again: %v", err)
+	}
+}
+
+// A host IP that is not the node's (another pod's, a remote host's) is
+// refused with a NotLocalError naming the pod, the host IP and the port,
+// and writes nothing; Sync skips such a pod and writes the others.
+func TestMapper_NotLocalInNetNS(t *testing.T) {
+	m, _ := newNetNSMapper(t)
+	for _, ip := range []string{"198.18.1.6", "198.51.100.9", "fd00:198:18:1::6"} {
+		pod := hostport.Pod{
+			PodRef:   hostport.PodRef{ID: "p1", Namespace: "default", Name: "thief"},
+			Addrs:    addrs("198.18.1.5", "fd00:198:18:1::5"),
+			Mappings: []hostport.Mapping{{Protocol: hostport.TCP, HostPort: 8080, ContainerPort: 80, HostIP: netip.MustParseAddr(ip)}},
+		}
+		err := m.Add(pod)
+		var nl *hostport.NotLocalError
+		if !errors.Is(err, hostport.ErrNotLocal) || !errors.As(err, &nl) || nl.Pod.Name != "thief" {
+			t.Fatalf("Add with host IP %s = %v, want a NotLocalError", ip, err)
+		}
+		for _, s := range []string{"default/thief", ip, "8080"} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("error %q does not say %q", err, s)
+			}
+		}
+		if got := comments(t, m); len(got) != 0 {
+			t.Errorf("host IP %s: rules written: %q", ip, got)
+		}
+	}
+	ok := hostport.Pod{
+		PodRef:   hostport.PodRef{ID: "p2", Namespace: "default", Name: "web"},
+		Addrs:    addrs("198.18.1.7"),
+		Mappings: []hostport.Mapping{{Protocol: hostport.TCP, HostPort: 8081, ContainerPort: 80, HostIP: netip.MustParseAddr("198.19.0.1")}},
+	}
+	bad := hostport.Pod{
+		PodRef:   hostport.PodRef{ID: "p3", Namespace: "default", Name: "thief"},
+		Addrs:    addrs("198.18.1.8"),
+		Mappings: []hostport.Mapping{{Protocol: hostport.TCP, HostPort: 8082, ContainerPort: 80, HostIP: netip.MustParseAddr("198.18.1.7")}},
+	}
+	skipped, err := m.Sync([]hostport.Pod{ok, bad})
+	if err != nil || len(skipped) != 1 || !errors.Is(skipped[0], hostport.ErrNotLocal) {
+		t.Fatalf("Sync = %v, skipped %v; want the thief skipped", err, skipped)
+	}
+	if m.Holds("p3") || !m.Holds("p2") {
+		t.Errorf("holders after Sync: %v", m.Holders())
 	}
 }

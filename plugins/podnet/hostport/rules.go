@@ -60,10 +60,11 @@ type rule struct {
 // podRules returns the rules of a pod's binds. For each bind, in
 // prerouting and in output (the same rule):
 //
-//	meta nfproto ipv4 meta l4proto tcp th dport HOSTPORT ip daddr HOSTIP counter dnat ip to PODADDR:PORT
+//	meta nfproto ipv4 meta l4proto tcp th dport HOSTPORT ip daddr HOSTIP fib daddr type local counter dnat ip to PODADDR:PORT
 //	meta nfproto ipv4 meta l4proto tcp th dport HOSTPORT fib daddr type local counter dnat ip to PODADDR:PORT
 //
-// (the second for every local address), and in postrouting, once per
+// (the second for every local address; a host IP must be the node's, and
+// the fib check guards both), and in postrouting, once per
 // address of the pod that a bind targets, the masquerade of the pod's
 // own connections that were sent back to it (hairpin), whose replies
 // would otherwise never reach the node to be un-NATed:
@@ -151,12 +152,14 @@ func dnatExprs(b bind) []expr.Any {
 	e := append(match(b.v6, b.m.Protocol), thPort(true, b.m.HostPort)...)
 	if b.dst.IsValid() {
 		e = append(e, addrIs(b.v6, true, b.dst)...)
-	} else {
-		e = append(e,
-			&expr.Fib{Register: 1, FlagDADDR: true, ResultADDRTYPE: true},
-			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binary.NativeEndian.AppendUint32(nil, unix.RTN_LOCAL)},
-		)
 	}
+	// Every DNAT is for the node's own addresses only, as portmap's: a
+	// rule whose host IP stopped being local (or never was) takes no
+	// connection to another host over.
+	e = append(e,
+		&expr.Fib{Register: 1, FlagDADDR: true, ResultADDRTYPE: true},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binary.NativeEndian.AppendUint32(nil, unix.RTN_LOCAL)},
+	)
 	return append(e,
 		&expr.Counter{},
 		&expr.Immediate{Register: 1, Data: b.addr.AsSlice()},
