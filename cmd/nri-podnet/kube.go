@@ -170,6 +170,11 @@ func startCluster(ctx context.Context, f *clusterFlags, configPath string, launc
 	if c.kubeFile, err = readKubeFile(configPath, f.nodeName); err != nil {
 		return nil, pluginops.Usage(err)
 	}
+	if f.networkPolicy && c.kubeFile.NoBridgeNetfilter {
+		// Traffic between two pods of the bridge would skip the forward
+		// hook, and with it every policy.
+		return nil, pluginops.Usage(fmt.Errorf("%s: noBridgeNetfilter: true turns NetworkPolicy enforcement between this node's pods off; remove it, or run with -network-policy=false", configPath))
+	}
 	client, err := kubeClient(f.kubeconfig)
 	if err != nil {
 		return nil, err

@@ -381,6 +381,7 @@ func TestPodnet_BadConfig(t *testing.T) {
 		{"-kube: subnets in the file", []string{"-kube", "-node-name", "n1", "-config", good}, "with -kube the subnets are Node n1's spec.podCIDRs"},
 		{"-kube: missing file", []string{"-kube", "-node-name", "n1", "-config", missing}, "no such file"},
 		{"-kube without a node name", []string{"-kube", "-node-name", ""}, "-kube needs this node's name"},
+		{"-kube: noBridgeNetfilter with policies", []string{"-kube", "-node-name", "n1", "-config", file("nobrnf.json", `{"bridge": "nrpbad", "noBridgeNetfilter": true}`)}, "noBridgeNetfilter: true turns NetworkPolicy enforcement between this node's pods off"},
 		{"-uninstall: missing file", []string{"-uninstall", "-config", missing}, "no such file"},
 		{"-uninstall: bad JSON", []string{"-uninstall", "-config", file("uninstall.json", `{"bridge": `)}, "parsing configuration"},
 	} {
