@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -65,7 +66,28 @@ func (e *PolicyError) Unwrap() error { return e.Err }
 // [*PolicyError] per problem, joined) names each policy and value. CIDRs
 // are read as the API server reads them: leading zeros allowed, and an
 // IPv4-mapped IPv6 prefix taken as the IPv4 one.
+//
+// One policy may put at most [DefaultMaxPolicyElements] set elements and
+// rules into the table (its peers' sets counted once, however many pods
+// it selects; its rules once per selected pod): a bigger one fails closed
+// too, allowing nothing while isolating its pods, with an
+// [*OversizedError] naming it, and is listed in [Program.Oversized].
+// [CompileMax] takes another bound.
 func Compile(policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pods []Pod) (*Program, error) {
+	return CompileMax(policies, namespaces, pods, DefaultMaxPolicyElements)
+}
+
+// DefaultMaxPolicyElements is how many set elements and rules one policy
+// may put into the table: room for peers of 16,000 address ranges (an
+// ipBlock with as many excepts, or as many pods at scattered addresses).
+// A write of that much takes tens of milliseconds; without a bound one
+// policy can make the node's table arbitrarily large and its writes
+// arbitrarily slow.
+const DefaultMaxPolicyElements = 32768
+
+// CompileMax is [Compile] with max set elements and rules per policy (0:
+// no bound).
+func CompileMax(policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pods []Pod, max int) (*Program, error) {
 	c := compiler{nsLabels: map[string]labels.Set{}, pods: pods, byNS: map[string][]*Pod{}}
 	for _, ns := range namespaces {
 		c.nsLabels[ns.Name] = ns.Labels
@@ -93,7 +115,101 @@ func Compile(policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pod
 		p.Pods = append(p.Pods, *pr)
 	}
 	slices.SortFunc(p.Pods, func(a, b PodRules) int { return cmp.Compare(a.Pod, b.Pod) })
+	if max > 0 {
+		for _, o := range p.capPolicies(max) {
+			errs = append(errs, &PolicyError{Policy: o.Policy, Err: &OversizedError{Policy: o.Policy, Elements: o.Elements, Max: max}})
+			p.Oversized = append(p.Oversized, o)
+		}
+	}
 	return p, errors.Join(errs...)
+}
+
+// OversizedError reports a policy that would put more set elements and
+// rules into the table than one policy may: it allows nothing, and still
+// isolates the pods it selects.
+type OversizedError struct {
+	Policy        string
+	Elements, Max int
+}
+
+func (e *OversizedError) Error() string {
+	return fmt.Sprintf("needs %d set elements and rules, more than the %d one policy may have: it allows nothing (the pods it selects stay isolated)", e.Elements, e.Max)
+}
+
+// Oversized is a policy left out of the table for its size.
+type Oversized struct {
+	Policy   string // namespace/name
+	Elements int    // what it would have needed
+}
+
+// capPolicies takes out the rules of every policy whose rules and peer
+// sets exceed limit, keeping the pods isolated, and returns those policies
+// in the order of their names.
+func (p *Program) capPolicies(limit int) []Oversized {
+	type peerSize struct{ fams, elements int }
+	sizes := map[*netipx.IPSet]peerSize{} // each peer set measured once
+	measure := func(s *netipx.IPSet) peerSize {
+		if ps, ok := sizes[s]; ok {
+			return ps
+		}
+		var ps peerSize
+		var v4, v6 bool
+		for _, r := range s.Ranges() {
+			if r.From().Is6() {
+				v6 = true
+			} else {
+				v4 = true
+			}
+			ps.elements += 2 // start, and end (but after a family's last address)
+		}
+		for _, b := range []bool{v4, v6} {
+			if b {
+				ps.fams++
+			}
+		}
+		sizes[s] = ps
+		return ps
+	}
+	size := map[string]int{}
+	counted := map[string]bool{} // PeersIDs whose sets are counted
+	for _, pr := range p.Pods {
+		for _, d := range []*Direction{pr.Ingress, pr.Egress} {
+			if d == nil {
+				continue
+			}
+			for _, r := range d.Rules {
+				fams := 2 // any peer: both families
+				if r.Peers != nil {
+					ps := measure(r.Peers)
+					fams = ps.fams
+					if r.PeersID == "" || !counted[r.PeersID] {
+						counted[r.PeersID] = r.PeersID != ""
+						size[r.Policy] += ps.elements
+					}
+				}
+				size[r.Policy] += fams * max(1, len(r.Ports)) // the chain's rules
+			}
+		}
+	}
+	var out []Oversized
+	for _, name := range slices.Sorted(maps.Keys(size)) {
+		if size[name] > limit {
+			out = append(out, Oversized{Policy: name, Elements: size[name]})
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	for i := range p.Pods {
+		for _, d := range []*Direction{p.Pods[i].Ingress, p.Pods[i].Egress} {
+			if d != nil {
+				d.Rules = slices.DeleteFunc(d.Rules, func(r Rule) bool {
+					return slices.ContainsFunc(out, func(o Oversized) bool { return o.Policy == r.Policy })
+				})
+			}
+		}
+	}
+	return out
 }
 
 type compiler struct {
@@ -188,6 +304,7 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 		peers *netipx.IPSet // nil: any
 		none  bool          // peers matched nothing
 		specs []portSpec
+		id    string // the peers' PeersID
 	}
 	var ins []ingressPrep
 	var egs []Rule
@@ -199,7 +316,7 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 			if err == nil {
 				specs, err = portSpecs(r.Ports)
 			}
-			prep := ingressPrep{specs: specs}
+			prep := ingressPrep{specs: specs, id: fmt.Sprintf("%s ingress %d", name, j)}
 			if err == nil && !pe.any {
 				if prep.peers, err = m.addrs(); err == nil {
 					prep.none = len(prep.peers.Ranges()) == 0
@@ -214,7 +331,7 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 	}
 	if egress {
 		for j, r := range pol.Spec.Egress {
-			rules, err := c.egressRule(name, pol.Namespace, r)
+			rules, err := c.egressRule(name, pol.Namespace, j, r)
 			if err != nil {
 				c.errs = append(c.errs, fmt.Errorf("egress rule %d: %w (the rule allows nothing)", j, err))
 				continue
@@ -235,6 +352,7 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 			}
 			for _, in := range ins {
 				if rule, ok := ingressRule(name, pod, in.peers, in.none, in.specs); ok {
+					rule.PeersID = in.id
 					pr.Ingress.Rules = append(pr.Ingress.Rules, rule)
 				}
 			}
@@ -433,7 +551,7 @@ func ingressRule(policy string, target *Pod, peers *netipx.IPSet, none bool, spe
 	return rule, true
 }
 
-func (c *compiler) egressRule(policy, ns string, r networkingv1.NetworkPolicyEgressRule) ([]Rule, error) {
+func (c *compiler) egressRule(policy, ns string, j int, r networkingv1.NetworkPolicyEgressRule) ([]Rule, error) {
 	m := c.peerList(ns, r.To)
 	pe, err := m.p, m.err
 	if err != nil {
@@ -445,7 +563,7 @@ func (c *compiler) egressRule(policy, ns string, r networkingv1.NetworkPolicyEgr
 	}
 	var out []Rule
 	// The numeric ports (or none at all) go to every peer.
-	numeric := Rule{Policy: policy}
+	numeric := Rule{Policy: policy, PeersID: fmt.Sprintf("%s egress %d", policy, j)}
 	named := false
 	for _, s := range specs {
 		if s.name == "" {
@@ -495,7 +613,8 @@ func (c *compiler) egressRule(policy, ns string, r networkingv1.NetworkPolicyEgr
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Rule{Policy: policy, Peers: set, Ports: []PortRange{k.r}})
+		out = append(out, Rule{Policy: policy, Peers: set, Ports: []PortRange{k.r},
+			PeersID: fmt.Sprintf("%s egress %d named port %s", policy, j, k.r)})
 	}
 	return out, nil
 }

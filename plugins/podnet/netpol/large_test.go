@@ -78,17 +78,17 @@ func TestEnforcer_LargeTable(t *testing.T) {
 		suffix string
 		want   int
 	}{{"-v4", 2 * peers4}, {"-v6", 2 * peers6}} {
-		// The one pod's chain is in-ID; its first rule's sets in-ID-0-v4
-		// and -v6.
+		// The peers of each policy's rule are a set of their own,
+		// peers-HASH-v4 and -v6, shared by the pods the policy selects.
 		sets, err := c.GetSets(&nftables.Table{Name: netpol.TableName, Family: nftables.TableFamilyINet})
 		if err != nil {
 			t.Fatal(err)
 		}
 		i := slices.IndexFunc(sets, func(s *nftables.Set) bool {
-			return strings.HasPrefix(s.Name, "in-") && strings.HasSuffix(s.Name, "-0"+fam.suffix)
+			return strings.HasPrefix(s.Name, "peers-") && strings.HasSuffix(s.Name, fam.suffix)
 		})
 		if i < 0 {
-			t.Fatalf("no set in-ID-0%s in the table", fam.suffix)
+			t.Fatalf("no set peers-HASH%s in the table", fam.suffix)
 		}
 		set := sets[i]
 		elems, err := c.GetSetElements(set)

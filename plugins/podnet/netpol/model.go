@@ -86,6 +86,11 @@ type Rule struct {
 	Policy string
 	Peers  *netipx.IPSet
 	Ports  []PortRange
+	// PeersID names Peers for every pod the policy selects: the rule of
+	// the policy they come from (Compile sets it). Rules of several pods
+	// with one PeersID share one set in the table; "" gives the rule a
+	// set of its own.
+	PeersID string
 }
 
 // Direction is a pod's verdict in one direction when a policy isolates it
@@ -109,4 +114,7 @@ type PodRules struct {
 // policy isolates, in the order of their keys.
 type Program struct {
 	Pods []PodRules
+	// Oversized are the policies left out for their size (they allow
+	// nothing; the pods they select stay isolated), by name.
+	Oversized []Oversized
 }

@@ -1,11 +1,13 @@
 package netpol
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -172,6 +174,12 @@ func build(p *Program) (*ruleset, error) {
 
 	ids := make(map[string]string, len(p.Pods))
 	owner := map[netip.Addr]string{}
+	shared := map[string]setDef{} // the sets written, by name
+	type peersSets struct {
+		peers *netipx.IPSet
+		sets  []setDef
+	}
+	byPeers := map[string]peersSets{} // by PeersID
 	for _, pr := range p.Pods {
 		id := chainID(pr.Pod)
 		if other, ok := ids[id]; ok {
@@ -218,9 +226,34 @@ func build(p *Program) (*ruleset, error) {
 				})
 			}
 			for j, r := range d.dir.Rules {
-				rules, sets := allowRules(fmt.Sprintf("%s%s-%d", prefix, i, j), r, !d.ingress, verdict, commentPrefix+pod+" allowed by "+r.Policy)
+				comment := commentPrefix + pod + " allowed by " + r.Policy
+				var rules []rule
+				var sets []setDef
+				if c, ok := byPeers[r.PeersID]; ok && r.PeersID != "" && c.peers == r.Peers {
+					// The peers of this policy rule, computed for another
+					// pod it selects: their sets again.
+					rules, sets = allowRules("", r, !d.ingress, verdict, comment, c.sets)
+				} else {
+					setPrefix := fmt.Sprintf("%s%s-%d", prefix, i, j)
+					if r.PeersID != "" {
+						setPrefix = peersSetPrefix(r.PeersID)
+					}
+					rules, sets = allowRules(setPrefix, r, !d.ingress, verdict, comment, nil)
+					if r.PeersID != "" && !sharable(shared, sets) {
+						// Not the peers another pod's rule of that PeersID
+						// has: a set of the pod's own.
+						rules, sets = allowRules(fmt.Sprintf("%s%s-%d", prefix, i, j), r, !d.ingress, verdict, comment, nil)
+					} else if r.PeersID != "" {
+						byPeers[r.PeersID] = peersSets{r.Peers, sets}
+					}
+				}
 				ch.rules = append(ch.rules, rules...)
-				rs.sets = append(rs.sets, sets...)
+				for _, s := range sets {
+					if _, ok := shared[s.name]; !ok {
+						shared[s.name] = s
+						rs.sets = append(rs.sets, s)
+					}
+				}
 			}
 			ch.rules = append(ch.rules, rule{
 				exprs:   []expr.Any{&expr.Counter{}, &expr.Verdict{Kind: expr.VerdictDrop}},
@@ -248,6 +281,27 @@ func build(p *Program) (*ruleset, error) {
 	return rs, nil
 }
 
+// peersSetPrefix names the sets of the peers of a policy's rule, shared
+// by every pod the policy selects: "peers-" and the first 64 bits of the
+// SHA-256 of the PeersID, in hex; "-v4" or "-v6" follows.
+func peersSetPrefix(peersID string) string {
+	sum := sha256.Sum256([]byte(peersID))
+	return "peers-" + hex.EncodeToString(sum[:8])
+}
+
+// sharable reports whether sets may be the ones of their names written
+// already (the same elements), or are new.
+func sharable(written map[string]setDef, sets []setDef) bool {
+	for _, s := range sets {
+		if w, ok := written[s.name]; ok && !slices.EqualFunc(w.elements, s.elements, func(a, b nftables.SetElement) bool {
+			return bytes.Equal(a.Key, b.Key) && a.IntervalEnd == b.IntervalEnd
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
 // chainID names a pod's chains and sets: the first 64 bits of the
 // SHA-256 of its "namespace/name", in hex. A pod's names stay the same
 // while it lives, whatever other pods come and go; the comments name the
@@ -260,8 +314,9 @@ func chainID(pod string) string {
 // allowRules are the rules of one allowed Rule in a pod's chain: per
 // family its peers have (both when any), per port range (one when none),
 // with verdict; and the peer sets they look up. dst: the peers are the
-// destination (egress).
-func allowRules(setPrefix string, r Rule, dst bool, verdict expr.VerdictKind, comment string) ([]rule, []setDef) {
+// destination (egress). have, if not nil, are r's peer sets, computed
+// before: they are looked up and not returned again.
+func allowRules(setPrefix string, r Rule, dst bool, verdict expr.VerdictKind, comment string, have []setDef) ([]rule, []setDef) {
 	var rules []rule
 	var sets []setDef
 	type fam struct {
@@ -269,9 +324,14 @@ func allowRules(setPrefix string, r Rule, dst bool, verdict expr.VerdictKind, co
 		set string
 	}
 	var fams []fam
-	if r.Peers == nil {
+	switch {
+	case r.Peers == nil:
 		fams = []fam{{v6: false}, {v6: true}}
-	} else {
+	case have != nil:
+		for _, s := range have {
+			fams = append(fams, fam{v6: s.v6, set: s.name})
+		}
+	default:
 		for _, v6 := range []bool{false, true} {
 			elems := intervalElements(r.Peers, v6)
 			if len(elems) == 0 {

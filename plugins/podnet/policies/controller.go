@@ -80,6 +80,9 @@ type Controller struct {
 	// ("namespace/name" → resourceVersion), for logging changes.
 	lister   listers
 	policies map[string]string
+	// oversized are the policies too big to enforce at the last compile,
+	// with the elements they would need (reportOversized).
+	oversized map[string]int
 }
 
 type listers struct {
@@ -344,11 +347,17 @@ func (c *Controller) sync() error {
 	c.mu.Unlock()
 	p, pols, err := c.compile(local, known)
 	npol := len(pols)
+	if p != nil {
+		c.reportOversized(p.Oversized)
+	}
 	if err != nil && p != nil {
-		// Policies the compiler could not read fail closed, each alone
-		// (netpol.Compile); the program holds the others.
-		c.log.Error("NetworkPolicies the engine cannot read: enforced as allowing nothing", "error", err)
-		c.metrics.unreadable()
+		// Policies the compiler could not read, or too big to enforce,
+		// fail closed, each alone (netpol.Compile); the program holds the
+		// others.
+		if unreadable := withoutOversized(err); unreadable != nil {
+			c.log.Error("NetworkPolicies the engine cannot read: enforced as allowing nothing", "error", unreadable)
+			c.metrics.unreadable()
+		}
 		err = nil
 	}
 	var st netpol.Stats
@@ -394,6 +403,46 @@ func (c *Controller) sync() error {
 	close(c.changed)
 	c.changed = make(chan struct{})
 	return err
+}
+
+// reportOversized logs each policy that became too big to enforce, or
+// stopped being, once, and keeps the metric in line.
+func (c *Controller) reportOversized(over []netpol.Oversized) {
+	c.metrics.setOversized(over)
+	now := make(map[string]int, len(over))
+	for _, o := range over {
+		now[o.Policy] = o.Elements
+		if _, had := c.oversized[o.Policy]; !had {
+			c.log.Error("NetworkPolicy too big to enforce: it allows nothing, and the pods it selects stay isolated",
+				"policy", o.Policy, "elements", o.Elements, "max", netpol.DefaultMaxPolicyElements)
+		}
+	}
+	for name := range c.oversized {
+		if _, ok := now[name]; !ok {
+			c.log.Info("NetworkPolicy no longer too big: enforced", "policy", name)
+		}
+	}
+	c.oversized = now
+}
+
+// withoutOversized is err (netpol.Compile's, joined PolicyErrors) less
+// the OversizedErrors, or nil when nothing else is left.
+func withoutOversized(err error) error {
+	var rest []error
+	for _, e := range unjoin(err) {
+		var o *netpol.OversizedError
+		if !errors.As(e, &o) {
+			rest = append(rest, e)
+		}
+	}
+	return errors.Join(rest...)
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // compile builds the program: the API's policies, namespaces and pods,

@@ -21,6 +21,7 @@ import (
 //	nri_podnet_netpol_sync_errors_total   counter: failed compiles and writes, and syncs with policies it could not read
 //	nri_podnet_netpol_writes_total{kind}  counter: syncs by what they wrote: "full" (the whole table), "changes" (what differed), "none"
 //	nri_podnet_netpol_last_write_objects  gauge: the size of the last transaction (rules, elements, chains and sets it wrote or deleted)
+//	nri_podnet_netpol_oversized_policy_elements{policy}  gauge: policies too big to enforce (they allow nothing), with the set elements and rules they would need
 //
 // The methods of a nil *Metrics do nothing.
 type Metrics struct {
@@ -29,6 +30,7 @@ type Metrics struct {
 	duration                              prometheus.Histogram
 	errors                                prometheus.Counter
 	writes                                *prometheus.CounterVec
+	oversized                             *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them on reg.
@@ -54,8 +56,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Time to compile the NetworkPolicies and write the table, failures included."}),
 		errors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "sync_errors_total",
 			Help: "Failed compiles and writes of the NetworkPolicy table."}),
+		oversized: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "oversized_policy_elements",
+			Help: "NetworkPolicies too big to enforce, by namespace/name, with the set elements and rules each would need: each allows nothing, and the pods it selects stay isolated."}, []string{"policy"}),
 	}
-	for _, c := range []prometheus.Collector{m.policies, m.pods, m.rules, m.sets, m.elements, m.written, m.duration, m.errors, m.writes} {
+	for _, c := range []prometheus.Collector{m.policies, m.pods, m.rules, m.sets, m.elements, m.written, m.duration, m.errors, m.writes, m.oversized} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -92,5 +96,16 @@ func (m *Metrics) synced(start time.Time, policies int, st netpol.Stats, err err
 func (m *Metrics) unreadable() {
 	if m != nil {
 		m.errors.Inc()
+	}
+}
+
+// setOversized makes the oversized gauge hold exactly over.
+func (m *Metrics) setOversized(over []netpol.Oversized) {
+	if m == nil {
+		return
+	}
+	m.oversized.Reset()
+	for _, o := range over {
+		m.oversized.WithLabelValues(o.Policy).Set(float64(o.Elements))
 	}
 }
