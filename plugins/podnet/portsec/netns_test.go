@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
@@ -118,78 +116,14 @@ func newTestNet(t *testing.T, names ...string) *testNet {
 	return n
 }
 
-// sniffer reads every frame arriving at one interface of a namespace.
-type sniffer struct {
-	fd     int
-	frames chan []byte
+func (n *testNet) sniff(netns, iface string) *testutil.Sniffer {
+	return testutil.Sniff(n.t, filepath.Join(testutil.NetNSDir, netns), iface)
 }
-
-func (n *testNet) sniff(netns, iface string) *sniffer {
-	n.t.Helper()
-	s := &sniffer{frames: make(chan []byte, 256)}
-	err := testutil.InNetNS(filepath.Join(testutil.NetNSDir, netns), func() error {
-		itf, err := net.InterfaceByName(iface)
-		if err != nil {
-			return err
-		}
-		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, int(htons(unix.ETH_P_ALL)))
-		if err != nil {
-			return err
-		}
-		s.fd = fd
-		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: itf.Index})
-	})
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	tv := unix.NsecToTimeval(int64(10 * time.Second))
-	unix.SetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	go func() {
-		defer close(s.frames)
-		buf := make([]byte, 65536)
-		for {
-			k, _, err := unix.Recvfrom(s.fd, buf, 0)
-			if err != nil {
-				return
-			}
-			s.frames <- append([]byte{}, buf[:k]...)
-		}
-	}()
-	n.t.Cleanup(func() { unix.Close(s.fd) })
-	return s
-}
-
-// until returns the frames seen before one that holds fence; it fails
-// the test if the fence never comes.
-func (s *sniffer) until(t *testing.T, fence []byte) [][]byte {
-	t.Helper()
-	var seen [][]byte
-	for f := range s.frames {
-		if bytes.Contains(f, fence) {
-			return seen
-		}
-		seen = append(seen, f)
-	}
-	t.Fatalf("the fence %q never arrived", fence)
-	return nil
-}
-
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // send sends a raw frame out of the pod's eth0.
 func (n *testNet) send(p *testPod, frame []byte) {
 	n.t.Helper()
-	err := testutil.InNetNS(filepath.Join(testutil.NetNSDir, p.netns), func() error {
-		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		var dst [8]byte
-		copy(dst[:], frame[:6])
-		return unix.Sendto(fd, frame, 0, &unix.SockaddrLinklayer{Ifindex: p.ifindex, Halen: 6, Addr: dst})
-	})
-	if err != nil {
+	if err := testutil.SendFrame(filepath.Join(testutil.NetNSDir, p.netns), "eth0", frame); err != nil {
 		n.t.Fatalf("sending from %s: %v", p.name, err)
 	}
 }
@@ -222,10 +156,10 @@ func TestGuard_Attacks(t *testing.T) {
 	outside4, outside6 := netip.MustParseAddr("198.19.79.2"), netip.MustParseAddr("fd00:198:18:7a::2")
 	marker := func(name string) []byte { return []byte("nrinet-portsec attack " + name) }
 	udp4 := func(src, dst netip.Addr, name string) []byte {
-		return ipv4Packet(src, dst, 17, udp(4000, 5000, marker(name)))
+		return testutil.IPv4Packet(src, dst, 17, testutil.UDP(4000, 5000, marker(name)))
 	}
 	udp6 := func(src, dst netip.Addr, name string) []byte {
-		return ipv6Packet(src, dst, 17, udp(4000, 5000, marker(name)))
+		return testutil.IPv6Packet(src, dst, 17, testutil.UDP(4000, 5000, marker(name)))
 	}
 	for _, tc := range []struct {
 		name   string
@@ -239,61 +173,67 @@ func TestGuard_Attacks(t *testing.T) {
 		seen func(f []byte) bool
 	}{
 		{name: "forged IPv4 source, another pod's", reason: portsec.ReasonIPv4,
-			frame: func(s string) []byte { return ethFrame(b.mac, a.mac, 0x0800, udp4(c.v4, b.v4, s)) }},
+			frame: func(s string) []byte { return testutil.EthFrame(b.mac, a.mac, 0x0800, udp4(c.v4, b.v4, s)) }},
 		{name: "forged IPv4 source, unallocated, to the outside", reason: portsec.ReasonIPv4, toNode: true,
 			frame: func(s string) []byte {
-				return ethFrame(n.bridge, a.mac, 0x0800, udp4(netip.MustParseAddr("198.18.79.200"), outside4, s))
+				return testutil.EthFrame(n.bridge, a.mac, 0x0800, udp4(netip.MustParseAddr("198.18.79.200"), outside4, s))
 			}},
 		{name: "forged IPv6 source, another pod's", reason: portsec.ReasonIPv6,
-			frame: func(s string) []byte { return ethFrame(b.mac, a.mac, 0x86dd, udp6(c.v6, b.v6, s)) }},
+			frame: func(s string) []byte { return testutil.EthFrame(b.mac, a.mac, 0x86dd, udp6(c.v6, b.v6, s)) }},
 		{name: "forged IPv6 source, the target's own", reason: portsec.ReasonIPv6,
-			frame: func(s string) []byte { return ethFrame(b.mac, a.mac, 0x86dd, udp6(b.v6, b.v6, s)) }},
+			frame: func(s string) []byte { return testutil.EthFrame(b.mac, a.mac, 0x86dd, udp6(b.v6, b.v6, s)) }},
 		{name: "forged IPv6 source, another pod's link-local", reason: portsec.ReasonIPv6,
-			frame: func(s string) []byte { return ethFrame(b.mac, a.mac, 0x86dd, udp6(c.ll, b.ll, s)) }},
+			frame: func(s string) []byte { return testutil.EthFrame(b.mac, a.mac, 0x86dd, udp6(c.ll, b.ll, s)) }},
 		{name: "forged IPv6 source to the outside", reason: portsec.ReasonIPv6, toNode: true,
 			frame: func(s string) []byte {
-				return ethFrame(n.bridge, a.mac, 0x86dd, udp6(netip.MustParseAddr("fd00:198:18:79::200"), outside6, s))
+				return testutil.EthFrame(n.bridge, a.mac, 0x86dd, udp6(netip.MustParseAddr("fd00:198:18:79::200"), outside6, s))
 			}},
 		{name: "priority-tagged (VLAN ID 0)", reason: portsec.ReasonVLAN,
-			frame: func(s string) []byte { return tagged(ethFrame(b.mac, a.mac, 0x0800, udp4(a.v4, b.v4, s)), 0x8100, 0) }},
+			frame: func(s string) []byte {
+				return testutil.VLANTagged(testutil.EthFrame(b.mac, a.mac, 0x0800, udp4(a.v4, b.v4, s)), 0x8100, 0)
+			}},
 		{name: "802.1Q VLAN 10", reason: portsec.ReasonVLAN,
-			frame: func(s string) []byte { return tagged(ethFrame(b.mac, a.mac, 0x86dd, udp6(a.v6, b.v6, s)), 0x8100, 10) }},
+			frame: func(s string) []byte {
+				return testutil.VLANTagged(testutil.EthFrame(b.mac, a.mac, 0x86dd, udp6(a.v6, b.v6, s)), 0x8100, 10)
+			}},
 		{name: "QinQ", reason: portsec.ReasonVLAN,
 			frame: func(s string) []byte {
-				return tagged(tagged(ethFrame(b.mac, a.mac, 0x0800, udp4(a.v4, b.v4, s)), 0x8100, 20), 0x88a8, 30)
+				return testutil.VLANTagged(testutil.VLANTagged(testutil.EthFrame(b.mac, a.mac, 0x0800, udp4(a.v4, b.v4, s)), 0x8100, 20), 0x88a8, 30)
 			}},
 		{name: "another pod's MAC (FDB poisoning)", reason: portsec.ReasonMAC,
-			frame: func(s string) []byte { return ethFrame(b.mac, c.mac, 0x0800, udp4(a.v4, b.v4, s)) }},
+			frame: func(s string) []byte { return testutil.EthFrame(b.mac, c.mac, 0x0800, udp4(a.v4, b.v4, s)) }},
 		{name: "gratuitous ARP for another pod's address", reason: portsec.ReasonARP,
 			frame: func(string) []byte {
-				return ethFrame(broadcast, a.mac, 0x0806, arpPacket(1, a.mac, c.v4, make(net.HardwareAddr, 6), c.v4))
+				return testutil.EthFrame(broadcast, a.mac, 0x0806, testutil.ARPPacket(1, a.mac, c.v4, make(net.HardwareAddr, 6), c.v4))
 			},
 			seen: func(f []byte) bool { return bytes.Contains(f, append([]byte(a.mac), c.v4.AsSlice()...)) }},
 		{name: "ARP reply with another pod's MAC", reason: portsec.ReasonARP,
-			frame: func(string) []byte { return ethFrame(b.mac, a.mac, 0x0806, arpPacket(2, c.mac, a.v4, b.mac, b.v4)) },
-			seen:  func(f []byte) bool { return bytes.Contains(f, append([]byte(c.mac), a.v4.AsSlice()...)) }},
+			frame: func(string) []byte {
+				return testutil.EthFrame(b.mac, a.mac, 0x0806, testutil.ARPPacket(2, c.mac, a.v4, b.mac, b.v4))
+			},
+			seen: func(f []byte) bool { return bytes.Contains(f, append([]byte(c.mac), a.v4.AsSlice()...)) }},
 		{name: "unsolicited neighbour advertisement for another pod's address", reason: portsec.ReasonND,
 			frame: func(string) []byte {
-				return ethFrame(b.mac, a.mac, 0x86dd, ipv6Packet(a.ll, b.ll, 58, neighborAdvert(c.v6, a.mac)))
+				return testutil.EthFrame(b.mac, a.mac, 0x86dd, testutil.IPv6Packet(a.ll, b.ll, 58, testutil.NeighborAdvert(c.v6, a.mac)))
 			},
 			seen: func(f []byte) bool { return len(f) > 62 && f[54] == 136 && bytes.Contains(f, c.v6.AsSlice()) }},
 		{name: "router advertisement", reason: portsec.ReasonRouter,
 			frame: func(string) []byte {
-				return ethFrame(net.HardwareAddr{0x33, 0x33, 0, 0, 0, 1}, a.mac, 0x86dd,
-					ipv6Packet(a.ll, netip.MustParseAddr("ff02::1"), 58, routerAdvert(netip.MustParsePrefix("fd00:198:18:7b::/64"), a.mac)))
+				return testutil.EthFrame(net.HardwareAddr{0x33, 0x33, 0, 0, 0, 1}, a.mac, 0x86dd,
+					testutil.IPv6Packet(a.ll, netip.MustParseAddr("ff02::1"), 58, testutil.RouterAdvert(netip.MustParsePrefix("fd00:198:18:7b::/64"), a.mac)))
 			},
 			seen: func(f []byte) bool { return len(f) > 54 && f[54] == 134 }},
 		{name: "IPv6 redirect", reason: portsec.ReasonRouter,
 			frame: func(string) []byte {
-				return ethFrame(b.mac, a.mac, 0x86dd, ipv6Packet(a.ll, b.ll, 58, redirect6(a.ll, outside6)))
+				return testutil.EthFrame(b.mac, a.mac, 0x86dd, testutil.IPv6Packet(a.ll, b.ll, 58, testutil.Redirect6(a.ll, outside6)))
 			},
 			seen: func(f []byte) bool { return len(f) > 54 && f[54] == 137 }},
 		{name: "IPv4 redirect", reason: portsec.ReasonRouter,
 			frame: func(s string) []byte {
-				return ethFrame(b.mac, a.mac, 0x0800, ipv4Packet(a.v4, b.v4, 1, redirect4(a.v4, udp4(b.v4, outside4, s))))
+				return testutil.EthFrame(b.mac, a.mac, 0x0800, testutil.IPv4Packet(a.v4, b.v4, 1, testutil.Redirect4(a.v4, udp4(b.v4, outside4, s))))
 			}},
 		{name: "another EtherType", reason: portsec.ReasonEtherType,
-			frame: func(s string) []byte { return ethFrame(b.mac, a.mac, 0x88b5, marker(s)) }},
+			frame: func(s string) []byte { return testutil.EthFrame(b.mac, a.mac, 0x88b5, marker(s)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns, iface, dstMAC := b.netns, "eth0", b.mac
@@ -306,8 +246,8 @@ func TestGuard_Attacks(t *testing.T) {
 			s := n.sniff(ns, iface)
 			n.send(a, tc.frame(tc.name))
 			fence := "fence " + tc.name
-			n.send(a, ethFrame(dstMAC, a.mac, 0x0800, fence4(fence)))
-			for _, f := range s.until(t, []byte(fence)) {
+			n.send(a, testutil.EthFrame(dstMAC, a.mac, 0x0800, fence4(fence)))
+			for _, f := range s.Until(t, []byte(fence)) {
 				if bytes.Contains(f, marker(tc.name)) || (tc.seen != nil && tc.seen(f)) {
 					t.Errorf("%s got the attack frame: % x", iface, f)
 				}
