@@ -30,6 +30,15 @@
 //     docs/deploy.md's uninstall (kubectl delete -k, nri-podnet
 //     -uninstall) removes nri-podnet's routes, nftables table and bridge.
 //
+// TestAdversarial (make e2e-adversarial, and part of make e2e-kube) is
+// the port security suite: stage 2's two nodes and outside host, six pods,
+// and a pod that attacks the others with raw frames (forged sources, VLAN
+// tags, another pod's MAC, ARP, neighbour and router advertisements,
+// redirects), host ports on addresses not its node's, and a policy of
+// 20,000 excepts; each attack must be counted in nri-podnet's metrics and
+// never reach its victim, and the legitimate flows must work, without
+// NetworkPolicies and with them.
+//
 // docs/kube-e2e.md says exactly what each stage checks and how long it
 // all takes.
 //
