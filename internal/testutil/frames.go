@@ -177,15 +177,14 @@ func Sniff(t testing.TB, path, iface string) *Sniffer {
 	if err != nil {
 		t.Fatalf("sniffing %s in %s: %v", iface, path, err)
 	}
-	// A read that waits longer than this ends the sniffer: a fence that
-	// never comes fails the test instead of hanging it.
-	tv := unix.NsecToTimeval(int64(10 * time.Second))
-	unix.SetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	go func() {
 		defer close(s.frames)
 		buf := make([]byte, 65536)
 		for {
 			k, _, err := unix.Recvfrom(s.fd, buf, 0)
+			if err == unix.EINTR {
+				continue // a signal (the Go scheduler's) interrupted the wait
+			}
 			if err != nil {
 				return
 			}
@@ -196,17 +195,35 @@ func Sniff(t testing.TB, path, iface string) *Sniffer {
 	return s
 }
 
-// Until returns the frames seen before one that holds fence; it fails the
-// test if the fence does not come.
-func (s *Sniffer) Until(t testing.TB, fence []byte) [][]byte {
+// Until sends fence with send, again every 200 ms until a frame that
+// holds it arrives, and returns the frames seen before that one; it fails
+// the test if none comes within 10 s. (A first packet may wait for
+// neighbour resolution, or be lost to it.)
+func (s *Sniffer) Until(t testing.TB, fence []byte, send func() error) [][]byte {
 	t.Helper()
 	var seen [][]byte
-	for f := range s.frames {
-		if bytes.Contains(f, fence) {
-			return seen
-		}
-		seen = append(seen, f)
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	if err := send(); err != nil {
+		t.Fatalf("sending the fence %q: %v", fence, err)
 	}
-	t.Fatalf("the fence %q never arrived", fence)
-	return nil
+	for {
+		select {
+		case f, ok := <-s.frames:
+			if !ok {
+				t.Fatalf("the sniffer stopped before the fence %q arrived", fence)
+			}
+			if bytes.Contains(f, fence) {
+				return seen
+			}
+			seen = append(seen, f)
+		case <-tick.C:
+			if err := send(); err != nil {
+				t.Fatalf("sending the fence %q: %v", fence, err)
+			}
+		case <-deadline:
+			t.Fatalf("the fence %q never arrived (%d other frames did)", fence, len(seen))
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -135,6 +136,10 @@ func (s *siege) legitimate(t *testing.T) {
 // all (default-deny egress).
 func (s *siege) enforcePolicies(t *testing.T) {
 	ctx := t.Context()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: advNS}}
+	if _, err := s.cp.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	var peers []networkingv1.NetworkPolicyPeer
 	for _, p := range []*advPod{s.peer, s.rpeer} {
 		for _, a := range p.ips {
@@ -294,10 +299,7 @@ func (s *siege) attacks(t *testing.T) {
 				return n > before, fmt.Sprintf("%s drops: %v", at.reason, n)
 			})
 			fence := "fence " + at.name
-			if err := at.fence(fence); err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range sn.Until(t, []byte(fence)) {
+			for _, f := range sn.Until(t, []byte(fence), func() error { return at.fence(fence) }) {
 				if bytes.Contains(f, []byte("nrinet-adversarial")) || (at.seen != nil && at.seen(f)) {
 					t.Errorf("the victim got the attack: % x", f)
 				}

@@ -246,8 +246,10 @@ func TestGuard_Attacks(t *testing.T) {
 			s := n.sniff(ns, iface)
 			n.send(a, tc.frame(tc.name))
 			fence := "fence " + tc.name
-			n.send(a, testutil.EthFrame(dstMAC, a.mac, 0x0800, fence4(fence)))
-			for _, f := range s.Until(t, []byte(fence)) {
+			sendFence := func() error {
+				return testutil.SendFrame(filepath.Join(testutil.NetNSDir, a.netns), "eth0", testutil.EthFrame(dstMAC, a.mac, 0x0800, fence4(fence)))
+			}
+			for _, f := range s.Until(t, []byte(fence), sendFence) {
 				if bytes.Contains(f, marker(tc.name)) || (tc.seen != nil && tc.seen(f)) {
 					t.Errorf("%s got the attack frame: % x", iface, f)
 				}
