@@ -64,6 +64,12 @@
 // inet nrinet-podnet-hostport, the pods' host ports, and inet
 // nrinet-podnet-netpol, the policies) and the bridge of this node, and
 // exits.
+//
+// "nri-podnet explain [-address HOST:PORT] SRC DST PORT/PROTO" asks the
+// nri-podnet running on the node (its -health-address, default
+// 127.0.0.1:9465) why its NetworkPolicies allow or deny a new connection,
+// and prints one line naming the policies (GET /explain?src=&dst=&port=
+// on the health server answers the same).
 package main
 
 import (
@@ -71,6 +77,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -91,6 +98,9 @@ func main() {
 }
 
 func run() error {
+	if len(os.Args) > 1 && os.Args[1] == "explain" {
+		return explainCommand(os.Args[2:], os.Stdout, os.Stderr)
+	}
 	var (
 		config = flag.String("config", "", "configuration `file` (JSON), required unless the runtime launched the plugin; it takes precedence over a configuration the runtime sends, which is then ignored")
 		socket = flag.String("socket", "", "runtime NRI socket (default /var/run/nri/nri.sock)")
@@ -103,6 +113,7 @@ func run() error {
 		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-podnet -config FILE [-socket PATH] [-name NAME] [-idx NN] [-log-level LEVEL] [-log-format text|json] [-health-address ADDR] [-version]
        nri-podnet -kube [-kubeconfig FILE] [-node-name NAME] [-cluster-cidr CIDRS] [-config FILE] ...
        nri-podnet -uninstall [-config FILE]
+       nri-podnet explain [-address HOST:PORT] SRC DST PORT/PROTO
 
 nrinet's native pod network plugin. It needs a runtime with nrinet's pod
 network extension (nrinetd): it refuses to join a runtime without it (stock
@@ -124,6 +135,8 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 		metrics    *podnet.Metrics   // nil without -health-address
 		polMetrics *policies.Metrics // nil without -health-address
 	)
+	expl := &explainer{}
+	ops.Handlers = map[string]http.Handler{"/explain": expl}
 	stopOps, err := ops.Start(log, func(reg prometheus.Registerer) (err error) {
 		if metrics, err = podnet.NewMetrics(reg); err != nil {
 			return err
@@ -147,6 +160,9 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	}
 	defer cn.Stop()
 	ops.Checks.Add(cn.Ready)
+	if cn.policies != nil {
+		expl.policies.Store(cn.policies)
+	}
 	// With -kube this waits for the Node's pod CIDRs, not connected, so
 	// that the runtime reports NetworkReady false.
 	cfg, err := cn.Config(ctx)

@@ -174,6 +174,20 @@ func (s *siege) enforcePolicies(t *testing.T) {
 		}
 		return true, ""
 	})
+	// "Why was this denied?": nri-podnet explain asks the running plugin.
+	for _, c := range []struct {
+		from, to *advPod
+		says     string
+	}{
+		{s.third, s.victim, "denied: egress of " + s.third.addr(true).String() + " not isolated (no policy of this node's pods selects it); ingress of adv/victim: no policy allows it (isolated by adv/victim-allows-peers)"},
+		{s.peer, s.victim, "allowed: egress of " + s.peer.addr(true).String() + " not isolated (no policy of this node's pods selects it); ingress of adv/victim allowed by adv/victim-allows-peers"},
+		{s.attacker, s.peer, "denied: egress of adv/attacker: no policy allows it (isolated by adv/attacker-deny-egress)"},
+	} {
+		out := run(t, env.podnet, "explain", "-address", s.a.healthAddr, c.from.addr(true).String(), c.to.addr(true).String(), "5000/udp")
+		if !strings.HasPrefix(out, c.says) {
+			t.Errorf("nri-podnet explain %s → %s: %q, want it to start %q", c.from.name, c.to.name, out, c.says)
+		}
+	}
 }
 
 // attack is one attack: a frame the attacker sends, the victim that must

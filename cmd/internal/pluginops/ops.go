@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,9 @@ type Ops struct {
 	HealthAddress string
 	// Checks is the readiness of /readyz.
 	Checks health.Checks
+	// Handlers are more GET endpoints of the health server, by path
+	// (nri-podnet's /explain); set before Start.
+	Handlers map[string]http.Handler
 	// Log are -log-level and -log-format (and -verbose, the same as
 	// -log-level debug).
 	Log *logflags.Flags
@@ -107,7 +111,16 @@ func (o *Ops) Start(log *slog.Logger, register func(prometheus.Registerer) error
 		return nil, err
 	}
 	o.Checks.Add(o.stubReady)
-	srv, err := health.Listen(o.HealthAddress, health.Handler(reg, o.Checks.Ready))
+	h := health.Handler(reg, o.Checks.Ready)
+	if len(o.Handlers) > 0 {
+		mux := http.NewServeMux()
+		mux.Handle("/", h)
+		for path, eh := range o.Handlers {
+			mux.Handle("GET "+path, eh)
+		}
+		h = mux
+	}
+	srv, err := health.Listen(o.HealthAddress, h)
 	if err != nil {
 		return nil, fmt.Errorf("-health-address: %w", err)
 	}

@@ -40,6 +40,8 @@ type testNet struct {
 	pods map[string]*testPod
 	ext  *testPod
 	enf  *netpol.Enforcer
+	// program is the last applied.
+	program *netpol.Program
 }
 
 type testPod struct {
@@ -228,6 +230,7 @@ func (n *testNet) apply(policies []*networkingv1.NetworkPolicy, namespaces []net
 	if _, err := n.enf.Apply(p); err != nil {
 		n.t.Fatal(err)
 	}
+	n.program = p
 }
 
 // expect checks each flow, both families.
@@ -248,9 +251,19 @@ func (n *testNet) pod(name string) *testPod {
 func (n *testNet) expect(t *testing.T, flows []flow) {
 	t.Helper()
 	for _, f := range flows {
-		for _, ip := range n.pod(f.to).ips {
+		for i, ip := range n.pod(f.to).ips {
 			if got := n.reach(n.pod(f.from), ip, f.proto, f.port); got != f.want {
 				t.Errorf("%s -> %s %s/%d: reached %v, want %v", f.from, ip, f.proto, f.port, got, f.want)
+			}
+			// What Program.Explain says of the flow is what the
+			// kernel did.
+			proto := netpol.TCP
+			if f.proto == "udp" {
+				proto = netpol.UDP
+			}
+			e := n.program.Explain(netpol.Flow{Src: n.pod(f.from).ips[i], Dst: ip, Protocol: proto, Port: uint16(f.port)})
+			if e.Allowed() != f.want {
+				t.Errorf("Explain(%s -> %s %s/%d) = %s; the kernel: reached %v", f.from, ip, f.proto, f.port, e, f.want)
 			}
 		}
 	}

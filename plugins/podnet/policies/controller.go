@@ -80,6 +80,8 @@ type Controller struct {
 	// ("namespace/name" → resourceVersion), for logging changes.
 	lister   listers
 	policies map[string]string
+	// program is the last program applied (Explain), under mu.
+	program *netpol.Program
 	// oversized are the policies too big to enforce at the last compile,
 	// with the elements they would need (reportOversized).
 	oversized map[string]int
@@ -393,7 +395,7 @@ func (c *Controller) sync() error {
 		if c.failed > 0 && c.failed <= g {
 			c.log.Info("NetworkPolicies enforced again")
 		}
-		c.applied = g
+		c.applied, c.program = g, p
 		c.logPolicyChanges(pols, st, time.Since(start))
 		if !c.synced {
 			c.log.Info("NetworkPolicies enforced", "policies", npol, "isolatedPods", st.Pods, "rules", st.Rules, "sets", st.Sets, "elements", st.Elements, "in", time.Since(start).Round(time.Microsecond))
@@ -403,6 +405,21 @@ func (c *Controller) sync() error {
 	close(c.changed)
 	c.changed = make(chan struct{})
 	return err
+}
+
+// ErrNoProgram is Explain's error before the first table is written.
+var ErrNoProgram = errors.New("policies: no NetworkPolicy table written yet")
+
+// Explain says which policies allow or deny the first packet of flow in
+// the table last written (netpol.Program.Explain).
+func (c *Controller) Explain(flow netpol.Flow) (netpol.Explanation, error) {
+	c.mu.Lock()
+	p := c.program
+	c.mu.Unlock()
+	if p == nil {
+		return netpol.Explanation{}, ErrNoProgram
+	}
+	return p.Explain(flow), nil
 }
 
 // reportOversized logs each policy that became too big to enforce, or
