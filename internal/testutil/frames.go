@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
+	"os"
 	"testing"
 	"time"
 
@@ -151,14 +152,17 @@ func SendFrame(path, iface string, frame []byte) error {
 
 // A Sniffer reads every frame arriving at one interface.
 type Sniffer struct {
-	fd     int
+	f      *os.File
 	frames chan []byte
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // Sniff starts reading the frames of iface in the namespace at path
-// (an AF_PACKET socket bound to it); the test's end closes it.
+// (an AF_PACKET socket bound to it); the test's end closes it. The
+// socket is non-blocking and read through Go's poller, so that closing
+// it ends the read (a blocking read would outlive the close, and take
+// the frames of the next socket to get its descriptor number).
 func Sniff(t testing.TB, path, iface string) *Sniffer {
 	t.Helper()
 	s := &Sniffer{frames: make(chan []byte, 1024)}
@@ -167,31 +171,39 @@ func Sniff(t testing.TB, path, iface string) *Sniffer {
 		if err != nil {
 			return err
 		}
-		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, int(htons(unix.ETH_P_ALL)))
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
 		if err != nil {
 			return err
 		}
-		s.fd = fd
-		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: itf.Index})
+		if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: itf.Index}); err != nil {
+			unix.Close(fd)
+			return err
+		}
+		s.f = os.NewFile(uintptr(fd), "sniffer "+iface)
+		return nil
 	})
 	if err != nil {
 		t.Fatalf("sniffing %s in %s: %v", iface, path, err)
 	}
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		defer close(s.frames)
 		buf := make([]byte, 65536)
 		for {
-			k, _, err := unix.Recvfrom(s.fd, buf, 0)
-			if err == unix.EINTR {
-				continue // a signal (the Go scheduler's) interrupted the wait
-			}
+			k, err := s.f.Read(buf)
 			if err != nil {
 				return
 			}
 			s.frames <- append([]byte{}, buf[:k]...)
 		}
 	}()
-	t.Cleanup(func() { unix.Close(s.fd) })
+	t.Cleanup(func() {
+		s.f.Close()
+		for range s.frames { // let the reader finish its last send
+		}
+		<-done
+	})
 	return s
 }
 
