@@ -51,7 +51,10 @@ func ensureBridge(name string, gateways []netip.Prefix, mtu int, netfilter bool,
 	}
 	// The node takes no route or address from what a pod advertises
 	// (port security drops router advertisements from pods too).
-	if err := noRouterAdvertisements(name); err != nil {
+	var se *sysctlError
+	if err := noRouterAdvertisements(name); errors.As(err, &se) {
+		log.Warn("cannot turn router advertisements off on the bridge, the host veths and the pods' eth0 (accept_ra); port security still drops router advertisements from pods", "error", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("bridge %q: %w", name, err)
 	}
 	if netfilter {
@@ -186,7 +189,9 @@ func (p *podNS) createPair(l podLink) error {
 	if err != nil {
 		return fmt.Errorf("creating veth %s/%s in %s: %w", l.hostName, podIfName, p.path, err)
 	}
-	if err := noRouterAdvertisements(l.hostName); err != nil {
+	// A read-only /proc/sys was logged at the bridge's setup.
+	var se *sysctlError
+	if err := noRouterAdvertisements(l.hostName); err != nil && !errors.As(err, &se) {
 		return err
 	}
 	// Hairpin mode: the bridge may send a frame back out of the port it
@@ -215,7 +220,8 @@ func (p *podNS) configure(l podLink) error {
 			return fmt.Errorf("%s in %s: turning off IPv6 link-local address generation: %w", podIfName, p.path, err)
 		}
 	}
-	if err := inNetNS(p.ns, func() error { return noRouterAdvertisements(podIfName) }); err != nil {
+	var se *sysctlError // a read-only /proc/sys: logged at the bridge's setup
+	if err := inNetNS(p.ns, func() error { return noRouterAdvertisements(podIfName) }); err != nil && !errors.As(err, &se) {
 		return fmt.Errorf("%s in %s: %w", podIfName, p.path, err)
 	}
 	for _, a := range l.addrs {
