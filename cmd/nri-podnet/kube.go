@@ -47,7 +47,7 @@ func addClusterFlags(fs *flag.FlagSet) *clusterFlags {
 	fs.StringVar(&f.nodeName, "node-name", os.Getenv("NODE_NAME"), "this node's name, for -kube (default $NODE_NAME)")
 	fs.StringVar(&f.clusterCIDR, "cluster-cidr", "", "comma-separated cluster CIDRs, both families: traffic from the pod CIDRs to destinations outside them is masqueraded (nftables table inet nrinet-podnet); empty: no masquerade, and the table is removed")
 	fs.BoolVar(&f.networkPolicy, "network-policy", true, "with -kube: enforce the cluster's NetworkPolicies for this node's pods (nftables table inet nrinet-podnet-netpol), watching NetworkPolicies, Namespaces and Pods; false removes the table")
-	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet, inet nrinet-podnet-hostport, inet nrinet-podnet-netpol and bridge nrinet-podnet-portsec-BRIDGE, the bridge of -config or nrinet0) and exit")
+	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet, inet nrinet-podnet-hostport, inet nrinet-podnet-netpol and bridge nrinet-podnet-portsec-BRIDGE, route_localnet of the bridge, the bridge of -config or nrinet0) and exit")
 	return f
 }
 
@@ -385,9 +385,9 @@ func warnUnmasqueraded(pods, cluster []netip.Prefix, log *slog.Logger) {
 // the routes of protocol 78, the nftables tables inet nrinet-podnet
 // (masquerade), inet nrinet-podnet-hostport (host ports), inet
 // nrinet-podnet-netpol (policies) and bridge nrinet-podnet-portsec-BRIDGE (port
-// security), and the
-// bridge (-config's, or the default), with its ports. It leaves the state
-// directory.
+// security), route_localnet of the bridge (back to 0, before the host
+// port table and its guard go), and the bridge (-config's, or the
+// default), with its ports. It leaves the state directory.
 func uninstall(configPath string, log *slog.Logger) error {
 	bridge := podnet.DefaultBridge
 	if configPath != "" {
@@ -422,12 +422,14 @@ func uninstall(configPath string, log *slog.Logger) error {
 	} else {
 		log.Info("uninstall: nftables table removed", "table", "bridge "+portsec.TableName(bridge))
 	}
-	if hp, err := hostport.New(); err != nil {
+	// route_localnet of the bridge goes back to 0 before the table,
+	// and its guard, go.
+	if hp, err := hostport.New(hostport.WithLocalhost(bridge)); err != nil {
 		errs = append(errs, err)
 	} else if err := hp.Uninstall(); err != nil {
 		errs = append(errs, err)
 	} else {
-		log.Info("uninstall: nftables table removed", "table", "inet "+hostport.TableName)
+		log.Info("uninstall: nftables table removed, route_localnet of the bridge off", "table", "inet "+hostport.TableName, "bridge", bridge)
 	}
 	link, err := netlink.LinkByName(bridge)
 	var notFound netlink.LinkNotFoundError

@@ -61,9 +61,10 @@
 // connecting, and a pod's policies are in the kernel before its
 // RunPodSandbox returns. "nri-podnet -uninstall [-config FILE]" removes
 // the routes, the nftables tables (inet nrinet-podnet, the masquerade,
-// inet nrinet-podnet-hostport, the pods' host ports, and inet
-// nrinet-podnet-netpol, the policies) and the bridge of this node, and
-// exits.
+// inet nrinet-podnet-hostport, the pods' host ports and their
+// CVE-2020-8558 guard, and inet nrinet-podnet-netpol, the policies),
+// route_localnet of the bridge (before the host port table) and the bridge
+// of this node, and exits.
 //
 // "nri-podnet explain [-address HOST:PORT] SRC DST PORT/PROTO" asks the
 // nri-podnet running on the node (its -health-address, default

@@ -31,6 +31,10 @@ type Options struct {
 	Report, Log string
 	// Dir is critest's working directory (it looks for crictl.yaml there).
 	Dir string
+	// TestImagesFile, if set, is passed as -test-images-file: a YAML file
+	// naming images to use instead of critest's own
+	// (defaultTestContainerImage, webServerTestImage).
+	TestImagesFile string
 	// Timeout bounds the run.
 	Timeout time.Duration
 }
@@ -54,6 +58,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.CrictlConfig != "" {
 		args = append(args, "-config", o.CrictlConfig)
+	}
+	if o.TestImagesFile != "" {
+		args = append(args, "-test-images-file", o.TestImagesFile)
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout+time.Minute)
 	defer cancel()

@@ -15,7 +15,8 @@ import (
 const (
 	// GateEnv must be set for Suite to run: it takes minutes.
 	GateEnv = "NRINET_CRITEST"
-	// FocusEnv is critest's -ginkgo.focus (default DefaultFocus).
+	// FocusEnv is critest's -ginkgo.focus (default Config.Focus, else
+	// DefaultFocus).
 	FocusEnv     = "NRINET_CRITEST_FOCUS"
 	DefaultFocus = "NRI"
 	// OutEnv names a directory for critest's output and reports, and the
@@ -51,6 +52,8 @@ type Target struct {
 	// CrictlConfig is passed as critest's -config; Dir is its working
 	// directory.
 	CrictlConfig, Dir string
+	// TestImagesFile, if set, is passed as critest's -test-images-file.
+	TestImagesFile string
 	// Excuse, if set, marks the failures the runtime's own known defects
 	// explain (Spec.Excused), after the run.
 	Excuse func(specs []Spec)
@@ -67,13 +70,17 @@ type Config struct {
 	Make string
 	// Prefix starts the names of the reports and logs in the output
 	// directory.
-	Prefix   string
+	Prefix string
+	// Focus is critest's -ginkgo.focus when FocusEnv is empty (default
+	// DefaultFocus).
+	Focus    string
 	Variants []Variant
 	// Start starts the runtime of v for t (t's cleanup stops it).
 	Start func(t *testing.T, v Variant) Target
 }
 
-// Suite runs critest's specs that match FocusEnv (default DefaultFocus)
+// Suite runs critest's specs that match FocusEnv (default c.Focus, else
+// DefaultFocus)
 // against each variant in order, one subtest each, judges the strict ones
 // (Check) and logs, and with OutEnv writes, the per-spec table (Summary).
 // It skips unless GateEnv is set.
@@ -90,7 +97,7 @@ func Suite(t *testing.T, c Config) {
 		}
 		t.Logf("critest %s at %s (%v)", c.Version, bin, time.Since(start).Round(time.Millisecond))
 	}
-	focus := cmp.Or(os.Getenv(FocusEnv), DefaultFocus)
+	focus := cmp.Or(os.Getenv(FocusEnv), c.Focus, DefaultFocus)
 	out := os.Getenv(OutEnv)
 	if out == "" {
 		out = t.TempDir()
@@ -141,7 +148,7 @@ func runVariant(t *testing.T, c Config, v Variant, bin, focus, out string) []Spe
 	start := time.Now()
 	runErr := Run(t.Context(), Options{
 		Bin: bin, Endpoint: target.Endpoint, NRISocket: target.NRISocket, CrictlConfig: target.CrictlConfig,
-		Focus: focus, Report: report, Log: logPath, Dir: target.Dir, Timeout: RunTimeout,
+		Focus: focus, Report: report, Log: logPath, Dir: target.Dir, TestImagesFile: target.TestImagesFile, Timeout: RunTimeout,
 	})
 	t.Logf("critest ran in %v (%v); output in %s", time.Since(start).Round(100*time.Millisecond), runErr, logPath)
 	if target.Done != nil {

@@ -39,6 +39,19 @@ type Config struct {
 	// advertisements, past the node's NetworkPolicies. Only for pods that
 	// must (a VM bridged inside a pod), on nodes whose pods are trusted.
 	NoPortSecurity bool `json:"noPortSecurity,omitempty"`
+	// NoLocalhostHostPorts makes host ports unreachable from the node's
+	// own 127.0.0.1 (as they were before nri-podnet supported it). By
+	// default a connection the node makes from 127.0.0.1 to
+	// 127.0.0.1:HOSTPORT reaches the pod, as CRI's port mapping and the
+	// CNI portmap plugin give it: while any pod has a host port, the
+	// bridge (and no other interface) has route_localnet on, those
+	// connections are masqueraded to the bridge's address, and every
+	// packet to 127.0.0.0/8 or ::1 that comes in on an interface but lo
+	// is dropped and counted (the CVE-2020-8558 guard); see package
+	// hostport. With this setting none of it is done, and route_localnet
+	// of the bridge is turned off at start. IPv6 has no route_localnet: a
+	// connection from ::1 is not supported either way.
+	NoLocalhostHostPorts bool `json:"noLocalhostHostPorts,omitempty"`
 }
 
 // Defaults.

@@ -48,7 +48,8 @@
 //	  "gateways": [],
 //	  "mtu":      1500,
 //	  "stateDir": "/var/lib/nri-podnet",
-//	  "noBridgeNetfilter": false
+//	  "noBridgeNetfilter": false,
+//	  "noLocalhostHostPorts": false
 //	}
 //
 // Gateways default to the first host of each subnet. The bridge is created
@@ -69,11 +70,19 @@
 // nftables table inet nrinet-podnet-hostport, for TCP, UDP and SCTP, on
 // the given host IP or, with none, on every local address of the node in
 // each family the pod has an address of. They work for traffic from
-// outside the node, from the node itself (a host IP of 127.0.0.1 too, from
-// a non-loopback source address; a connection from 127.0.0.1 is not
-// supported: see that package), from the node's pods and from the pod
-// itself (hairpin, masqueraded so that the reply comes back through the
-// node). A pod asking for a host port, protocol and host IP another pod
+// outside the node, from the node itself, from the node's pods and from
+// the pod itself (hairpin, masqueraded so that the reply comes back
+// through the node). From the node on 127.0.0.1 too, as CRI's port
+// mapping and the CNI portmap plugin give it: while any pod has a host
+// port, the bridge (and no other interface) has route_localnet on, the
+// node's connections from 127.0.0.0/8 are masqueraded to the bridge's
+// address, and the CVE-2020-8558 guard drops (and counts) what reaches
+// 127.0.0.0/8 or ::1 from any interface but lo, so that the pods still
+// cannot reach the node's loopback-only services (see that package,
+// "Localhost"); with the last host port, at -uninstall and with
+// "noLocalhostHostPorts": true none of it is left, and route_localnet is
+// 0. IPv6 has no route_localnet: a connection from ::1 is not supported.
+// A pod asking for a host port, protocol and host IP another pod
 // holds (an empty host IP overlaps every address of its family) fails
 // RunPodSandbox with a [*hostport.ConflictError] naming the port, the
 // protocol, the host IP and both pods, and nothing of it is left: no

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
@@ -65,7 +66,7 @@ func hasHostPort(pod *api.PodSandbox) bool {
 // publish publishes the pod's host ports, targeting addrs (the pod's
 // prefixes). A conflict is counted in the metrics.
 func (p *Plugin) publish(pod *api.PodSandbox, addrs []netip.Prefix) error {
-	if !hasHostPort(pod) && !p.hostports.Holds(pod.GetId()) {
+	if !hasHostPort(pod) && !p.portMapper().Holds(pod.GetId()) {
 		return nil
 	}
 	mappings, err := portMappings(pod)
@@ -76,7 +77,7 @@ func (p *Plugin) publish(pod *api.PodSandbox, addrs []netip.Prefix) error {
 	for _, a := range addrs {
 		hp.Addrs = append(hp.Addrs, a.Addr())
 	}
-	err = p.hostports.Add(hp)
+	err = p.portMapper().Add(hp)
 	if errors.Is(err, hostport.ErrConflict) {
 		p.metrics.hostPortConflict()
 	}
@@ -112,7 +113,7 @@ func (p *Plugin) syncHostPorts(pods []*api.PodSandbox, lookup func(id string) ([
 		}
 		hps = append(hps, hp)
 	}
-	skipped, err := p.hostports.Sync(hps)
+	skipped, err := p.portMapper().Sync(hps)
 	for _, s := range skipped {
 		p.log.Warn("not publishing the host ports of a pod", "error", s)
 	}
@@ -123,4 +124,33 @@ func (p *Plugin) syncHostPorts(pods []*api.PodSandbox, lookup func(id string) ([
 		p.log.Info("host ports reconciled", "pods", len(hps)-len(skipped))
 	}
 	return nil
+}
+
+// hostPortMapper returns the host port mapper of cfg: reachable from the
+// node's 127.0.0.1 through the bridge (hostport.WithLocalhost) unless
+// cfg.NoLocalhostHostPorts. With that setting the bridge's route_localnet
+// is turned off here, before Synchronize replaces a table that a run
+// without it left (with the guard that route_localnet needs).
+func (p *Plugin) hostPortMapper(cfg Config) (*hostport.Mapper, error) {
+	if cfg.NoLocalhostHostPorts {
+		was, err := noRouteLocalnet(cfg.Bridge)
+		if err != nil {
+			return nil, fmt.Errorf("podnet: bridge %q: %w", cfg.Bridge, err)
+		}
+		if was {
+			p.log.Info("turned route_localnet off on the bridge (noLocalhostHostPorts)", "bridge", cfg.Bridge)
+		}
+		p.log.Info("host ports are not reachable from the node's 127.0.0.1 (noLocalhostHostPorts)")
+		return hostport.New()
+	}
+	if sysctl := filepath.Join("/proc/sys/net/ipv4/conf", cfg.Bridge, "route_localnet"); !sysctlWritable(sysctl) {
+		p.log.Warn("host ports are not reachable from the node's 127.0.0.1: /proc/sys is read-only here (a container that is not privileged), so route_localnet cannot be turned on; they are reachable on the node's other addresses",
+			"sysctl", sysctl)
+		return hostport.New()
+	}
+	hp, err := hostport.New(hostport.WithLocalhost(cfg.Bridge))
+	if err != nil {
+		return nil, fmt.Errorf("podnet: %w", err)
+	}
+	return hp, nil
 }

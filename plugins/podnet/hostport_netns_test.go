@@ -253,25 +253,16 @@ func (e *nodeEnv) reach(what, path, proto string, local netip.Addr, dst netip.Ad
 }
 
 // rulePods reads the host port rules in the node's namespace back and
-// returns the names of the pods they are for, sorted, without repeats.
+// returns the names of the pods they are for, sorted, without repeats
+// (the table's own rules, the guard and the masquerade of localhost
+// connections, are no pod's).
 func (e *nodeEnv) rulePods() []string {
 	e.t.Helper()
-	f, err := os.Open(e.nodePath)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := hostport.New(hostport.WithNetNS(int(f.Fd())))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	rules, err := m.Rules()
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	var names []string
-	for _, r := range rules {
-		names = append(names, e.podNames[r.Pod])
+	for _, r := range e.hostPortRules() {
+		if r.Pod != "" {
+			names = append(names, e.podNames[r.Pod])
+		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
@@ -367,11 +358,15 @@ func TestPodnet_HostPorts(t *testing.T) {
 	if got, err := tcpGet(t, client, netip.Addr{}, ap(gw4, 54323), 2*time.Second); err == nil {
 		t.Errorf("pod2's port on the gateway address answered %q", got)
 	}
-	// A connection from 127.0.0.1 to a host port is not supported (see
-	// package hostport): the kernel drops a loopback source leaving
-	// through the bridge.
-	if got, err := tcpGet(t, e.nodePath, netip.MustParseAddr("127.0.0.1"), ap(netip.MustParseAddr("127.0.0.1"), 54323), time.Second); err == nil {
-		t.Errorf("127.0.0.1 to 127.0.0.1:54323 answered %q; the documentation says it does not", got)
+	// A connection from 127.0.0.1 to a host port, on 127.0.0.1 and on
+	// every address (CRI's port mapping check); not from ::1 (IPv6 has
+	// no route_localnet).
+	lo := netip.MustParseAddr("127.0.0.1")
+	e.reach("curl http://127.0.0.1:54323/hostname", e.nodePath, "tcp", lo, ap(lo, 54323), "pod1")
+	e.reach("curl http://127.0.0.1:54400/hostname", e.nodePath, "tcp", lo, ap(lo, 54400), "pod4")
+	e.reach("echo hostname | nc -u 127.0.0.1 54400", e.nodePath, "udp", netip.Addr{}, ap(lo, 54400), "pod4")
+	if got, err := tcpGet(t, e.nodePath, netip.IPv6Loopback(), ap(netip.IPv6Loopback(), 54400), time.Second); err == nil {
+		t.Errorf("[::1] to [::1]:54400 answered %q; the documentation says it does not", got)
 	}
 
 	// Every pod's bridge port is in hairpin mode; the bridge passes
@@ -472,7 +467,11 @@ func TestPodnet_HostPorts(t *testing.T) {
 	}
 	e.reach("after the rules were restored", e.outPath, "udp", netip.Addr{}, ap(n6, 54400), "pod4")
 
-	// -uninstall takes the table out with the rest.
+	// -uninstall takes the table out with the rest (route_localnet of
+	// the bridge first, then the bridge).
+	if got := e.routeLocalnet(e.cfg.Bridge); got != "1" {
+		t.Errorf("route_localnet of the bridge = %s before -uninstall, want 1", got)
+	}
 	e.proc.kill()
 	if got := e.owners(); slices.Contains(got, pod6.Id) {
 		t.Errorf("the refused pod holds addresses: %q", got)
@@ -482,6 +481,9 @@ func TestPodnet_HostPorts(t *testing.T) {
 	}
 	if got := e.nodeTables(); len(got) != 0 {
 		t.Errorf("after -uninstall the node has tables %q", got)
+	}
+	if out := testutil.Run(t, "ip", "-n", e.node, "-o", "link", "show"); strings.Contains(out, e.cfg.Bridge) {
+		t.Errorf("after -uninstall the bridge %s is left: %s", e.cfg.Bridge, out)
 	}
 }
 

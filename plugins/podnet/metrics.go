@@ -163,8 +163,10 @@ func (c addressCollector) Collect(ch chan<- prometheus.Metric) {
 	if p == nil {
 		return
 	}
-	for _, n := range p.hostports.Counts() {
-		ch <- prometheus.MustNewConstMetric(c.m.hostports, prometheus.GaugeValue, float64(n.N), n.Protocol.String(), n.Family)
+	if hp := p.portMapper(); hp != nil {
+		for _, n := range hp.Counts() {
+			ch <- prometheus.MustNewConstMetric(c.m.hostports, prometheus.GaugeValue, float64(n.N), n.Protocol.String(), n.Family)
+		}
 	}
 	if g := p.portGuard(); g == nil {
 		// not configured yet

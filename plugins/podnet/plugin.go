@@ -42,12 +42,12 @@ type Plugin struct {
 	bridge   netlink.Link
 	gateways []netip.Prefix
 
-	guard *portsec.Guard // the pods' port security (table bridge nrinet-podnet-portsec-BRIDGE); nil before setup
+	guard     *portsec.Guard   // the pods' port security (table bridge nrinet-podnet-portsec-BRIDGE); nil before setup
+	hostports *hostport.Mapper // the pods' host ports (nftables table inet nrinet-podnet-hostport); nil before setup
 
-	hostports *hostport.Mapper // the pods' host ports (nftables table inet nrinet-podnet-hostport)
-	metrics   *Metrics         // nil: none recorded
-	policies  Policies         // nil: no NetworkPolicy engine
-	wg        sync.WaitGroup   // background veth deletions
+	metrics  *Metrics       // nil: none recorded
+	policies Policies       // nil: no NetworkPolicy engine
+	wg       sync.WaitGroup // background veth deletions
 }
 
 var (
@@ -75,11 +75,7 @@ func New(ctx context.Context, opts ...Option) (*Plugin, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("podnet: %w", err)
 	}
-	hp, err := hostport.New()
-	if err != nil {
-		return nil, fmt.Errorf("podnet: %w", err)
-	}
-	p := &Plugin{log: o.log, metrics: o.metrics, hostports: hp, policies: o.policies}
+	p := &Plugin{log: o.log, metrics: o.metrics, policies: o.policies}
 	if o.cfg != nil {
 		if err := p.setup(*o.cfg); err != nil {
 			return nil, err
@@ -125,8 +121,13 @@ func (p *Plugin) setup(cfg Config) error {
 		alloc.Close()
 		return fmt.Errorf("podnet: %w", err)
 	}
+	hp, err := p.hostPortMapper(cfg)
+	if err != nil {
+		alloc.Close()
+		return err
+	}
 	p.mu.Lock()
-	p.cfg, p.ipam, p.bridge, p.gateways, p.guard = cfg, alloc, br, gws, guard
+	p.cfg, p.ipam, p.bridge, p.gateways, p.guard, p.hostports = cfg, alloc, br, gws, guard, hp
 	p.mu.Unlock()
 	p.log.Info("pod network ready", "bridge", cfg.Bridge, "subnets", cfg.Subnets, "state", cfg.StateDir)
 	return nil
@@ -185,6 +186,14 @@ func (p *Plugin) portGuard() *portsec.Guard {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.guard
+}
+
+// portMapper returns the host port mapper (set up with the bridge); nil
+// before.
+func (p *Plugin) portMapper() *hostport.Mapper {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hostports
 }
 
 // state returns what the handlers need, or an error before setup.
@@ -360,7 +369,7 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 		// Give the addresses back, and the half-built veth, even if the
 		// setup failed because the request's deadline passed; no host
 		// port rule may point at them.
-		if herr := p.hostports.Remove(id); herr != nil {
+		if herr := p.portMapper().Remove(id); herr != nil {
 			p.log.Warn("removing host ports after a failed setup", "pod", id, "error", herr)
 		}
 		if gerr := p.portGuard().Remove(id); gerr != nil {
@@ -444,7 +453,7 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 	}
 	id := pod.GetId()
 	// No host port rule may point at an address given back.
-	if err := p.hostports.Remove(id); err != nil {
+	if err := p.portMapper().Remove(id); err != nil {
 		return fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
 	}
 	// Take the addresses off eth0 before they go back to the allocator,

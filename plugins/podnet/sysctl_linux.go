@@ -6,11 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/nrinet/nrinet/plugins/podnet/internal/nsconn"
 )
 
 // noRouterAdvertisements sets the IPv6 sysctl accept_ra of the named
@@ -39,6 +40,20 @@ func noRouterAdvertisements(name string) error {
 		return fmt.Errorf("turning off router advertisements on %s (%s = 0): %w", name, p, err)
 	}
 	return nil
+}
+
+// sysctlWritable reports whether the sysctl file at p can be written
+// here: not in a container whose /proc/sys is read-only. A file that is
+// not there (yet) does not say it cannot.
+func sysctlWritable(p string) bool {
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
+		return false
+	}
+	if err == nil {
+		f.Close()
+	}
+	return true
 }
 
 // sysctlError is a sysctl that cannot be written here: /proc/sys is
@@ -78,31 +93,5 @@ func noRouteLocalnet(name string) (was bool, err error) {
 }
 
 // inNetNS runs f on a thread of its own in the network namespace ns (so
-// that /proc/sys/net is ns's). A thread that cannot get back to the
-// process's namespace is not reused: it ends with its goroutine.
-func inNetNS(ns netns.NsHandle, f func() error) error {
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			done <- fmt.Errorf("the thread's network namespace: %w", err)
-			return
-		}
-		defer orig.Close()
-		if err := netns.Set(ns); err != nil {
-			runtime.UnlockOSThread()
-			done <- fmt.Errorf("entering the pod's network namespace: %w", err)
-			return
-		}
-		ferr := f()
-		if err := netns.Set(orig); err != nil {
-			done <- errors.Join(ferr, fmt.Errorf("back to the node's network namespace: %w", err))
-			return // the thread stays locked and ends with the goroutine
-		}
-		runtime.UnlockOSThread()
-		done <- ferr
-	}()
-	return <-done
-}
+// that /proc/sys/net is ns's): nsconn.Do.
+func inNetNS(ns netns.NsHandle, f func() error) error { return nsconn.Do(int(ns), f) }

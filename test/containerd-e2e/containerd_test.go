@@ -38,6 +38,10 @@ type options struct {
 	nri string
 	// network is where pods get their network from.
 	network network
+	// portmap chains the CNI portmap plugin (nftables backend) after the
+	// bridge in the conflist of CNI mode, as a CNI setup that publishes
+	// host ports does (critest's port mapping specs).
+	portmap bool
 	// requiredNetworkPlugins is the NRI configuration's
 	// required_network_plugins (network mode nri): the plugins that must
 	// be connected before a pod can be created.
@@ -184,7 +188,7 @@ func startContainerd(t testing.TB, opts options) *containerd {
 		}
 	}
 	if opts.network == networkCNI {
-		c.cni = newCNINet(t, dir, "nrinet-ce2e", "nrce", token)
+		c.cni = newCNINet(t, dir, "nrinet-ce2e", "nrce", token, opts.portmap)
 	}
 	if opts.metrics {
 		c.metricsAddr = freeAddr(t)
@@ -596,32 +600,34 @@ func (c *containerd) removePods() {
 }
 
 // newCNINet writes a bridge conflist (bridge + host-local, dual-stack,
-// no masquerading) named name-token with a bridge named bridgePrefix+token,
-// on free subnets other than those of avoid, into a directory of its own
-// under dir; host-local keeps its state under dir too.
-func newCNINet(t testing.TB, dir, name, bridgePrefix, token string, avoid ...ipNet) *cniNet {
+// no masquerading; with portmap, then portmap on nftables) named
+// name-token with a bridge named bridgePrefix+token, on free subnets other
+// than those of avoid, into a directory of its own under dir; host-local
+// keeps its state under dir too.
+func newCNINet(t testing.TB, dir, name, bridgePrefix, token string, portmap bool, avoid ...ipNet) *cniNet {
 	t.Helper()
 	n := &cniNet{
 		ipNet: newIPNet(t, avoid...),
 		name:  name + "-" + token, bridge: bridgePrefix + token,
 	}
 	n.dataDir, n.confDir = filepath.Join(dir, n.name+"-ipam"), filepath.Join(dir, n.name+"-conf")
-	conf := map[string]any{
-		"cniVersion": "1.0.0",
-		"name":       n.name,
-		"plugins": []any{map[string]any{
-			"type": "bridge", "bridge": n.bridge, "isGateway": true, "ipMasq": false,
-			"ipam": map[string]any{
-				"type":    "host-local",
-				"dataDir": n.dataDir,
-				"ranges": []any{
-					[]any{map[string]any{"subnet": n.v4.String(), "gateway": n.gw4.String()}},
-					[]any{map[string]any{"subnet": n.v6.String(), "gateway": n.gw6.String()}},
-				},
-				"routes": []any{map[string]any{"dst": "0.0.0.0/0"}, map[string]any{"dst": "::/0"}},
+	plugins := []any{map[string]any{
+		"type": "bridge", "bridge": n.bridge, "isGateway": true, "ipMasq": false,
+		"ipam": map[string]any{
+			"type":    "host-local",
+			"dataDir": n.dataDir,
+			"ranges": []any{
+				[]any{map[string]any{"subnet": n.v4.String(), "gateway": n.gw4.String()}},
+				[]any{map[string]any{"subnet": n.v6.String(), "gateway": n.gw6.String()}},
 			},
-		}},
+			"routes": []any{map[string]any{"dst": "0.0.0.0/0"}, map[string]any{"dst": "::/0"}},
+		},
+	}}
+	if portmap {
+		// The machine has nft and no iptables.
+		plugins = append(plugins, map[string]any{"type": "portmap", "backend": "nftables", "capabilities": map[string]any{"portMappings": true}})
 	}
+	conf := map[string]any{"cniVersion": "1.0.0", "name": n.name, "plugins": plugins}
 	b, err := json.MarshalIndent(conf, "", "  ")
 	if err != nil {
 		t.Fatal(err)

@@ -126,7 +126,7 @@ func setup(dir string) error {
 	if env.cniBin == "" {
 		env.cniBin = gobin.Dir("nrinet-cni-plugins", testutil.CNIPluginsVersion)
 	}
-	for _, p := range []string{"bridge", "host-local", "loopback"} {
+	for _, p := range []string{"bridge", "host-local", "loopback", "portmap"} {
 		if _, err := os.Stat(filepath.Join(env.cniBin, p)); err != nil {
 			return fmt.Errorf("CNI plugin %s not in %s (set NRINET_CNI_BIN, or run .ci/run once): %v", p, env.cniBin, err)
 		}

@@ -264,7 +264,7 @@ var cniPlugin = netPlugin{name: "10-cni", start: func(c *containerd) (*pluginPro
 	if c.cni != nil {
 		avoid = append(avoid, c.cni.ipNet)
 	}
-	n := newCNINet(c.t, c.dir, "nrinet-ce2e-nricni", "nrcn", c.token, avoid...)
+	n := newCNINet(c.t, c.dir, "nrinet-ce2e-nricni", "nrcn", c.token, false, avoid...)
 	c.pluginNets = append(c.pluginNets, n)
 	conf := c.writeJSON("nri-cni.json", map[string]any{
 		"confDir": n.confDir, "binDirs": []string{env.cniBin},

@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
 	"golang.org/x/sys/unix"
+
+	"github.com/nrinet/nrinet/plugins/podnet/internal/nsconn"
 )
 
 // Option configures a [Mapper].
@@ -40,10 +41,17 @@ func WithNetNS(fd int) Option {
 // from several goroutines, for different pods at once; calls for one pod
 // must come one after the other, as the runtime's do.
 type Mapper struct {
-	netnsFD int // 0: the process's network namespace
+	netnsFD   int    // 0: the process's network namespace
+	localhost string // WithLocalhost's interface; "": none
 
 	mu   sync.Mutex          // guards pods
 	pods map[string]podEntry // by pod ID: the mappings in the table (or being written)
+
+	// wmu guards the table and route_localnet: one write (read the
+	// table, change it, set route_localnet) at a time, so that the last
+	// pod's removal, which deletes the table, and another pod's Add never
+	// interleave.
+	wmu sync.Mutex
 }
 
 // podEntry is what a pod holds.
@@ -65,13 +73,9 @@ func New(opts ...Option) (*Mapper, error) {
 }
 
 func (m *Mapper) conn() (*nftables.Conn, error) {
-	var opts []nftables.ConnOption
-	if m.netnsFD != 0 {
-		opts = append(opts, nftables.WithNetNSFd(m.netnsFD))
-	}
-	c, err := nftables.New(opts...)
+	c, err := nsconn.NFTables(m.netnsFD)
 	if err != nil {
-		return nil, fmt.Errorf("hostport: nftables: %w", err)
+		return nil, fmt.Errorf("hostport: %w", err)
 	}
 	return c, nil
 }
@@ -106,38 +110,13 @@ func (m *Mapper) checkLocal(pod PodRef, binds []bind, cache *[]netip.Addr) error
 
 // localAddrs lists the addresses of the Mapper's network namespace.
 func (m *Mapper) localAddrs() ([]netip.Addr, error) {
-	if m.netnsFD == 0 {
-		return interfaceAddrs()
-	}
-	type result struct {
-		addrs []netip.Addr
-		err   error
-	}
-	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
-		if err != nil {
-			runtime.UnlockOSThread()
-			done <- result{err: err}
-			return
-		}
-		defer orig.Close()
-		if err := unix.Setns(m.netnsFD, unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			done <- result{err: fmt.Errorf("entering the network namespace: %w", err)}
-			return
-		}
-		addrs, err := interfaceAddrs()
-		if serr := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); serr != nil {
-			done <- result{err: fmt.Errorf("back from the network namespace: %w", serr)}
-			return // the thread stays locked and ends with the goroutine
-		}
-		runtime.UnlockOSThread()
-		done <- result{addrs, err}
-	}()
-	r := <-done
-	return r.addrs, r.err
+	var addrs []netip.Addr
+	err := m.inNetNS(func() error {
+		var err error
+		addrs, err = interfaceAddrs()
+		return err
+	})
+	return addrs, err
 }
 
 // interfaceAddrs lists the addresses of the calling thread's network
@@ -179,7 +158,9 @@ func conflict(held map[string]podEntry, pod PodRef, binds []bind) error {
 // [*ConflictError]), and else writes their rules in one nftables
 // transaction, which also takes out the rules the pod had (Add again
 // replaces; it is idempotent). A pod without host ports that held none
-// costs nothing. On an error nothing of the pod's call is left: it holds
+// costs nothing. With [WithLocalhost], the table's guard and masquerade
+// are written with the first host port, and route_localnet turned on
+// after them. On an error nothing of the pod's call is left: it holds
 // what it held before.
 func (m *Mapper) Add(pod Pod) error {
 	if err := checkID(pod.ID); err != nil {
@@ -207,7 +188,16 @@ func (m *Mapper) Add(pod Pod) error {
 	if !had && len(binds) == 0 {
 		return nil
 	}
-	if err := m.replacePod(pod.ID, podRules(pod.ID, binds)); err != nil {
+	if err := m.writePod(pod.ID, podRules(pod.ID, binds)); err != nil {
+		// The rules may be written and route_localnet not: put back
+		// what the pod held (nothing, if it held nothing).
+		var before []rule
+		if had {
+			before = podRules(pod.ID, prev.binds)
+		}
+		if rerr := m.writePod(pod.ID, before); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("putting its rules back: %w", rerr))
+		}
 		m.mu.Lock()
 		if had {
 			m.pods[pod.ID] = prev
@@ -221,8 +211,9 @@ func (m *Mapper) Add(pod Pod) error {
 }
 
 // Remove takes out the rules of the pod with that ID, in one nftables
-// transaction, and forgets its mappings. A pod that holds none costs
-// nothing; Remove again is a no-op.
+// transaction, and forgets its mappings. The last pod's removal deletes
+// the table, after turning route_localnet off ([WithLocalhost]). A pod
+// that holds none costs nothing; Remove again is a no-op.
 func (m *Mapper) Remove(id string) error {
 	m.mu.Lock()
 	e, ok := m.pods[id]
@@ -230,7 +221,7 @@ func (m *Mapper) Remove(id string) error {
 	if !ok {
 		return nil
 	}
-	if err := m.replacePod(id, nil); err != nil {
+	if err := m.writePod(id, nil); err != nil {
 		return fmt.Errorf("hostport: pod %s: %w", e.ref, err)
 	}
 	m.mu.Lock()
@@ -241,41 +232,88 @@ func (m *Mapper) Remove(id string) error {
 	return nil
 }
 
-// replacePod replaces the rules of pod id with rules in one transaction
-// (creating the table and its chains if they are missing).
-func (m *Mapper) replacePod(id string, rules []rule) error {
+// writePod replaces the rules of pod id with rules (replacePodLocked)
+// and, if the table stays, turns route_localnet on ([WithLocalhost]):
+// after the guard is in.
+func (m *Mapper) writePod(id string, rules []rule) error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	kept, err := m.replacePodLocked(id, rules)
+	if err != nil || !kept {
+		return err
+	}
+	return m.localnet(true)
+}
+
+// replacePodLocked replaces the rules of pod id with rules in one
+// transaction, creating the table and its chains if they are missing,
+// and makes the table's own rules (localhostRules) what the Mapper's
+// options say. When no pod is left with a rule, it deletes the table
+// instead (replaceAllLocked). kept reports whether the table stays.
+// m.wmu is held.
+func (m *Mapper) replacePodLocked(id string, rules []rule) (kept bool, err error) {
 	c, err := m.conn()
 	if err != nil {
-		return err
+		return false, err
 	}
 	have, err := listRules(c)
 	if err != nil {
-		return err
+		return false, err
+	}
+	var mine, own []*nftables.Rule
+	others := false
+	for _, r := range have {
+		switch commentPod(comment(r)) {
+		case id:
+			mine = append(mine, r)
+		case "":
+			own = append(own, r)
+		default:
+			others = true
+		}
+	}
+	if !others && len(rules) == 0 {
+		// The last host port goes, and the table with it (or there is
+		// none: nothing to take out).
+		return false, m.replaceAllLocked(nil)
 	}
 	t := table()
-	if have == nil && len(rules) == 0 {
-		return nil // no table: nothing to take out
-	}
 	c.AddTable(t)
-	for _, ch := range chains(t) {
+	for _, ch := range chains(t, m.localhost != "") {
 		c.AddChain(ch)
 	}
-	n := 0
-	for _, r := range have {
-		if commentPod(comment(r)) == id {
-			if err := c.DelRule(r); err != nil {
-				return fmt.Errorf("deleting rule %d of inet %s %s: %w", r.Handle, TableName, r.Chain.Name, err)
-			}
-			n++
+	want := m.tableRules()
+	if !sameComments(own, want) {
+		mine = append(mine, own...)
+		rules = append(want, rules...)
+	}
+	for _, r := range mine {
+		if err := c.DelRule(r); err != nil {
+			return false, fmt.Errorf("deleting rule %d of inet %s %s: %w", r.Handle, TableName, r.Chain.Name, err)
 		}
 	}
 	for _, r := range rules {
 		c.AddRule(r.nftRule(t))
 	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("replacing %d rules with %d in table inet %s: %w", n, len(rules), TableName, err)
+		return false, fmt.Errorf("replacing %d rules with %d in table inet %s: %w", len(mine), len(rules), TableName, err)
 	}
-	return nil
+	return true, nil
+}
+
+// tableRules are the rules the table holds besides the pods' while any
+// pod has a host port: those of WithLocalhost, or none.
+func (m *Mapper) tableRules() []rule {
+	if m.localhost == "" {
+		return nil
+	}
+	return localhostRules(m.localhost)
+}
+
+// sameComments reports whether have are want, by their comments, in
+// order.
+func sameComments(have []*nftables.Rule, want []rule) bool {
+	return slices.EqualFunc(have, want, func(h *nftables.Rule, w rule) bool { return comment(h) == w.comment })
 }
 
 // Sync makes the table hold the rules of pods and nothing else, in one
@@ -315,7 +353,7 @@ func (m *Mapper) Sync(pods []Pod) (skipped []error, err error) {
 	saved := m.pods
 	m.pods = held
 	m.mu.Unlock()
-	if err := m.replaceAll(rules); err != nil {
+	if err := m.writeAll(rules); err != nil {
 		m.mu.Lock()
 		m.pods = saved
 		m.mu.Unlock()
@@ -324,16 +362,36 @@ func (m *Mapper) Sync(pods []Pod) (skipped []error, err error) {
 	return skipped, nil
 }
 
-// replaceAll replaces the table with one that holds rules, or deletes it
-// when there are none, in one transaction. Sync and Uninstall replace
-// everything: an Add or Remove running at the same time would be undone,
-// and the runtime sends none while it synchronizes the plugin.
-func (m *Mapper) replaceAll(rules []rule) error {
+// writeAll replaces the table with one that holds rules and the table's
+// own (replaceAllLocked), then turns route_localnet on ([WithLocalhost]);
+// with no rules it turns route_localnet off and deletes the table.
+func (m *Mapper) writeAll(rules []rule) error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if len(rules) == 0 {
+		return m.replaceAllLocked(nil)
+	}
+	if err := m.replaceAllLocked(append(m.tableRules(), rules...)); err != nil {
+		return err
+	}
+	return m.localnet(true)
+}
+
+// replaceAllLocked replaces the table with one that holds rules, or
+// deletes it when there are none, in one transaction; before deleting
+// it, it turns route_localnet off ([WithLocalhost]): never on without
+// the guard. Sync and Uninstall replace everything: an Add or Remove
+// running at the same time would be undone, and the runtime sends none
+// while it synchronizes the plugin. m.wmu is held.
+func (m *Mapper) replaceAllLocked(rules []rule) error {
 	c, err := m.conn()
 	if err != nil {
 		return err
 	}
 	if len(rules) == 0 {
+		if err := m.localnet(false); err != nil {
+			return err
+		}
 		if have, err := listRules(c); err != nil {
 			return err
 		} else if have == nil {
@@ -345,7 +403,7 @@ func (m *Mapper) replaceAll(rules []rule) error {
 	c.DelTable(t)
 	if len(rules) > 0 {
 		c.AddTable(t)
-		for _, ch := range chains(t) {
+		for _, ch := range chains(t, m.localhost != "") {
 			c.AddChain(ch)
 		}
 		for _, r := range rules {
@@ -358,10 +416,11 @@ func (m *Mapper) replaceAll(rules []rule) error {
 	return nil
 }
 
-// Uninstall deletes the table and forgets every mapping. An absent table
-// is not an error.
+// Uninstall turns route_localnet off ([WithLocalhost]; an interface that
+// is gone is fine), deletes the table and forgets every mapping. An
+// absent table is not an error.
 func (m *Mapper) Uninstall() error {
-	if err := m.replaceAll(nil); err != nil {
+	if err := m.writeAll(nil); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -372,14 +431,16 @@ func (m *Mapper) Uninstall() error {
 
 // Rule is a rule of the table as [Mapper.Rules] reads it back.
 type Rule struct {
-	Chain   string // ChainPrerouting, ChainOutput or ChainPostrouting
-	Pod     string // the pod ID its comment names
+	Chain   string // ChainGuard, ChainPrerouting, ChainOutput or ChainPostrouting
+	Pod     string // the pod ID its comment names; "" for the rules of WithLocalhost
 	Comment string // what it does, e.g. "nrinet-podnet-hostport pod=ID tcp *:8080 -> 198.18.0.5:80"
+	// Packets is what the rule's counter counted.
+	Packets uint64
 }
 
 // Rules reads the table's rules back from the kernel, chain by chain
-// (prerouting, output, postrouting), each in order. An absent table has
-// none.
+// (guard, prerouting, output, postrouting), each in order. An absent
+// table has none.
 func (m *Mapper) Rules() ([]Rule, error) {
 	c, err := m.conn()
 	if err != nil {
@@ -392,7 +453,7 @@ func (m *Mapper) Rules() ([]Rule, error) {
 	out := make([]Rule, 0, len(have))
 	for _, r := range have {
 		s := comment(r)
-		out = append(out, Rule{Chain: r.Chain.Name, Pod: commentPod(s), Comment: s})
+		out = append(out, Rule{Chain: r.Chain.Name, Pod: commentPod(s), Comment: s, Packets: packets(r)})
 	}
 	return out, nil
 }
@@ -452,8 +513,9 @@ func (m *Mapper) Holders() []string {
 	return ids
 }
 
-// listRules reads the rules of the table's three chains; nil (and no
-// error) when the table is absent. A chain that is missing has none.
+// listRules reads the rules of the table's chains, the guard's whether
+// the Mapper has one or not; nil (and no error) when the table is absent.
+// A chain that is missing has none.
 func listRules(c *nftables.Conn) ([]*nftables.Rule, error) {
 	t := table()
 	if _, err := c.ListTableOfFamily(TableName, nftables.TableFamilyINet); err != nil {
@@ -463,7 +525,7 @@ func listRules(c *nftables.Conn) ([]*nftables.Rule, error) {
 		return nil, fmt.Errorf("hostport: reading table inet %s: %w", TableName, err)
 	}
 	out := []*nftables.Rule{}
-	for _, ch := range chains(t) {
+	for _, ch := range chains(t, true) {
 		rs, err := c.GetRules(t, ch)
 		if errors.Is(err, unix.ENOENT) {
 			continue
@@ -479,6 +541,16 @@ func listRules(c *nftables.Conn) ([]*nftables.Rule, error) {
 func comment(r *nftables.Rule) string {
 	s, _ := userdata.GetString(r.UserData, userdata.TypeComment)
 	return s
+}
+
+// packets is what the rule's counter counted (0 without one).
+func packets(r *nftables.Rule) uint64 {
+	for _, e := range r.Exprs {
+		if c, ok := e.(*expr.Counter); ok {
+			return c.Packets
+		}
+	}
+	return 0
 }
 
 func checkID(id string) error {

@@ -332,3 +332,169 @@ func TestMapper_NotLocalInNetNS(t *testing.T) {
 		t.Errorf("holders after Sync: %v", m.Holders())
 	}
 }
+
+// routeLocalnet reads route_localnet of iface in the namespace name.
+func routeLocalnet(t *testing.T, name, iface string) string {
+	t.Helper()
+	return strings.TrimSpace(testutil.Run(t, "ip", "netns", "exec", name, "cat", "/proc/sys/net/ipv4/conf/"+iface+"/route_localnet"))
+}
+
+// WithLocalhost: the first host port brings the guard (a filter chain at
+// priority raw), the masquerade of the node's loopback connections and
+// route_localnet on the interface; the last one takes them out, the table
+// with them. Sync does the same, and Uninstall turns route_localnet off
+// and deletes the table; an interface that is gone is fine then.
+func TestMapper_LocalhostInNetNS(t *testing.T) {
+	testutil.SkipUnlessRoot(t)
+	name := "nrhp" + randHex(4)
+	ns, err := os.Open(testutil.NewNetNS(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Close() })
+	testutil.Run(t, "ip", "-n", name, "link", "set", "lo", "up")
+	testutil.Run(t, "ip", "-n", name, "link", "add", "br0", "type", "bridge")
+	m, err := hostport.New(hostport.WithNetNS(int(ns.Fd())), hostport.WithLocalhost("br0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Uninstall() })
+	web := hostport.Pod{PodRef: hostport.PodRef{ID: "web"}, Addrs: addrs("198.18.1.5"),
+		Mappings: []hostport.Mapping{{Protocol: hostport.TCP, HostPort: 8080, ContainerPort: 80, HostIP: netip.MustParseAddr("127.0.0.1")}}}
+	db := hostport.Pod{PodRef: hostport.PodRef{ID: "db"}, Addrs: addrs("198.18.1.6"),
+		Mappings: []hostport.Mapping{{Protocol: hostport.TCP, HostPort: 5432, ContainerPort: 5432}}}
+	if got := routeLocalnet(t, name, "br0"); got != "0" {
+		t.Fatalf("route_localnet of br0 = %s before any host port", got)
+	}
+	for _, p := range []hostport.Pod{web, db} {
+		if err := m.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := []string{
+		"guard: localhost: guard, drop what reaches 127.0.0.0/8 from any interface but lo (CVE-2020-8558)",
+		"guard: localhost: guard, drop what reaches ::1/128 from any interface but lo (CVE-2020-8558)",
+		"postrouting: localhost: masquerade the node's connections from 127.0.0.0/8 to a pod behind br0",
+	}
+	got := comments(t, m)
+	for _, w := range own {
+		if n := countOf(got, w); n != 1 {
+			t.Errorf("rule %q %d times, want once:\n%q", w, n, got)
+		}
+	}
+	if got := routeLocalnet(t, name, "br0"); got != "1" {
+		t.Errorf("route_localnet of br0 = %s with host ports, want 1", got)
+	}
+	c, err := nftables.New(nftables.WithNetNSFd(int(ns.Fd())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := &nftables.Table{Name: hostport.TableName, Family: nftables.TableFamilyINet}
+	ch, err := c.ListChain(tb, hostport.ChainGuard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Type != nftables.ChainTypeFilter || *ch.Hooknum != *nftables.ChainHookPrerouting || *ch.Priority != *nftables.ChainPriorityRaw {
+		t.Errorf("chain %s: type %s hook %d priority %d; want filter prerouting -300", ch.Name, ch.Type, *ch.Hooknum, *ch.Priority)
+	}
+
+	// web goes: the rest stays. db, the last, goes: everything goes.
+	if err := m.Remove("web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := comments(t, m); countOf(got, own[0]) != 1 || routeLocalnet(t, name, "br0") != "1" {
+		t.Errorf("after the first of two pods went: rules %q, route_localnet %s", got, routeLocalnet(t, name, "br0"))
+	}
+	if err := m.Remove("db"); err != nil {
+		t.Fatal(err)
+	}
+	if tables, _ := c.ListTables(); len(tables) != 0 || routeLocalnet(t, name, "br0") != "0" {
+		t.Errorf("after the last host port went: %d tables, route_localnet %s; want none and 0", len(tables), routeLocalnet(t, name, "br0"))
+	}
+
+	// A restarted Mapper's Sync restores them; one with no pod takes them out.
+	fresh, err := hostport.New(hostport.WithNetNS(int(ns.Fd())), hostport.WithLocalhost("br0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Sync([]hostport.Pod{web}); err != nil {
+		t.Fatal(err)
+	}
+	if got := comments(t, fresh); countOf(got, own[2]) != 1 || routeLocalnet(t, name, "br0") != "1" {
+		t.Errorf("after Sync: rules %q, route_localnet %s", got, routeLocalnet(t, name, "br0"))
+	}
+	if _, err := fresh.Sync(nil); err != nil {
+		t.Fatal(err)
+	}
+	if tables, _ := c.ListTables(); len(tables) != 0 || routeLocalnet(t, name, "br0") != "0" {
+		t.Errorf("after Sync with no pod: %d tables, route_localnet %s", len(tables), routeLocalnet(t, name, "br0"))
+	}
+	if err := fresh.Add(web); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Uninstall(); err != nil {
+		t.Fatal(err)
+	}
+	if tables, _ := c.ListTables(); len(tables) != 0 || routeLocalnet(t, name, "br0") != "0" {
+		t.Errorf("after Uninstall: %d tables, route_localnet %s", len(tables), routeLocalnet(t, name, "br0"))
+	}
+	testutil.Run(t, "ip", "-n", name, "link", "del", "br0")
+	if err := fresh.Uninstall(); err != nil {
+		t.Errorf("Uninstall with the interface gone: %v", err)
+	}
+}
+
+func countOf(s []string, v string) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
+// A Mapper that cannot turn route_localnet on (its interface is missing)
+// fails Add, and leaves neither the pod's rules nor the table.
+func TestMapper_LocalhostMissingInterface(t *testing.T) {
+	testutil.SkipUnlessRoot(t)
+	name := "nrhp" + randHex(4)
+	ns, err := os.Open(testutil.NewNetNS(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Close() })
+	m, err := hostport.New(hostport.WithNetNS(int(ns.Fd())), hostport.WithLocalhost("nrhp-none"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := hostport.Pod{PodRef: hostport.PodRef{ID: "web", Namespace: "default", Name: "web"}, Addrs: addrs("198.18.1.5"),
+		Mappings: []hostport.Mapping{{Protocol: hostport.TCP, HostPort: 8080, ContainerPort: 80}}}
+	err = m.Add(pod)
+	if err == nil || !strings.Contains(err.Error(), "default/web") || !strings.Contains(err.Error(), "route_localnet of nrhp-none") {
+		t.Fatalf("Add with a missing interface = %v; want an error naming the pod and route_localnet of the interface", err)
+	}
+	if got := comments(t, m); len(got) != 0 || m.Holds("web") {
+		t.Errorf("after the failed Add: rules %q, holds %v", got, m.Holds("web"))
+	}
+}
+
+func TestWithLocalhost(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []hostport.Option
+		ok   bool
+	}{
+		{"an interface", []hostport.Option{hostport.WithLocalhost("nrinet0")}, true},
+		{"empty", []hostport.Option{hostport.WithLocalhost("")}, false},
+		{"too long", []hostport.Option{hostport.WithLocalhost("abcdefghijklmnop")}, false},
+		{"a path", []hostport.Option{hostport.WithLocalhost("../all")}, false},
+		{"twice", []hostport.Option{hostport.WithLocalhost("a"), hostport.WithLocalhost("b")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := hostport.New(tc.opts...); (err == nil) != tc.ok {
+				t.Errorf("New = %v, want ok %v", err, tc.ok)
+			}
+		})
+	}
+}

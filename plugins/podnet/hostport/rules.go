@@ -22,9 +22,13 @@ const (
 	// The table's base chains.
 	ChainPrerouting  = "prerouting"  // type nat, hook prerouting, priority dstnat (-100): DNAT of traffic arriving at the node
 	ChainOutput      = "output"      // type nat, hook output, priority dstnat (-100): DNAT of traffic the node sends
-	ChainPostrouting = "postrouting" // type nat, hook postrouting, priority srcnat (100): masquerade of a pod's connections to itself
-	// commentPrefix starts the comment of every rule; "pod=ID " follows.
+	ChainPostrouting = "postrouting" // type nat, hook postrouting, priority srcnat (100): masquerade of a pod's connections to itself and, WithLocalhost, of the node's from 127.0.0.0/8
+	ChainGuard       = "guard"       // type filter, hook prerouting, priority raw (-300), WithLocalhost only: the CVE-2020-8558 guard
+	// commentPrefix starts the comment of every rule; "pod=ID " follows,
+	// or "localhost: " for the rules of WithLocalhost, which are no pod's.
 	commentPrefix = "nrinet-podnet-hostport "
+	// localhostPrefix starts the comment of the rules of WithLocalhost.
+	localhostPrefix = commentPrefix + "localhost: "
 )
 
 // maxPodIDLen keeps a rule's comment within nftables' 256 bytes of user
@@ -35,18 +39,25 @@ func table() *nftables.Table {
 	return &nftables.Table{Name: TableName, Family: nftables.TableFamilyINet}
 }
 
-// chains returns the table's base chains, prerouting, output and
-// postrouting.
-func chains(t *nftables.Table) []*nftables.Chain {
+// chains returns the table's base chains: with guard (WithLocalhost)
+// first the guard, then prerouting, output and postrouting.
+func chains(t *nftables.Table, guard bool) []*nftables.Chain {
 	accept := nftables.ChainPolicyAccept
-	mk := func(name string, hook *nftables.ChainHook, prio *nftables.ChainPriority) *nftables.Chain {
-		return &nftables.Chain{Name: name, Table: t, Type: nftables.ChainTypeNAT, Hooknum: hook, Priority: prio, Policy: &accept}
+	mk := func(name string, typ nftables.ChainType, hook *nftables.ChainHook, prio *nftables.ChainPriority) *nftables.Chain {
+		return &nftables.Chain{Name: name, Table: t, Type: typ, Hooknum: hook, Priority: prio, Policy: &accept}
 	}
-	return []*nftables.Chain{
-		mk(ChainPrerouting, nftables.ChainHookPrerouting, nftables.ChainPriorityNATDest),
-		mk(ChainOutput, nftables.ChainHookOutput, nftables.ChainPriorityNATDest),
-		mk(ChainPostrouting, nftables.ChainHookPostrouting, nftables.ChainPriorityNATSource),
+	var out []*nftables.Chain
+	if guard {
+		// Before conntrack (-200) and every DNAT (-100): nothing can
+		// rewrite or accept such a packet first, and it leaves no
+		// conntrack entry.
+		out = append(out, mk(ChainGuard, nftables.ChainTypeFilter, nftables.ChainHookPrerouting, nftables.ChainPriorityRaw))
 	}
+	return append(out,
+		mk(ChainPrerouting, nftables.ChainTypeNAT, nftables.ChainHookPrerouting, nftables.ChainPriorityNATDest),
+		mk(ChainOutput, nftables.ChainTypeNAT, nftables.ChainHookOutput, nftables.ChainPriorityNATDest),
+		mk(ChainPostrouting, nftables.ChainTypeNAT, nftables.ChainHookPostrouting, nftables.ChainPriorityNATSource),
+	)
 }
 
 // rule is one rule the package writes: its chain, expressions and
@@ -171,19 +182,93 @@ func dnatExprs(b bind) []expr.Any {
 // ipsDstNAT is IPS_DST_NAT of the conntrack status bits.
 const ipsDstNAT = 1 << 5
 
+// ctDNAT is "ct status dnat".
+func ctDNAT() []expr.Any {
+	return []expr.Any{
+		&expr.Ct{Register: 1, Key: expr.CtKeySTATUS},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+			Mask: binary.NativeEndian.AppendUint32(nil, ipsDstNAT), Xor: make([]byte, 4)},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
+	}
+}
+
 // hairpinExprs builds the masquerade of a pod's connections to itself.
 func hairpinExprs(a netip.Addr) []expr.Any {
 	e := nftexpr.Family(a.Is6())
 	e = append(e, addrIs(a.Is6(), false, a)...)
 	e = append(e, addrIs(a.Is6(), true, a)...)
-	return append(e,
-		&expr.Ct{Register: 1, Key: expr.CtKeySTATUS},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
-			Mask: binary.NativeEndian.AppendUint32(nil, ipsDstNAT), Xor: make([]byte, 4)},
-		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
-		&expr.Counter{},
-		&expr.Masq{},
-	)
+	e = append(e, ctDNAT()...)
+	return append(e, &expr.Counter{}, &expr.Masq{})
+}
+
+// The loopback networks: 127.0.0.0/8 and ::1.
+var (
+	loopback4 = netip.MustParsePrefix("127.0.0.0/8")
+	loopback6 = netip.MustParsePrefix("::1/128")
+)
+
+// localhostRules returns the rules of WithLocalhost(iface), which hold
+// while any pod has a host port:
+//
+//	meta nfproto ipv4 iifname != "lo" ip daddr 127.0.0.0/8 counter drop     (chain guard)
+//	meta nfproto ipv6 iifname != "lo" ip6 daddr ::1 counter drop            (chain guard)
+//	meta nfproto ipv4 oifname IFACE ip saddr 127.0.0.0/8 ct status dnat counter masquerade  (chain postrouting)
+//
+// The guard is kube-proxy's answer to CVE-2020-8558: with route_localnet
+// on, the kernel would otherwise deliver to the node's loopback-only
+// services what a pod sends to 127.0.0.1 through the bridge. The kernel
+// drops an IPv6 packet to ::1 that arrives on any interface but lo by
+// itself; the guard drops (and counts) the ones br_netfilter shows it
+// first. The masquerade gives the node's connections from 127.0.0.0/8,
+// DNATed to a pod, the bridge's address as their source, which the pod
+// can answer.
+func localhostRules(iface string) []rule {
+	guard := func(p netip.Prefix) rule {
+		v6 := p.Addr().Is6()
+		e := append(nftexpr.Family(v6), ifname(expr.MetaKeyIIFNAME, expr.CmpOpNeq, "lo")...)
+		e = append(e, prefixIs(true, p)...)
+		return rule{chain: ChainGuard, exprs: append(e, &expr.Counter{}, &expr.Verdict{Kind: expr.VerdictDrop}),
+			comment: localhostPrefix + "guard, drop what reaches " + p.String() + " from any interface but lo (CVE-2020-8558)"}
+	}
+	masq := append(nftexpr.Family(false), ifname(expr.MetaKeyOIFNAME, expr.CmpOpEq, iface)...)
+	masq = append(masq, prefixIs(false, loopback4)...)
+	masq = append(masq, ctDNAT()...)
+	return []rule{
+		guard(loopback4),
+		guard(loopback6),
+		{chain: ChainPostrouting, exprs: append(masq, &expr.Counter{}, &expr.Masq{}),
+			comment: localhostPrefix + "masquerade the node's connections from 127.0.0.0/8 to a pod behind " + iface},
+	}
+}
+
+// ifname is "iifname|oifname op NAME" (key MetaKeyIIFNAME or
+// MetaKeyOIFNAME): the name as the kernel compares it, padded with zeros
+// to IFNAMSIZ.
+func ifname(key expr.MetaKey, op expr.CmpOp, name string) []expr.Any {
+	b := make([]byte, unix.IFNAMSIZ)
+	copy(b, name)
+	return []expr.Any{
+		&expr.Meta{Key: key, Register: 1},
+		&expr.Cmp{Op: op, Register: 1, Data: b},
+	}
+}
+
+// prefixIs is "ip[6] saddr|daddr P" (of P's family).
+func prefixIs(dst bool, p netip.Prefix) []expr.Any {
+	v6 := p.Addr().Is6()
+	if p.IsSingleIP() {
+		return addrIs(v6, dst, p.Addr())
+	}
+	off, n := nftexpr.AddrField(v6, dst)
+	mask := make([]byte, n)
+	for i := range p.Bits() {
+		mask[i/8] |= 0x80 >> (i % 8)
+	}
+	return []expr.Any{
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: n, Mask: mask, Xor: make([]byte, n)},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: p.Masked().Addr().AsSlice()},
+	}
 }
 
 // nftRule makes an nftables rule of r in the table t's chain.

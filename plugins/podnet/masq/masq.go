@@ -11,6 +11,8 @@ import (
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
 	"golang.org/x/sys/unix"
+
+	"github.com/nrinet/nrinet/plugins/podnet/internal/nsconn"
 )
 
 // Names of what the package owns.
@@ -66,13 +68,9 @@ func New(opts ...Option) (*Masquerader, error) {
 }
 
 func (m *Masquerader) conn() (*nftables.Conn, error) {
-	var opts []nftables.ConnOption
-	if m.netnsFD != 0 {
-		opts = append(opts, nftables.WithNetNSFd(m.netnsFD))
-	}
-	c, err := nftables.New(opts...)
+	c, err := nsconn.NFTables(m.netnsFD)
 	if err != nil {
-		return nil, fmt.Errorf("masq: nftables: %w", err)
+		return nil, fmt.Errorf("masq: %w", err)
 	}
 	return c, nil
 }

@@ -247,3 +247,32 @@ func TestEnforcer_ChangedUnderfoot(t *testing.T) {
 		t.Errorf("table after the rewrite:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestEnforcer_ApplyAfterUninstall: an Apply after Uninstall writes the
+// table again, even the program applied before.
+func TestEnforcer_ApplyAfterUninstall(t *testing.T) {
+	testutil.SkipUnlessRoot(t)
+	fd := netnsFD(t, "nrnu"+randHex(4))
+	e, err := netpol.New(netpol.WithNetNS(fd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	p := randomProgram(r)
+	for len(p.Pods) == 0 {
+		p = randomProgram(r)
+	}
+	if _, err := e.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Uninstall(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Apply(p)
+	if err != nil || !st.Full {
+		t.Fatalf("Apply after Uninstall: %+v, %v; want the whole table written", st, err)
+	}
+	if dump := dumpTable(t, fd); dump == "" {
+		t.Errorf("no table after Apply")
+	}
+}

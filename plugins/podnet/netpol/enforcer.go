@@ -14,6 +14,8 @@ import (
 	"github.com/google/nftables/userdata"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/nrinet/nrinet/plugins/podnet/internal/nsconn"
 )
 
 // Option configures an [Enforcer].
@@ -90,13 +92,9 @@ func bigBuffers(c *netlink.Conn) error {
 }
 
 func (e *Enforcer) conn() (*nftables.Conn, error) {
-	opts := []nftables.ConnOption{nftables.WithSockOptions(bigBuffers)}
-	if e.netnsFD != 0 {
-		opts = append(opts, nftables.WithNetNSFd(e.netnsFD))
-	}
-	c, err := nftables.New(opts...)
+	c, err := nsconn.NFTables(e.netnsFD, nftables.WithSockOptions(bigBuffers))
 	if err != nil {
-		return nil, fmt.Errorf("netpol: nftables: %w", err)
+		return nil, fmt.Errorf("netpol: %w", err)
 	}
 	return c, nil
 }
@@ -488,6 +486,11 @@ func mapDelta(prev, next []nftables.SetElement) (del, add []nftables.SetElement)
 
 // Uninstall removes the table, if it is there.
 func (e *Enforcer) Uninstall() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	// Whatever happens, the table is no longer what the last Apply wrote:
+	// the next Apply writes it whole.
+	e.prev = nil
 	c, err := e.conn()
 	if err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/nftables"
 	"golang.org/x/sys/unix"
+
+	"github.com/nrinet/nrinet/plugins/podnet/internal/nsconn"
 )
 
 // Names of what the package owns.
@@ -43,7 +45,7 @@ const (
 	ReasonEtherType Reason = "ethertype"   // neither IPv4, ARP nor IPv6
 )
 
-// Reasons are all reasons, in the order a pod's chain checks them.
+// Reasons are all reasons, each a counter per pod.
 var Reasons = []Reason{ReasonMAC, ReasonVLAN, ReasonRouter, ReasonND, ReasonIPv4, ReasonARP, ReasonIPv6, ReasonEtherType}
 
 // Port is one pod's port: the host end of its veth, and who may send
@@ -153,13 +155,9 @@ func New(bridge, prefix string, opts ...Option) (*Guard, error) {
 }
 
 func (g *Guard) conn() (*nftables.Conn, error) {
-	var opts []nftables.ConnOption
-	if g.netnsFD != 0 {
-		opts = append(opts, nftables.WithNetNSFd(g.netnsFD))
-	}
-	c, err := nftables.New(opts...)
+	c, err := nsconn.NFTables(g.netnsFD)
 	if err != nil {
-		return nil, fmt.Errorf("portsec: nftables: %w", err)
+		return nil, fmt.Errorf("portsec: %w", err)
 	}
 	return c, nil
 }
@@ -433,7 +431,8 @@ func (g *Guard) Read() ([]string, error) {
 	}
 	var ports []string
 	for _, ch := range chains {
-		if ch.Table.Name == TableName(g.bridge) && ch.Hooknum == nil {
+		if ch.Table.Name == TableName(g.bridge) && ch.Hooknum == nil &&
+			!strings.HasSuffix(ch.Name, suffixIPv4) && !strings.HasSuffix(ch.Name, suffixIPv6) && !strings.HasSuffix(ch.Name, suffixARP) {
 			ports = append(ports, ch.Name)
 		}
 	}

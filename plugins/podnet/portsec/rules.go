@@ -103,18 +103,38 @@ func ifnameKey(name string) []byte {
 	return k
 }
 
-// addPod adds p's chain (named after its interface), its counters and
-// its map entry to c's batch; the chain is flushed first, so that a pod
-// written again gets its rules once.
+// The chains of a pod's port: the port's own (named after its
+// interface), which checks the MAC and goes to the chain of the frame's
+// EtherType, and one per EtherType, named with these suffixes.
+const (
+	suffixIPv4 = "-v4"
+	suffixIPv6 = "-v6"
+	suffixARP  = "-arp"
+)
+
+// podChain is one chain of a pod's port and its rules.
+type podChain struct {
+	name  string
+	rules [][]expr.Any
+}
+
+// addPod adds p's chains, its counters and its map entry to c's batch;
+// the chains are flushed first, so that a pod written again gets its
+// rules once.
 func addPod(c *nftables.Conn, ports *nftables.Set, p Port) error {
 	t := ports.Table
-	ch := c.AddChain(&nftables.Chain{Name: p.Interface, Table: t})
-	c.FlushChain(ch)
+	chains := podChains(p)
+	for _, pc := range chains {
+		c.FlushChain(c.AddChain(&nftables.Chain{Name: pc.name, Table: t}))
+	}
 	for _, r := range Reasons {
 		c.AddObj(&nftables.CounterObj{Table: t, Name: counterName(p.Interface, r)})
 	}
-	for _, exprs := range podRules(p) {
-		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: exprs})
+	for _, pc := range chains {
+		ch := &nftables.Chain{Name: pc.name, Table: t}
+		for _, exprs := range pc.rules {
+			c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: exprs})
+		}
 	}
 	return c.SetAddElements(ports, []nftables.SetElement{{
 		Key:         ifnameKey(p.Interface),
@@ -122,95 +142,141 @@ func addPod(c *nftables.Conn, ports *nftables.Set, p Port) error {
 	}})
 }
 
-// removePod adds the removal of p's map entry, chain and counters to c's
-// batch, in that order (the entry holds a reference to the chain).
+// removePod adds the removal of p's map entry, chains and counters to c's
+// batch, in that order (the entry refers to the port's chain, and that
+// chain to the others: all are flushed before any is deleted).
 func removePod(c *nftables.Conn, t *nftables.Table, p Port) {
 	ports := &nftables.Set{Table: t, Name: mapPorts, KeyType: nftables.TypeIFName, DataType: nftables.TypeVerdict, IsMap: true}
 	c.SetDeleteElements(ports, []nftables.SetElement{{Key: ifnameKey(p.Interface)}})
-	ch := &nftables.Chain{Name: p.Interface, Table: t}
-	c.FlushChain(ch)
-	c.DelChain(ch)
+	names := []string{p.Interface, p.Interface + suffixIPv4, p.Interface + suffixIPv6, p.Interface + suffixARP}
+	for _, n := range names {
+		c.FlushChain(&nftables.Chain{Name: n, Table: t})
+	}
+	for _, n := range names {
+		c.DelChain(&nftables.Chain{Name: n, Table: t})
+	}
 	for _, r := range Reasons {
 		c.DeleteObject(&nftables.CounterObj{Table: t, Name: counterName(p.Interface, r)})
 	}
 }
 
-// podRules are the rules of a pod's chain, in order (nft's words):
+// podChains are the chains of a pod's port, in nft's words (IF is the
+// host veth's name; a set of several values is one rule per value):
 //
-//	ether saddr != MAC counter name IF-mac drop
-//	ether type { 8021q, 8021ad, 0x9100 } counter name IF-vlan drop
-//	ether type ip meta l4proto icmp icmp type { redirect, router-advertisement } counter name IF-router drop
-//	ether type ip6 meta l4proto icmpv6 icmpv6 type { nd-router-advert, nd-redirect } counter name IF-router drop
-//	ether type ip6 meta l4proto icmpv6 icmpv6 type nd-neighbor-advert @th,64,128 != { ADDR6, LINKLOCAL } counter name IF-nd drop
-//	ether type ip ip saddr ADDR4 accept
-//	ether type ip counter name IF-ipv4-source drop
-//	ether type arp arp htype 1 arp ptype ip arp hlen 6 arp plen 4 arp saddr ether MAC arp saddr ip ADDR4 accept
-//	ether type arp counter name IF-arp drop
-//	ether type ip6 ip6 saddr { ADDR6, LINKLOCAL } accept
-//	ether type ip6 ip6 saddr :: meta l4proto icmpv6 icmpv6 type { nd-neighbor-solicit, mld-listener-report, mld2-listener-report } accept
-//	ether type ip6 counter name IF-ipv6-source drop
-//	counter name IF-ethertype drop
+//	chain IF {
+//		ether saddr != MAC counter name IF-mac drop
+//		ether type ip goto IF-v4
+//		ether type ip6 goto IF-v6
+//		ether type arp goto IF-arp
+//		ether type { 8021q, 8021ad, 0x9100 } counter name IF-vlan drop
+//		counter name IF-ethertype drop
+//	}
+//	chain IF-v4 {
+//		ip saddr ADDR4 meta l4proto { tcp, udp } accept
+//		ip saddr != ADDR4 counter name IF-ipv4-source drop
+//		icmp type { redirect, router-advertisement } counter name IF-router drop
+//		accept
+//	}
+//	chain IF-v6 {
+//		ip6 saddr ADDR6 meta l4proto { tcp, udp } accept
+//		icmpv6 type { nd-router-advert, nd-redirect } counter name IF-router drop
+//		icmpv6 type nd-neighbor-advert @th,64,128 != { ADDR6, LINKLOCAL } counter name IF-nd drop
+//		ip6 saddr { ADDR6, LINKLOCAL } accept
+//		ip6 saddr :: icmpv6 type { nd-neighbor-solicit, mld-listener-report, mld2-listener-report } accept
+//		counter name IF-ipv6-source drop
+//	}
+//	chain IF-arp {
+//		arp htype 1 arp ptype ip arp hlen 6 arp plen 4 arp saddr ether MAC arp saddr ip ADDR4 accept
+//		counter name IF-arp drop
+//	}
 //
-// A set of several values is one rule per value; the accepts of a family
-// the pod has no address of are left out.
-func podRules(p Port) [][]expr.Any {
-	var v4 netip.Addr
-	var v6 []netip.Addr // its address and link-local address
+// The most common frames (TCP and UDP from the pod's own address) are
+// decided by the third rule they meet. A family the pod has no address of
+// is dropped whole.
+func podChains(p Port) []podChain {
+	var v4, v6 netip.Addr
+	var own6 []netip.Addr // its address and link-local address
 	for _, a := range p.Addrs {
-		if a.Is4() {
+		switch {
+		case a.Is4():
 			v4 = a
-		} else {
-			v6 = append(v6, a)
+		case a.IsLinkLocalUnicast():
+			own6 = append(own6, a)
+		default:
+			v6 = a
+			own6 = append([]netip.Addr{a}, own6...)
 		}
 	}
 	drop := func(r Reason) []expr.Any {
 		return []expr.Any{&expr.Objref{Type: objectTypeCounter, Name: counterName(p.Interface, r)}, &expr.Verdict{Kind: expr.VerdictDrop}}
 	}
-	accept := &expr.Verdict{Kind: expr.VerdictAccept}
-	var rules [][]expr.Any
-	rule := func(parts ...[]expr.Any) {
+	accept := []expr.Any{&expr.Verdict{Kind: expr.VerdictAccept}}
+	goTo := func(chain string) []expr.Any { return []expr.Any{&expr.Verdict{Kind: expr.VerdictGoto, Chain: chain}} }
+	rule := func(parts ...[]expr.Any) []expr.Any {
 		var e []expr.Any
 		for _, p := range parts {
 			e = append(e, p...)
 		}
-		rules = append(rules, e)
+		return e
 	}
-	rule(ll(6, 6), cmp(expr.CmpOpNeq, p.MAC), drop(ReasonMAC))
+
+	port := podChain{name: p.Interface}
+	port.rules = append(port.rules,
+		rule(ll(6, 6), cmp(expr.CmpOpNeq, p.MAC), drop(ReasonMAC)),
+		rule(etherType(etherIPv4), goTo(p.Interface+suffixIPv4)),
+		rule(etherType(etherIPv6), goTo(p.Interface+suffixIPv6)),
+		rule(etherType(etherARP), goTo(p.Interface+suffixARP)))
 	for _, tpid := range []uint16{ether8021Q, ether8021AD, etherQinQ} {
-		rule(etherType(tpid), drop(ReasonVLAN))
+		port.rules = append(port.rules, rule(etherType(tpid), drop(ReasonVLAN)))
 	}
-	for _, typ := range []byte{icmpRedirect, icmpRouterAdvert} {
-		rule(etherType(etherIPv4), l4proto(protoICMP), icmpType(typ), drop(ReasonRouter))
-	}
-	for _, typ := range []byte{icmp6RouterAdvert, icmp6Redirect} {
-		rule(etherType(etherIPv6), l4proto(protoICMPv6), icmpType(typ), drop(ReasonRouter))
-	}
-	na := [][]expr.Any{etherType(etherIPv6), l4proto(protoICMPv6), icmpType(icmp6NeighAdvert),
-		{&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 8, Len: 16}}}
-	for _, a := range v6 {
-		na = append(na, cmp(expr.CmpOpNeq, a.AsSlice()))
-	}
-	rule(append(na, drop(ReasonND))...)
+	port.rules = append(port.rules, drop(ReasonEtherType))
+
+	ip4 := podChain{name: p.Interface + suffixIPv4}
 	if v4.IsValid() {
-		rule(etherType(etherIPv4), nh(12, 4), cmp(expr.CmpOpEq, v4.AsSlice()), []expr.Any{accept})
+		for _, proto := range []byte{unix.IPPROTO_TCP, unix.IPPROTO_UDP} {
+			ip4.rules = append(ip4.rules, rule(nh(12, 4), cmp(expr.CmpOpEq, v4.AsSlice()), l4proto(proto), accept))
+		}
+		ip4.rules = append(ip4.rules, rule(nh(12, 4), cmp(expr.CmpOpNeq, v4.AsSlice()), drop(ReasonIPv4)))
+		for _, typ := range []byte{icmpRedirect, icmpRouterAdvert} {
+			ip4.rules = append(ip4.rules, rule(l4proto(protoICMP), icmpType(typ), drop(ReasonRouter)))
+		}
+		ip4.rules = append(ip4.rules, accept)
+	} else {
+		ip4.rules = append(ip4.rules, drop(ReasonIPv4))
 	}
-	rule(etherType(etherIPv4), drop(ReasonIPv4))
-	if v4.IsValid() {
-		rule(etherType(etherARP), nh(0, 6), cmp(expr.CmpOpEq, []byte(arpEthernetIPv4Hdr)),
-			nh(8, 6), cmp(expr.CmpOpEq, p.MAC), nh(14, 4), cmp(expr.CmpOpEq, v4.AsSlice()), []expr.Any{accept})
-	}
-	rule(etherType(etherARP), drop(ReasonARP))
-	for _, a := range v6 {
-		rule(etherType(etherIPv6), nh(8, 16), cmp(expr.CmpOpEq, a.AsSlice()), []expr.Any{accept})
-	}
-	if len(v6) > 0 {
+
+	ip6 := podChain{name: p.Interface + suffixIPv6}
+	if len(own6) > 0 {
+		if v6.IsValid() {
+			for _, proto := range []byte{unix.IPPROTO_TCP, unix.IPPROTO_UDP} {
+				ip6.rules = append(ip6.rules, rule(nh(8, 16), cmp(expr.CmpOpEq, v6.AsSlice()), l4proto(proto), accept))
+			}
+		}
+		for _, typ := range []byte{icmp6RouterAdvert, icmp6Redirect} {
+			ip6.rules = append(ip6.rules, rule(l4proto(protoICMPv6), icmpType(typ), drop(ReasonRouter)))
+		}
+		na := rule(l4proto(protoICMPv6), icmpType(icmp6NeighAdvert),
+			[]expr.Any{&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 8, Len: 16}})
+		for _, a := range own6 {
+			na = append(na, cmp(expr.CmpOpNeq, a.AsSlice())...)
+		}
+		ip6.rules = append(ip6.rules, rule(na, drop(ReasonND)))
+		for _, a := range own6 {
+			ip6.rules = append(ip6.rules, rule(nh(8, 16), cmp(expr.CmpOpEq, a.AsSlice()), accept))
+		}
 		for _, typ := range []byte{icmp6NeighSolicit, icmp6MLDReport, icmp6MLDv2Report} {
-			rule(etherType(etherIPv6), nh(8, 16), cmp(expr.CmpOpEq, make([]byte, 16)), l4proto(protoICMPv6), icmpType(typ), []expr.Any{accept})
+			ip6.rules = append(ip6.rules, rule(nh(8, 16), cmp(expr.CmpOpEq, make([]byte, 16)), l4proto(protoICMPv6), icmpType(typ), accept))
 		}
 	}
-	rule(etherType(etherIPv6), drop(ReasonIPv6))
-	rule(drop(ReasonEtherType))
-	return rules
+	ip6.rules = append(ip6.rules, drop(ReasonIPv6))
+
+	arp := podChain{name: p.Interface + suffixARP}
+	if v4.IsValid() {
+		arp.rules = append(arp.rules, rule(nh(0, 6), cmp(expr.CmpOpEq, []byte(arpEthernetIPv4Hdr)),
+			nh(8, 6), cmp(expr.CmpOpEq, p.MAC), nh(14, 4), cmp(expr.CmpOpEq, v4.AsSlice()), accept))
+	}
+	arp.rules = append(arp.rules, drop(ReasonARP))
+	return []podChain{port, ip4, ip6, arp}
 }
 
 // ll loads n bytes of the link-layer header at off into register 1. In
