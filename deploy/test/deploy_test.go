@@ -716,6 +716,12 @@ func TestKubectlKustomize(t *testing.T) {
 	for _, p := range plugins {
 		dirs = append(dirs, p.overlay)
 	}
+	// The kustomizations the chart is compared with (chart_test.go).
+	for _, c := range chartCases {
+		if !slices.Contains(dirs, c.kustomization) {
+			dirs = append(dirs, c.kustomization)
+		}
+	}
 	for _, dir := range dirs {
 		t.Run(path.Base(dir), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -724,13 +730,7 @@ func TestKubectlKustomize(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr.Bytes())
 			}
-			var docs [][]byte
-			for doc := range strings.SplitSeq(stdout.String(), "\n---\n") {
-				if strings.TrimSpace(doc) != "" {
-					docs = append(docs, []byte(doc))
-				}
-			}
-			got, want := decode(t, dir, docs), render(t, dir)
+			got, want := decode(t, dir, splitYAML(stdout.String())), render(t, dir)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("kubectl kustomize %s differs from kustomize's library:\n%s", dir, stdout.Bytes())
 			}

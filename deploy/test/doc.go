@@ -11,8 +11,17 @@
 // checked by the main module's package deploy: this module imports no
 // plugin, so that it does not have to follow their dependencies.)
 //
-// It is a Go module of its own, like test/interop, so that kustomize and
-// its dependencies (about forty modules) stay out of the main module,
-// which none of its code needs. `make deploy-test` runs it; no cluster and
-// no network are needed.
+// It checks the Helm chart deploy/helm/nrinet too (chart_test.go, with
+// package helmchart, which renders and lints it with Helm v4's library):
+// for the default values and other sets of values (testdata/*/values.yaml,
+// beside the kustomization.yaml of the same settings) the chart's objects
+// equal the kustomize overlay's, decoded the same way; and it lints
+// clean. cmd/manifest renders the chart into the one manifest `make
+// manifest` writes. Helm v4.3.2 requires the kustomize (v0.21) and
+// Kubernetes (v0.37) modules this module had, so one module holds both.
+//
+// It is a Go module of its own, like test/interop, so that kustomize, Helm
+// and their dependencies stay out of the main module, which none of its
+// code needs. `make deploy-test` runs it (`make helm-test`, the chart's
+// tests only); no cluster and no network are needed.
 package deploytest
