@@ -1,6 +1,6 @@
 # nrinet developer targets. `make test` is what CI runs (see .ci/run). make
-# build, install, install-containerd and release are for operators: see
-# "Build, install, release" below and docs/install.md.
+# build, install, install-containerd, install-crio and release are for
+# operators: see "Build, install, release" below and docs/install.md.
 GO ?= go
 
 .PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-adversarial bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
@@ -58,8 +58,17 @@ compat:
 
 # The manifests under deploy/, rendered with kustomize and checked
 # (deploy/test, a module of its own; no cluster needed).
+# It runs helm-test's tests too.
 deploy-test:
 	cd deploy/test && GOWORK=off $(GO) test -race -count=1 ./...
+
+# The Helm chart deploy/helm/nrinet alone (docs/deploy.md, "Install with
+# Helm"): linted and rendered with Helm v4's library, its objects compared
+# with the kustomize overlays' for the same settings (deploy/test).
+.PHONY: helm-test manifest
+helm-test: deps
+	cd deploy/test && GOWORK=off $(GO) test -race -count=1 ./helmchart/... ./cmd/manifest/... && \
+		GOWORK=off $(GO) test -race -count=1 -run '^TestChart_' .
 
 # nrinet's version, stamped into every binary that make build, install,
 # release and image produce (and containerd's, as v2.4.2+nrinet.<it
@@ -75,7 +84,8 @@ endif
 # _output/images/<name>.tar, OCI archives named
 # localhost/nrinet/<name>:VERSION and :latest (hack/image, docs/deploy.md).
 # make image-push REGISTRY=host[:port]/path pushes the same indexes as
-# REGISTRY/<name>:VERSION and :latest with go-containerregistry
+# REGISTRY/<name>:VERSION and :latest (a release: at its tag, or with
+# VERSION=v0.1.0 as make release takes it) with go-containerregistry
 # (credentials from ~/.docker/config.json; TLS, falling back to plain HTTP
 # only for localhost:PORT, loopback and private IPv4 addresses).
 IMAGE_ARCHS ?= amd64,arm64
@@ -86,13 +96,24 @@ image-push:
 	@test -n "$(REGISTRY)" || { echo 'make image-push: set REGISTRY=host[:port]/path' >&2; exit 2; }
 	$(GO) run ./hack/image -arch $(IMAGE_ARCHS) $(if $(VERSION),-version $(VERSION)) -push $(REGISTRY)
 
+# One manifest for a release, _output/nrinet.yaml: the Helm chart
+# deploy/helm/nrinet rendered as helm template would (deploy/test's
+# cmd/manifest, Helm's library; the same objects as
+# deploy/overlays/nri-podnet, tested), with its default values but the
+# image's tag, VERSION (the tag make image gives besides latest), and with
+# REGISTRY the repository make image-push pushes to, REGISTRY/nri-podnet.
+manifest:
+	cd deploy/test && GOWORK=off $(GO) run ./cmd/manifest -chart ../helm/nrinet -o ../../_output/nrinet.yaml \
+		$(if $(VERSION),-set-string image.tag=$(VERSION)) $(if $(REGISTRY),-set-string image.repository=$(REGISTRY)/nri-podnet)
+
 # ---- Build, install, release (docs/install.md) ----
 #
 # Where make install puts things, GNU style: DESTDIR is prepended to every
 # path (staging; the paths inside the files stay without it). The release
-# tarballs hold exactly what make install and make install-containerd write
-# with these defaults, less $(SYSCONFDIR)/containerd/config.toml: they
-# unpack with `tar -C / -xzf`.
+# tarballs and packages hold exactly what make install, install-containerd
+# and install-crio write with these defaults and INSTALL_CONFIG=0: all of it
+# under /usr/local, nothing under SYSCONFDIR; the tarballs unpack with
+# `tar -C /usr/local -xzf`, as containerd's own.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share
@@ -103,12 +124,18 @@ DESTDIR ?=
 INSTALL ?= install
 # The architecture make build and the install targets build for (linux/GOARCH).
 GOARCH ?= $(shell $(GO) env GOARCH)
-# 1: make install-containerd also writes $(SYSCONFDIR)/containerd/config.toml
-# (contrib/containerd-config.toml) where there is none; never over one.
+# 1: make install-containerd and install-crio also write their drop-in
+# under SYSCONFDIR (containerd/conf.d/nrinet-network-mode.toml,
+# crio/crio.conf.d/nrinet-network-mode.conf: nrinet's own, replaced on
+# every install), and make install-containerd
+# $(SYSCONFDIR)/containerd/config.toml (contrib/containerd-config.toml)
+# where there is none, never over one. 0: nothing under SYSCONFDIR, as
+# the release: the drop-ins are under DATADIR/nrinet only.
 INSTALL_CONFIG ?= 1
-# Where make install-containerd and make release build containerd on nrinet
-# (hack/containerd.sh, static): apart from the cache the tests use, so that
-# release builds and test builds never evict each other.
+# Where make install-containerd, install-crio and release build containerd
+# and CRI-O on nrinet (hack/containerd.sh, hack/crio.sh, static): apart
+# from the cache the tests use, so that release builds and test builds
+# never evict each other.
 RELEASE_CACHE ?= $(or $(NRINET_CONTAINERD_CACHE),/var/cache/nrinet)/release
 
 # nrinet's commands, static (CGO_ENABLED=0), stripped, reproducible
@@ -116,7 +143,7 @@ RELEASE_CACHE ?= $(or $(NRINET_CONTAINERD_CACHE),/var/cache/nrinet)/release
 # _output/bin/linux-$(GOARCH).
 COMMANDS := nrinetd nri-podnet nri-cni
 BUILD_DIR = _output/bin/linux-$(GOARCH)
-.PHONY: build install install-containerd uninstall uninstall-containerd release release-test
+.PHONY: build install install-containerd install-crio uninstall uninstall-containerd uninstall-crio release release-test
 build:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH) $(GO) build -trimpath -buildvcs=false \
 		-ldflags '-s -w -X github.com/nrinet/nrinet/internal/version.version=$(VERSION)' \
@@ -128,10 +155,14 @@ build:
 # so another SYSCONFDIR is also passed on their command lines.
 SED_PATHS = -e 's|/usr/local/bin|$(BINDIR)|g' -e 's|/usr/local/share/doc|$(DOCDIR)|g' \
 	-e 's|/usr/local/share|$(DATADIR)|g' -e 's|/usr/local/lib/systemd/system|$(SYSTEMDUNITDIR)|g' \
-	-e 's|/etc/containerd/|$(SYSCONFDIR)/containerd/|g' -e 's|/etc/nrinetd/|$(SYSCONFDIR)/nrinetd/|g'
+	-e 's|/etc/containerd/|$(SYSCONFDIR)/containerd/|g' -e 's|/etc/nrinetd/|$(SYSCONFDIR)/nrinetd/|g' \
+	-e 's|/etc/crio/|$(SYSCONFDIR)/crio/|g'
+# CRI-O's main file (crio.conf) is optional, and --config would make it
+# required: crio only gets the drop-in directory.
 ifneq ($(SYSCONFDIR),/etc)
 SED_PATHS += -e 's|^\(ExecStart=.*/containerd\)$$|\1 --config $(SYSCONFDIR)/containerd/config.toml|' \
-	-e 's|^\(ExecStart=.*/nrinetd\)$$|\1 -config $(SYSCONFDIR)/nrinetd/config.toml|'
+	-e 's|^\(ExecStart=.*/nrinetd\)$$|\1 -config $(SYSCONFDIR)/nrinetd/config.toml|' \
+	-e 's|^\(ExecStart=[^ ]*/crio\) |\1 --config-dir $(SYSCONFDIR)/crio/crio.conf.d |'
 endif
 # install_text SOURCE DEST: a text file, mode 0644, its paths rewritten.
 define install_text
@@ -156,10 +187,11 @@ install: build
 # containerd v2.4.2 on nrinet (containerd, containerd-shim-runc-v2, ctr:
 # static, built by hack/containerd.sh in RELEASE_CACHE, reporting
 # v2.4.2+nrinet.<VERSION without v>), containerd.service (not enabled), the
-# drop-in SYSCONFDIR/containerd/conf.d/nrinet-network-mode.toml (network
-# mode nri, podnet required), the stock config.toml that imports conf.d
-# (DATADIR/nrinet/containerd-config.toml, and as SYSCONFDIR/containerd/config.toml
-# when there is none and INSTALL_CONFIG=1), and containerd's LICENSE and NOTICE.
+# drop-in nrinet-network-mode.toml (network mode nri, podnet required) in
+# DATADIR/nrinet and, with INSTALL_CONFIG=1, SYSCONFDIR/containerd/conf.d,
+# the stock config.toml that imports conf.d (DATADIR/nrinet/containerd-config.toml,
+# and as SYSCONFDIR/containerd/config.toml when there is none and
+# INSTALL_CONFIG=1), and containerd's LICENSE and NOTICE.
 install-containerd:
 	@set -e; built=$$(NRINET_CONTAINERD_CACHE='$(RELEASE_CACHE)' NRINET_CONTAINERD_NRI=compat \
 		NRINET_CONTAINERD_GOARCH=$(GOARCH) NRINET_CONTAINERD_STATIC=1 \
@@ -171,9 +203,10 @@ install-containerd:
 	$(INSTALL) -D -m 0644 "$$NRINET_CONTAINERD_SRC/LICENSE" $(DESTDIR)$(DOCDIR)/containerd-nrinet/LICENSE; \
 	$(INSTALL) -D -m 0644 "$$NRINET_CONTAINERD_SRC/NOTICE" $(DESTDIR)$(DOCDIR)/containerd-nrinet/NOTICE
 	$(call install_text,contrib/containerd.service,$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service)
-	$(call install_text,contrib/nrinet-network-mode.toml,$(DESTDIR)$(SYSCONFDIR)/containerd/conf.d/nrinet-network-mode.toml)
+	$(call install_text,contrib/nrinet-network-mode.toml,$(DESTDIR)$(DATADIR)/nrinet/nrinet-network-mode.toml)
 	$(call install_text,contrib/containerd-config.toml,$(DESTDIR)$(DATADIR)/nrinet/containerd-config.toml)
 ifeq ($(INSTALL_CONFIG),1)
+	$(call install_text,contrib/nrinet-network-mode.toml,$(DESTDIR)$(SYSCONFDIR)/containerd/conf.d/nrinet-network-mode.toml)
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/containerd/config.toml ]; then \
 		echo "kept $(DESTDIR)$(SYSCONFDIR)/containerd/config.toml; it must import $(SYSCONFDIR)/containerd/conf.d/*.toml (docs/install.md)"; \
 	else \
@@ -181,10 +214,32 @@ ifeq ($(INSTALL_CONFIG),1)
 	fi
 endif
 
-# What make install and make install-containerd wrote, but configuration
-# you may have edited: SYSCONFDIR/containerd/config.toml stays (the drop-in
-# goes, so containerd is back in network mode cni at its next start), and
-# so does SYSCONFDIR/nrinetd. Stop the services first.
+# CRI-O v1.36.3 on nrinet (crio and pinns: static, built by hack/crio.sh
+# in RELEASE_CACHE; crio without cgo, pinns with the C compiler for
+# GOARCH, Debian's gcc-aarch64-linux-gnu for arm64; `crio version` says
+# GitCommit nri-<key>+nrinet.<VERSION without v>), crio.service (not
+# enabled), the drop-in nrinet-network-mode.conf (network mode nri, podnet
+# required, NRI on) in DATADIR/nrinet and, with INSTALL_CONFIG=1,
+# SYSCONFDIR/crio/crio.conf.d, and CRI-O's LICENSE. conmon, crun and
+# /etc/containers/policy.json come from the distribution (docs/install.md).
+install-crio:
+	@set -e; built=$$(NRINET_CRIO_CACHE='$(RELEASE_CACHE)' NRINET_CRIO_GOARCH=$(GOARCH) NRINET_CRIO_STATIC=1 \
+		NRINET_CRIO_NRINET_VERSION='$(VERSION)' GO='$(GO)' hack/crio.sh); \
+	eval "$$built"; set -x; \
+	$(INSTALL) -d $(DESTDIR)$(BINDIR); \
+	$(INSTALL) -m 0755 "$$NRINET_CRIO_BIN/crio" "$$NRINET_CRIO_BIN/pinns" $(DESTDIR)$(BINDIR)/; \
+	$(INSTALL) -D -m 0644 "$$NRINET_CRIO_SRC/LICENSE" $(DESTDIR)$(DOCDIR)/cri-o-nrinet/LICENSE
+	$(call install_text,contrib/crio.service,$(DESTDIR)$(SYSTEMDUNITDIR)/crio.service)
+	$(call install_text,contrib/nrinet-network-mode.conf,$(DESTDIR)$(DATADIR)/nrinet/nrinet-network-mode.conf)
+ifeq ($(INSTALL_CONFIG),1)
+	$(call install_text,contrib/nrinet-network-mode.conf,$(DESTDIR)$(SYSCONFDIR)/crio/crio.conf.d/nrinet-network-mode.conf)
+endif
+
+# What make install, install-containerd and install-crio wrote, but
+# configuration you may have edited: SYSCONFDIR/containerd/config.toml
+# stays (the drop-ins go, so containerd and CRI-O are back in network mode
+# cni at their next start), and so does SYSCONFDIR/nrinetd. Stop the
+# services first.
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(COMMANDS)) $(DESTDIR)$(SYSTEMDUNITDIR)/nrinetd.service
 	rm -f $(DESTDIR)$(DATADIR)/nrinet/nrinetd.toml $(DESTDIR)$(DATADIR)/nrinet/10-podnet.conf $(DESTDIR)$(DOCDIR)/nrinet/LICENSE
@@ -193,18 +248,31 @@ uninstall:
 uninstall-containerd:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,containerd containerd-shim-runc-v2 ctr) $(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service
 	rm -f $(DESTDIR)$(SYSCONFDIR)/containerd/conf.d/nrinet-network-mode.toml $(DESTDIR)$(DATADIR)/nrinet/containerd-config.toml
+	rm -f $(DESTDIR)$(DATADIR)/nrinet/nrinet-network-mode.toml
 	rm -f $(DESTDIR)$(DOCDIR)/containerd-nrinet/LICENSE $(DESTDIR)$(DOCDIR)/containerd-nrinet/NOTICE
 	rmdir $(DESTDIR)$(DATADIR)/nrinet $(DESTDIR)$(DOCDIR)/containerd-nrinet 2>/dev/null || true
 
+uninstall-crio:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,crio pinns) $(DESTDIR)$(SYSTEMDUNITDIR)/crio.service
+	rm -f $(DESTDIR)$(SYSCONFDIR)/crio/crio.conf.d/nrinet-network-mode.conf $(DESTDIR)$(DATADIR)/nrinet/nrinet-network-mode.conf
+	rm -f $(DESTDIR)$(DOCDIR)/cri-o-nrinet/LICENSE
+	rmdir $(DESTDIR)$(DATADIR)/nrinet $(DESTDIR)$(DOCDIR)/cri-o-nrinet 2>/dev/null || true
+
 # The release artifacts in _output/release (hack/release): for linux/amd64
-# and linux/arm64, nrinet-<version>-linux-<arch>.tar.gz (make install's
-# files) and containerd-2.4.2-nrinet.<version>-linux-<arch>.tar.gz (make
-# install-containerd's), <version> being VERSION without the v; a
-# <tarball>.sha256sum for each and SHA256SUMS for all (sha256sum -c). Every
-# binary static; entries sorted, owned by root, dated at the commit
-# (SOURCE_DATE_EPOCH if set). The artifacts are checked before it returns.
+# and linux/arm64, three products, each a tarball that unpacks under
+# /usr/local, its CycloneDX SBOM (<base>.cdx.json, the modules of every
+# binary from its Go build info) and a .deb and an .rpm of the same files
+# (nfpm): nrinet-<v>-linux-<arch> (make install's files, package nrinet),
+# containerd-2.4.2-nrinet.<v>-linux-<arch> (make install-containerd's,
+# containerd-nrinet) and cri-o-1.36.3-nrinet.<v>-linux-<arch> (make
+# install-crio's, cri-o-nrinet), <v> being VERSION without the v; a
+# <tarball>.sha256sum for each tarball and SHA256SUMS for all (sha256sum
+# -c). Every binary static; entries sorted, owned by root, dated at the
+# commit (SOURCE_DATE_EPOCH if set). The artifacts are checked before it
+# returns. VERSION=v0.1.0 builds the release of a tag before it exists.
 # release-test checks them again, and runs this machine's binaries
-# (-version, containerd config dump over the shipped drop-in).
+# (-version, containerd config dump and crio config over the shipped
+# drop-ins, dpkg install into a temporary root) and make install's paths.
 RELEASE_DIR ?= _output/release
 release:
 	env -u GOARCH -u GOOS $(GO) run ./hack/release -version '$(VERSION)' -out '$(RELEASE_DIR)' -make '$(MAKE)' -cache '$(RELEASE_CACHE)'
@@ -329,12 +397,15 @@ critest-crio:
 
 # critest v1.37.0 (cri-tools' CRI validation suite, built with go test -c
 # into $TMPDIR/nrinet-critest-v1.37.0) against stock containerd and
-# containerd on nrinet (CNI mode, and network mode nri with nri-podnet),
-# each with a registry on 127.0.0.1 that serves critest's busybox image as
-# registry.k8s.io's (docs/containerd.md, "critest"). CRITEST_FOCUS is
-# critest's -ginkgo.focus ('.' runs every spec, many of which need images
-# only a real registry has); per-spec results in CRITEST_OUT/results.md.
-CRITEST_FOCUS ?= NRI
+# containerd on nrinet (CNI mode with portmap, and network mode nri with
+# nri-podnet), each with a registry on 127.0.0.1 that serves critest's
+# busybox image as registry.k8s.io's and a busybox httpd as its web server
+# image (docs/containerd.md, "critest"). CRITEST_FOCUS is critest's
+# -ginkgo.focus; empty, each suite's default: 'NRI|Networking' (the NRI
+# and the networking specs) for containerd, 'NRI' for CRI-O. '.' runs
+# every spec, many of which need images only a real registry has.
+# Per-spec results in CRITEST_OUT/results.md.
+CRITEST_FOCUS ?=
 CRITEST_OUT ?= $(CURDIR)/critest-results
 .PHONY: critest
 critest:

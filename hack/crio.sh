@@ -26,12 +26,35 @@
 #                        /var/cache/nrinet (CI keeps it between runs).
 #   NRINET_CRIO_VERSION  CRI-O's version. Default: v1.36.3 (the one test/crio's baseline was
 #                        recorded with).
+#   NRINET_CRIO_STATIC   1: build crio static, without cgo, stripped, for NRINET_CRIO_GOARCH, as
+#                        make release and make install-crio do (below). Default: 0, the build
+#                        the tests use.
+#   NRINET_CRIO_GOARCH   the architecture of a static build (linux/<arch>). Default: go env
+#                        GOARCH. The default build is for this machine only.
+#   NRINET_CRIO_NRINET_VERSION
+#                        nrinet's version (hack/version.sh). When set, crio's git commit
+#                        (`crio version`: GitCommit) is nri-<key>+nrinet.<it without the v>;
+#                        CRI-O's own version is a constant and stays v1.36.3's.
+#   CC                   the C compiler for pinns. Default: gcc for this machine's architecture,
+#                        <triplet>-gcc for another (Debian: gcc-aarch64-linux-gnu for arm64).
 #   GO                   the go command. Default: go.
 #
 # CRI-O is built as its Makefile builds it, with the build tags that need no
 # C library beyond libc (BUILDTAGS below: no ostree, btrfs, GPGME, AppArmor
 # or seccomp library), cgo on; pinns with CRI-O's own pinns/Makefile (static,
 # gcc and libc's static archive).
+#
+# A static build (NRINET_CRIO_STATIC=1) is CGO_ENABLED=0 with the same
+# tags, -ldflags -s -w, into bin-static-<arch>/, and pinns built by its
+# Makefile in a copy of pinns/ of its own (pinns-static-<arch>/), with the
+# compiler for that architecture. CRI-O's own static release is built with
+# cgo and the C libraries for seccomp, AppArmor, SELinux and GPGME (its
+# nix/ directory). Without cgo, besides what the tags above leave out
+# (seccomp among them, as in the default build): kubensmnt (KUBENSMNT, a
+# mount namespace shared with the kubelet), the SQLite blob info cache of
+# containers/image (it falls back to memory), PKCS#11 keys for encrypted
+# images, and rootless mode. Overlay storage, pods, images and NRI are as
+# in the default build.
 #
 # Layout of a cache directory, one per CRI-O version and per what it is
 # built against (<cache>/crio-<version>-<key>, key "upstream" or a hash of
@@ -40,14 +63,18 @@
 #   src/go.mod.orig, src/go.sum.orig   go.mod and go.sum as CRI-O ships them
 #   go.mod.diff   what the replace lines and go mod tidy changed in go.mod (empty for upstream)
 #   bin/          crio, pinns
+#   bin-static-<arch>/, pinns-static-<arch>/   a static build, and pinns' build tree for it
 #   prepared      stamp of the go.mod step (its inputs, one per line)
 #   built         stamp of the build step (the prepared stamp plus the Go version and flags)
+#   built-static-<arch>   the same, for bin-static-<arch>/
 # A step runs again only when its stamp differs from what it would write now.
 set -euo pipefail
 
 nri_mode=${NRINET_CRIO_NRI:-compat}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 version=${NRINET_CRIO_VERSION:-v1.36.3}
+static=${NRINET_CRIO_STATIC:-0}
+nrinet_version=${NRINET_CRIO_NRINET_VERSION:-}
 cache_root=${NRINET_CRIO_CACHE:-${NRINET_CONTAINERD_CACHE:-/var/cache/nrinet}}
 nri_dir=$repo/compat/nri
 # nrinet's patch series against CRI-O, applied in compat mode only.
@@ -75,11 +102,39 @@ upstream) key=upstream ;;
 compat) key=$(compat_key "$repo" "$nri_dir" "$patch_dir") ;;
 *) die "NRINET_CRIO_NRI=$nri_mode: want upstream or compat" ;;
 esac
-command -v "${CC:-gcc}" >/dev/null || die "pinns is C: install gcc (Debian: gcc, libc6-dev)"
+case $static in
+0 | 1) ;;
+*) die "NRINET_CRIO_STATIC=$static: want 0 or 1" ;;
+esac
+goarch=${NRINET_CRIO_GOARCH:-$("$GO" env GOARCH)}
+host_goarch=$(GOARCH= "$GO" env GOARCH)
+variant=
+if [ "$static" = 1 ]; then
+	variant=static-$goarch
+elif [ "$goarch" != "$host_goarch" ]; then
+	die "NRINET_CRIO_GOARCH=$goarch: only a static build (NRINET_CRIO_STATIC=1) is for another architecture than $host_goarch"
+fi
+# pinns' C compiler, and the strip that reads its output.
+if [ "$goarch" = "$host_goarch" ]; then
+	cc=${CC:-gcc}
+	cc_package="gcc, libc6-dev"
+else
+	case $goarch in
+	amd64) triplet=x86_64-linux-gnu ;;
+	arm64) triplet=aarch64-linux-gnu ;;
+	*) die "NRINET_CRIO_GOARCH=$goarch: no C cross compiler known for it (set CC)" ;;
+	esac
+	cc=${CC:-$triplet-gcc}
+	cc_package="gcc-$triplet, libc6-dev-${goarch}-cross"
+fi
+strip=strip
+case $cc in *gcc) strip=${cc%gcc}strip ;; esac
+command -v "$cc" >/dev/null || die "pinns is C: install $cc (Debian: $cc_package)"
 
 dir=$cache_root/crio-$version-$key
 src=$dir/src
-bin=$dir/bin
+bin=$dir/bin${variant:+-$variant}
+built=$dir/built${variant:+-$variant}
 mkdir -p "$cache_root"
 exec 9>"$dir.lock"
 flock 9
@@ -93,20 +148,35 @@ if [ "$nri_mode" = compat ]; then
 replace $nri_mod => $nri_dir
 replace $nrinet_mod => $repo"
 fi
-ldflags="-X $crio_mod/internal/version.buildCommit=nri-$key"
+commit=nri-$key
+if [ -n "$nrinet_version" ]; then
+	# As semver build metadata: [0-9A-Za-z-] and dots only.
+	[[ $nrinet_version =~ ^v?[0-9A-Za-z.-]+$ ]] ||
+		die "NRINET_CRIO_NRINET_VERSION=$nrinet_version: want a version such as v0.1.0 (hack/version.sh)"
+	commit+=+nrinet.${nrinet_version#v}
+fi
+ldflags="-X $crio_mod/internal/version.buildCommit=$commit"
+cgo=
+if [ "$static" = 1 ]; then
+	cgo=0
+	ldflags="-s -w $ldflags"
+fi
 built_stamp="$prepared_stamp
 go $("$GO" env GOVERSION)
+goarch $goarch
+static $static
+cc $cc
 tags $buildtags
 ldflags $ldflags"
 
 print_result() {
 	touch "$dir/prepared"
-	log "CRI-O $version ($nri_mode) binaries in $bin: crio, pinns"
+	log "CRI-O $version ($nri_mode${variant:+, $variant}) binaries in $bin: crio, pinns"
 	printf 'NRINET_CRIO_VERSION=%s\nNRINET_CRIO_NRI=%s\n' "$version" "$nri_mode"
 	printf 'NRINET_CRIO_SRC=%s\nNRINET_CRIO_BIN=%s\n' "$src" "$bin"
 }
 
-if stamp_is "$dir/built" "$built_stamp" && [ -x "$bin/crio" ] && [ -x "$bin/pinns" ]; then
+if stamp_is "$built" "$built_stamp" && [ -x "$bin/crio" ] && [ -x "$bin/pinns" ]; then
 	log "up to date: $dir"
 	print_result
 	exit 0
@@ -121,7 +191,7 @@ fetch_source "$GO" "$crio_mod" "$version" "$dir" "$nri_mode" "$patch_dir"
 # (test/crio allows nothing but nrinet's modules added and upstream's WASM
 # modules dropped).
 if ! stamp_is "$dir/prepared" "$prepared_stamp"; then
-	rm -f "$dir/prepared" "$dir/built"
+	rm -f "$dir/prepared" "$dir/built" "$dir"/built-*
 	cp "$src/go.mod.orig" "$src/go.mod"
 	cp "$src/go.sum.orig" "$src/go.sum"
 	if [ "$nri_mode" = compat ]; then
@@ -134,13 +204,26 @@ if ! stamp_is "$dir/prepared" "$prepared_stamp"; then
 	printf '%s\n' "$prepared_stamp" >"$dir/prepared"
 fi
 
-# Step 3: the binaries.
-rm -f "$dir/built"
+# Step 3: the binaries. A static build makes pinns in a copy of pinns/ of
+# its own, so that its objects (another architecture's, maybe) never meet
+# the default build's.
+rm -f "$built"
 mkdir -p "$bin"
-(cd "$src" && timed "go build crio" "$GO" build -trimpath -tags "$buildtags" -ldflags "$ldflags" -o "$bin/crio" ./cmd/crio)
-(cd "$src" && timed "make pinns" make -s -C pinns >&2)
-cp "$src/bin/pinns" "$bin/pinns"
-printf '%s\n' "$built_stamp" >"$dir/built"
+log "building crio for linux/$goarch${variant:+ ($variant)}"
+(cd "$src" && timed "go build crio" env GOOS=linux GOARCH="$goarch" ${cgo:+CGO_ENABLED=$cgo} \
+	"$GO" build -trimpath -tags "$buildtags" -ldflags "$ldflags" -o "$bin/crio" ./cmd/crio)
+if [ "$static" = 1 ]; then
+	pinns_dir=$dir/pinns-$variant
+	rm -rf "$pinns_dir"
+	mkdir -p "$pinns_dir"
+	cp -R "$src/pinns" "$pinns_dir/pinns"
+	timed "make pinns" make -s -C "$pinns_dir/pinns" CC="$cc" STRIP="$strip" >&2
+	cp "$pinns_dir/bin/pinns" "$bin/pinns"
+else
+	(cd "$src" && timed "make pinns" make -s -C pinns CC="$cc" >&2)
+	cp "$src/bin/pinns" "$bin/pinns"
+fi
+printf '%s\n' "$built_stamp" >"$built"
 
 [ "$nri_mode" != compat ] || prune_compat_dirs "$cache_root/crio-$version" "$dir" "$keep_compat_dirs"
 

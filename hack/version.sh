@@ -14,7 +14,14 @@
 # with the v0.0.0 form when there is no such tag. The abbreviation is fixed
 # at 12 hex digits (as Go's pseudo-versions and internal/version), so that
 # two clones of the same commit agree. Every form is a valid semantic
-# version, and sorts after the tag it starts from.
+# version, but semver reads what follows the tag as a pre-release, which
+# orders v1.2.3-4-g... before v1.2.3; the release's packages, whose order
+# dpkg and rpm act on, get a version that orders it after
+# (1.2.3+4.g..., hack/release's packageVersion; docs/install.md).
+#
+# make release VERSION=v1.2.3 builds the release of a tag before the tag
+# exists (from the commit to be tagged); every target that stamps takes
+# VERSION the same way.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

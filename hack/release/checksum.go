@@ -18,7 +18,7 @@ import (
 const sumsFile = "SHA256SUMS"
 
 // sumSuffix names the checksum file of one artifact: <artifact>.sha256sum,
-// as containerd's releases do.
+// as containerd's releases have one for each tarball.
 const sumSuffix = ".sha256sum"
 
 // fileSHA256 returns the SHA-256 of the file at path, in lower-case hex.
@@ -42,10 +42,10 @@ func sumLine(sum, name string) string {
 	return sum + "  " + name + "\n"
 }
 
-// writeChecksums writes, in dir, <name>.sha256sum for each of names (files
-// of dir) and SHA256SUMS for all of them, in name order, and returns the
-// sums by name.
-func writeChecksums(dir string, names []string) (map[string]string, error) {
+// writeChecksums writes, in dir, SHA256SUMS for all of names (files of
+// dir), in name order, and <name>.sha256sum for each of those of names
+// that are in own too; it returns the sums by name.
+func writeChecksums(dir string, names, own []string) (map[string]string, error) {
 	names = slices.Sorted(slices.Values(names))
 	sums := make(map[string]string, len(names))
 	var all strings.Builder
@@ -60,6 +60,9 @@ func writeChecksums(dir string, names []string) (map[string]string, error) {
 		sums[name] = sum
 		line := sumLine(sum, name)
 		all.WriteString(line)
+		if !slices.Contains(own, name) {
+			continue
+		}
 		if err := os.WriteFile(filepath.Join(dir, name+sumSuffix), []byte(line), 0o644); err != nil {
 			return nil, err
 		}
@@ -114,9 +117,9 @@ func parseChecksums(b []byte) (map[string]string, error) {
 }
 
 // verifyChecksums checks, in dir, that SHA256SUMS lists exactly names, that
-// each <name>.sha256sum lists exactly its own, and that every sum matches
-// the file's content.
-func verifyChecksums(dir string, names []string) error {
+// the <name>.sha256sum of each of own lists exactly its own, and that
+// every sum matches the file's content.
+func verifyChecksums(dir string, names, own []string) error {
 	actual := map[string]string{}
 	var errs []error
 	for _, name := range names {
@@ -154,7 +157,7 @@ func verifyChecksums(dir string, names []string) error {
 		}
 	}
 	check(sumsFile, names)
-	for _, name := range names {
+	for _, name := range own {
 		check(name+sumSuffix, []string{name})
 	}
 	return errors.Join(errs...)

@@ -12,7 +12,7 @@ func TestWriteChecksums(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"b.tar.gz": "bee", "a.tar.gz": "ay"})
 	names := []string{"b.tar.gz", "a.tar.gz"}
-	sums, err := writeChecksums(dir, names)
+	sums, err := writeChecksums(dir, names, names)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestWriteChecksums(t *testing.T) {
 			t.Errorf("%s%s = %q", name, sumSuffix, one)
 		}
 	}
-	if err := verifyChecksums(dir, names); err != nil {
+	if err := verifyChecksums(dir, names, names); err != nil {
 		t.Errorf("verifyChecksums: %v", err)
 	}
 	if sha, err := exec.LookPath("sha256sum"); err == nil {
@@ -56,7 +56,7 @@ func TestWriteChecksums(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "a.tar.gz"), []byte("ay!"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		err := verifyChecksums(dir, names)
+		err := verifyChecksums(dir, names, names)
 		if err == nil || !strings.Contains(err.Error(), "SHA256SUMS: a.tar.gz: sum") || !strings.Contains(err.Error(), "a.tar.gz.sha256sum: a.tar.gz: sum") {
 			t.Errorf("verifyChecksums after a change: %v, want both files to disagree", err)
 		}
@@ -68,6 +68,29 @@ func TestWriteChecksums(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestWriteChecksumsOwnFiles(t *testing.T) {
+	// SHA256SUMS lists every artifact; only the tarballs get a
+	// .sha256sum of their own, as containerd's releases have.
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.tar.gz": "a", "a.cdx.json": "{}", "a.deb": "d"})
+	names := []string{"a.tar.gz", "a.cdx.json", "a.deb"}
+	if _, err := writeChecksums(dir, names, []string{"a.tar.gz"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a.cdx.json", "a.deb"} {
+		if _, err := os.Stat(filepath.Join(dir, n+sumSuffix)); err == nil {
+			t.Errorf("%s%s written", n, sumSuffix)
+		}
+	}
+	all, _ := os.ReadFile(filepath.Join(dir, sumsFile))
+	if got := strings.Count(string(all), "\n"); got != 3 {
+		t.Errorf("SHA256SUMS has %d lines, want 3:\n%s", got, all)
+	}
+	if err := verifyChecksums(dir, names, []string{"a.tar.gz"}); err != nil {
+		t.Error(err)
+	}
 }
 
 func TestVerifyChecksums(t *testing.T) {
@@ -85,11 +108,11 @@ func TestVerifyChecksums(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, map[string]string{"a": "a", "other": "o"})
-			if _, err := writeChecksums(dir, []string{"a"}); err != nil {
+			if _, err := writeChecksums(dir, []string{"a"}, []string{"a"}); err != nil {
 				t.Fatal(err)
 			}
 			writeTree(t, dir, tc.files)
-			err := verifyChecksums(dir, []string{"a"})
+			err := verifyChecksums(dir, []string{"a"}, []string{"a"})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("verifyChecksums: %v, want %q", err, tc.want)
 			}
@@ -144,7 +167,7 @@ func TestWriteChecksumsRefusesNames(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"d/a": "a"})
 	for _, name := range []string{"d/a", "*a", " a", "a\\b"} {
-		if _, err := writeChecksums(dir, []string{name}); err == nil || !strings.Contains(err.Error(), "cannot go in a checksum file") {
+		if _, err := writeChecksums(dir, []string{name}, nil); err == nil || !strings.Contains(err.Error(), "cannot go in a checksum file") {
 			t.Errorf("writeChecksums(%q): %v, want a refusal", name, err)
 		}
 	}

@@ -152,6 +152,46 @@ func TestContribUnits(t *testing.T) {
 			t.Errorf("Environment=%s, want PATH=/usr/local/bin first", env)
 		}
 	})
+	t.Run("crio.service", func(t *testing.T) {
+		u := checkUnit(t, "crio.service", contrib(t, "crio.service"), "/usr/local/bin", "crio")
+		// CRI-O's own unit's settings (contrib/systemd/crio.service of
+		// v1.36.3) that matter to a node: the watchdog CRI-O pings, no
+		// OOM kill, and the options /etc/sysconfig/crio may set.
+		for key, want := range map[string]string{
+			"WatchdogSec":     "60s",
+			"OOMScoreAdjust":  "-999",
+			"TasksMax":        "infinity",
+			"EnvironmentFile": "-/etc/sysconfig/crio",
+			"ExecReload":      "/bin/kill -s HUP $MAINPID",
+		} {
+			if got := u.one(t, "Service", key); got != want {
+				t.Errorf("%s=%s, want %s", key, got, want)
+			}
+		}
+		if got := u.one(t, "Service", "ExecStart"); !strings.HasSuffix(got, " $CRIO_CONFIG_OPTIONS $CRIO_RUNTIME_OPTIONS $CRIO_STORAGE_OPTIONS $CRIO_NETWORK_OPTIONS $CRIO_METRICS_OPTIONS") {
+			t.Errorf("ExecStart=%s, want CRI-O's option variables", got)
+		}
+		// CRI-O finds pinns, conmon and crun in PATH: the pinns beside it
+		// first.
+		if got := unitPath(t, u); strings.Split(got, ":")[0] != "/usr/local/bin" {
+			t.Errorf("PATH=%s, want /usr/local/bin first", got)
+		}
+		if got := u.one(t, "Install", "Alias"); got != "cri-o.service" {
+			t.Errorf("Alias=%s, want cri-o.service (as CRI-O's unit)", got)
+		}
+	})
+}
+
+// unitPath returns the PATH a unit's Environment= lines set.
+func unitPath(t testing.TB, u unitFile) string {
+	t.Helper()
+	for _, env := range u["Service"]["Environment"] {
+		if p, ok := strings.CutPrefix(env, "PATH="); ok {
+			return p
+		}
+	}
+	t.Errorf("no Environment=PATH=...")
+	return ""
 }
 
 // containerdConfig is what the tests read of a containerd configuration.

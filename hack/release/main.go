@@ -48,9 +48,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.out, "out", filepath.Join("_output", "release"), "directory the artifacts are written to")
 	fs.StringVar(&arches, "arch", strings.Join(defaultArches, ","), "GOARCHes to build for, comma-separated")
 	fs.StringVar(&o.makeCmd, "make", "make", "the make command")
-	fs.StringVar(&o.cache, "cache", "", "RELEASE_CACHE for make install-containerd (default: the Makefile's)")
+	fs.StringVar(&o.cache, "cache", "", "RELEASE_CACHE for make install-containerd and install-crio (default: the Makefile's)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: release [-version V] [-out DIR] [-arch amd64,arm64] [-make make] [-cache DIR]\n\nWrites nrinet's release tarballs and their checksums (make release).\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: release [-version V] [-out DIR] [-arch amd64,arm64] [-make make] [-cache DIR]\n\nWrites nrinet's release: tarballs, SBOMs, .deb and .rpm packages, checksums (make release).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -78,64 +78,118 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	described := ""
+	if out, err := exec.CommandContext(ctx, "hack/version.sh").Output(); err == nil {
+		described = strings.TrimSpace(string(out))
+	} else if o.version == "" {
+		return fmt.Errorf("hack/version.sh: %w", err)
+	}
 	if o.version == "" {
-		out, err := exec.CommandContext(ctx, "hack/version.sh").Output()
-		if err != nil {
-			return fmt.Errorf("hack/version.sh: %w", err)
-		}
-		o.version = strings.TrimSpace(string(out))
+		o.version = described
 	}
 	if err := checkVersion(o.version); err != nil {
 		return err
 	}
-	if strings.HasSuffix(o.version, "-dirty") {
+	switch {
+	case strings.HasSuffix(o.version, "-dirty"):
 		fmt.Fprintf(stderr, "release: warning: version %s: the work tree has changes that no commit holds\n", o.version)
+	case described != "" && o.version != described:
+		// make release VERSION=v0.1.0 before the tag: the release to be,
+		// built and checked from this commit.
+		fmt.Fprintf(stderr, "release: note: version %s is given, this checkout is %s: %s does not name it (yet)\n",
+			o.version, described, o.version)
 	}
 	mtime, err := sourceDate(ctx)
 	if err != nil {
 		return err
 	}
-	if err := clean(o.out); err != nil {
-		return err
+	stage := func(ctx context.Context, p product, arch, dir string) error {
+		return stageInstall(ctx, o, p, arch, dir, stderr)
 	}
-	work, err := os.MkdirTemp("", "nrinet-release-")
+	sums, err := buildRelease(ctx, o, mtime, stage, stderr)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
-
-	for _, arch := range o.arches {
-		for _, k := range kinds {
-			stage := filepath.Join(work, k.name+"-"+arch)
-			start := time.Now()
-			if err := stageInstall(ctx, o, k, arch, stage, stderr); err != nil {
-				return err
-			}
-			files, err := stagedFiles(stage)
-			if err != nil {
-				return err
-			}
-			name := tarballName(k, o.version, arch)
-			if err := writeTarball(filepath.Join(o.out, name), files, mtime); err != nil {
-				return err
-			}
-			fmt.Fprintf(stderr, "release: %s (%s)\n", name, time.Since(start).Round(time.Second))
-		}
-	}
-	names := artifacts(o.version, o.arches)
-	sums, err := writeChecksums(o.out, names)
-	if err != nil {
-		return err
-	}
-	if err := verifyRelease(o.out, o.version, o.arches); err != nil {
-		return fmt.Errorf("the artifacts fail their checks:\n%w", err)
-	}
-	for _, n := range names {
+	for _, n := range artifacts(o.version, o.arches) {
 		info, err := os.Stat(filepath.Join(o.out, n))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%10d %s %s\n", info.Size(), sums[n], filepath.Join(o.out, n))
+	}
+	return nil
+}
+
+// stageFunc installs product p for arch into the staging directory dir
+// (a DESTDIR: the files go to dir/usr/local/...).
+type stageFunc func(ctx context.Context, p product, arch, dir string) error
+
+// buildRelease writes the release o describes into o.out, every file
+// dated mtime: for each architecture and product, what stage installs,
+// packed as a tarball, described in an SBOM, and packaged as a .deb and an
+// .rpm; then the checksums, and it checks them all (verifyRelease). It
+// returns the artifacts' SHA-256 by name.
+func buildRelease(ctx context.Context, o options, mtime time.Time, stage stageFunc, log io.Writer) (map[string]string, error) {
+	if err := clean(o.out); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp("", "nrinet-release-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+
+	for _, arch := range o.arches {
+		for _, p := range products {
+			dir := filepath.Join(work, p.name+"-"+arch)
+			start := time.Now()
+			if err := stage(ctx, p, arch, dir); err != nil {
+				return nil, err
+			}
+			files, err := stagedFiles(dir)
+			if err != nil {
+				return nil, err
+			}
+			if err := writeProduct(o.out, p, o.version, arch, files, mtime); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(log, "release: %s for linux/%s (%s)\n", p.pkg.name, arch, time.Since(start).Round(time.Second))
+		}
+	}
+	sums, err := writeChecksums(o.out, artifacts(o.version, o.arches), tarballs(o.version, o.arches))
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyRelease(o.out, o.version, o.arches, mtime); err != nil {
+		return nil, fmt.Errorf("the artifacts fail their checks:\n%w", err)
+	}
+	return sums, nil
+}
+
+// writeProduct writes p's artifacts for version and arch into out, from
+// its staged files: the tarball, then, from the tarball as read back,
+// its SBOM, and the .deb and the .rpm of the same files.
+func writeProduct(out string, p product, version, arch string, files []file, mtime time.Time) error {
+	tarball := filepath.Join(out, tarballName(p, version, arch))
+	if err := writeTarball(tarball, files, mtime); err != nil {
+		return err
+	}
+	entries, err := readTarball(tarball)
+	if err != nil {
+		return err
+	}
+	sum, err := fileSHA256(tarball)
+	if err != nil {
+		return err
+	}
+	in := sbomInput{p: p, version: version, goarch: arch, mtime: mtime, tarball: filepath.Base(tarball), sum: sum, entries: entries}
+	if err := writeSBOM(filepath.Join(out, sbomName(p, version, arch)), in); err != nil {
+		return err
+	}
+	for _, format := range packageFormats {
+		if _, err := writePackage(out, p, version, arch, format, files, mtime); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -177,8 +231,9 @@ func sourceDate(ctx context.Context) (time.Time, error) {
 }
 
 // clean makes out an empty place for a release: it creates it, and removes
-// what an earlier release left there (tarballs, their checksum files,
-// SHA256SUMS); anything else stays, and fails the check at the end.
+// what an earlier release left there (tarballs, SBOMs, packages, checksum
+// files, and their temporary files); anything else stays, and fails the
+// check at the end.
 func clean(out string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -188,9 +243,10 @@ func clean(out string) error {
 		return err
 	}
 	for _, de := range des {
-		n := de.Name()
-		if n == sumsFile || strings.HasSuffix(n, ".tar.gz") || strings.HasSuffix(n, ".tar.gz.tmp") || strings.HasSuffix(n, sumSuffix) {
-			if err := os.Remove(filepath.Join(out, n)); err != nil {
+		n := strings.TrimSuffix(de.Name(), ".tmp")
+		if n == sumsFile || strings.HasSuffix(n, sumSuffix) || strings.HasSuffix(n, ".tar.gz") || strings.HasSuffix(n, sbomSuffix) ||
+			strings.HasSuffix(n, ".deb") || strings.HasSuffix(n, ".rpm") {
+			if err := os.Remove(filepath.Join(out, de.Name())); err != nil {
 				return err
 			}
 		}
@@ -198,13 +254,13 @@ func clean(out string) error {
 	return nil
 }
 
-// stageInstall runs k's make target for arch into stage (DESTDIR), with
+// stageInstall runs p's make target for arch into stage (DESTDIR), with
 // every path variable at its default whatever the environment says, and
-// no configuration file of the operator's (INSTALL_CONFIG=0). The make
-// that runs `make release` passes nothing down: MAKEFLAGS is dropped.
-func stageInstall(ctx context.Context, o options, k kind, arch, stage string, stderr io.Writer) error {
+// nothing under SYSCONFDIR (INSTALL_CONFIG=0). The make that runs `make
+// release` passes nothing down: MAKEFLAGS is dropped.
+func stageInstall(ctx context.Context, o options, p product, arch, stage string, stderr io.Writer) error {
 	args := []string{
-		"--no-print-directory", k.target,
+		"--no-print-directory", p.target,
 		"DESTDIR=" + stage,
 		"GOARCH=" + arch,
 		"VERSION=" + o.version,
@@ -223,7 +279,8 @@ func stageInstall(ctx context.Context, o options, k kind, arch, stage string, st
 	var env []string
 	for _, kv := range os.Environ() {
 		switch name, _, _ := strings.Cut(kv, "="); name {
-		case "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "GOOS", "GOARCH", "NRINET_CONTAINERD_VERSION", "NRINET_CONTAINERD_NRI_DIR":
+		case "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "GOOS", "GOARCH", "CC",
+			"NRINET_CONTAINERD_VERSION", "NRINET_CONTAINERD_NRI_DIR", "NRINET_CRIO_VERSION", "NRINET_CRIO_CACHE":
 			continue
 		}
 		env = append(env, kv)
@@ -232,7 +289,7 @@ func stageInstall(ctx context.Context, o options, k kind, arch, stage string, st
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	fmt.Fprintf(stderr, "release: make %s\n", strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("make %s for linux/%s: %w", k.target, arch, err)
+		return fmt.Errorf("make %s for linux/%s: %w", p.target, arch, err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // releaseDir is the release TestRelease checks: NRINET_RELEASE_DIR, which
@@ -64,11 +65,16 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// unpack extracts a tarball under root with tar, as an operator would.
-func unpack(t *testing.T, tarball, root string) {
+// unpackUnder extracts a tarball into root's /usr/local with tar, as an
+// operator does on a node: tar -C /usr/local -xzf.
+func unpackUnder(t testing.TB, tarball, root string) {
 	t.Helper()
-	if out, err := exec.Command("tar", "-C", root, "-xzf", tarball).CombinedOutput(); err != nil {
-		t.Fatalf("tar -C %s -xzf %s: %v\n%s", root, tarball, err, out)
+	local := filepath.Join(root, "usr", "local")
+	if err := os.MkdirAll(local, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("tar", "-C", local, "-xzf", tarball).CombinedOutput(); err != nil {
+		t.Fatalf("tar -C %s -xzf %s: %v\n%s", local, tarball, err, out)
 	}
 }
 
@@ -87,7 +93,8 @@ func output(t *testing.T, name string, args ...string) string {
 
 // TestRelease checks the release make release wrote (NRINET_RELEASE_DIR),
 // as make release-test runs it: the artifacts, then what this machine can
-// run of them.
+// run of them, unpacked as docs/install.md says (tar -C /usr/local -xzf),
+// and the packages as dpkg installs them.
 func TestRelease(t *testing.T) {
 	dir := releaseDir(t)
 	version, arches := releaseVersion(t, dir)
@@ -97,7 +104,7 @@ func TestRelease(t *testing.T) {
 		if !slices.Equal(arches, defaultArches) {
 			t.Errorf("architectures %s, want %s", arches, defaultArches)
 		}
-		if err := verifyRelease(dir, version, arches); err != nil {
+		if err := verifyRelease(dir, version, arches, time.Time{}); err != nil {
 			t.Error(err)
 		}
 	})
@@ -107,7 +114,7 @@ func TestRelease(t *testing.T) {
 			t.Skip("no sha256sum")
 		}
 		files := []string{sumsFile}
-		for _, n := range artifacts(version, arches) {
+		for _, n := range tarballs(version, arches) {
 			files = append(files, n+sumSuffix)
 		}
 		for _, f := range files {
@@ -123,10 +130,11 @@ func TestRelease(t *testing.T) {
 		t.Skipf("no %s tarballs to run here", runtime.GOARCH)
 	}
 	root := t.TempDir()
-	for _, k := range kinds {
-		unpack(t, filepath.Join(dir, tarballName(k, version, runtime.GOARCH)), root)
+	for _, p := range products {
+		unpackUnder(t, filepath.Join(dir, tarballName(p, version, runtime.GOARCH)), root)
 	}
-	bin := filepath.Join(root, "usr", "local", "bin")
+	local := filepath.Join(root, "usr", "local")
+	bin := filepath.Join(local, "bin")
 
 	t.Run("versions", func(t *testing.T) {
 		for _, c := range []string{"nrinetd", "nri-podnet", "nri-cni"} {
@@ -143,51 +151,73 @@ func TestRelease(t *testing.T) {
 				t.Errorf("%s %s: %q, want version %s", c.name, c.flag, got, reported)
 			}
 		}
+		got := output(t, filepath.Join(bin, "crio"), "version")
+		commit := regexp.MustCompile(`(?m)^GitCommit:\s+(\S+)$`).FindStringSubmatch(got)
+		if !strings.Contains(got, "Version:        "+strings.TrimPrefix(crioVersion, "v")+"\n") ||
+			commit == nil || !strings.HasSuffix(commit[1], crioReportedCommit(version)) {
+			t.Errorf("crio version:\n%s\nwant version %s, GitCommit ending %s", got, crioVersion, crioReportedCommit(version))
+		}
 	})
 	t.Run("containerd config dump", func(t *testing.T) {
-		read := func(name string) []byte {
-			b, err := os.ReadFile(filepath.Join(root, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
-		}
 		checkConfigDump(t, filepath.Join(bin, "containerd"),
-			read("usr/local/share/nrinet/containerd-config.toml"),
-			read("etc/containerd/conf.d/nrinet-network-mode.toml"))
+			readFile(t, filepath.Join(local, "share/nrinet/containerd-config.toml")),
+			readFile(t, filepath.Join(local, "share/nrinet/nrinet-network-mode.toml")))
+	})
+	t.Run("crio config", func(t *testing.T) {
+		checkCrioConfig(t, filepath.Join(bin, "crio"), readFile(t, filepath.Join(local, "share/nrinet/nrinet-network-mode.conf")))
 	})
 	t.Run("shipped files", func(t *testing.T) {
 		// With the default paths, make install ships contrib's files as
 		// they are.
 		for name, src := range map[string]string{
-			"usr/local/lib/systemd/system/nrinetd.service":    "contrib/nrinetd.service",
-			"usr/local/lib/systemd/system/containerd.service": "contrib/containerd.service",
-			"usr/local/share/nrinet/nrinetd.toml":             "contrib/nrinetd.toml",
-			"usr/local/share/nrinet/10-podnet.conf":           "contrib/10-podnet.conf",
-			"usr/local/share/nrinet/containerd-config.toml":   "contrib/containerd-config.toml",
-			"etc/containerd/conf.d/nrinet-network-mode.toml":  "contrib/nrinet-network-mode.toml",
-			"usr/local/share/doc/nrinet/LICENSE":              "LICENSE",
+			"lib/systemd/system/nrinetd.service":    "contrib/nrinetd.service",
+			"lib/systemd/system/containerd.service": "contrib/containerd.service",
+			"lib/systemd/system/crio.service":       "contrib/crio.service",
+			"share/nrinet/nrinetd.toml":             "contrib/nrinetd.toml",
+			"share/nrinet/10-podnet.conf":           "contrib/10-podnet.conf",
+			"share/nrinet/containerd-config.toml":   "contrib/containerd-config.toml",
+			"share/nrinet/nrinet-network-mode.toml": "contrib/nrinet-network-mode.toml",
+			"share/nrinet/nrinet-network-mode.conf": "contrib/nrinet-network-mode.conf",
+			"share/doc/nrinet/LICENSE":              "LICENSE",
 		} {
-			got, err1 := os.ReadFile(filepath.Join(root, name))
+			got, err1 := os.ReadFile(filepath.Join(local, name))
 			want, err2 := os.ReadFile(filepath.Join(repoRoot(t), src))
 			if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
 				t.Errorf("%s differs from %s (%v, %v)", name, src, err1, err2)
 			}
 		}
-		notice, err := os.ReadFile(filepath.Join(root, "usr/local/share/doc/containerd-nrinet/NOTICE"))
+		notice, err := os.ReadFile(filepath.Join(local, "share/doc/containerd-nrinet/NOTICE"))
 		if err != nil || !bytes.Contains(notice, []byte("Docker")) {
 			t.Errorf("containerd's NOTICE: %q, %v", notice, err)
 		}
+		crioLicense, err := os.ReadFile(filepath.Join(local, "share/doc/cri-o-nrinet/LICENSE"))
+		if err != nil || !bytes.Contains(crioLicense, []byte("Apache License")) {
+			t.Errorf("CRI-O's LICENSE: %.80q, %v", crioLicense, err)
+		}
+	})
+	t.Run("dpkg", func(t *testing.T) {
+		checkDpkgInstall(t, dir, version, runtime.GOARCH)
 	})
 }
 
-// TestReleaseInstallPaths runs make install and make install-containerd
-// with other paths than the release's (PREFIX=/usr, SYSCONFDIR=/srv/etc)
-// into a DESTDIR, and checks where the files go and that the units and
-// config.toml name those paths; that a second install keeps an edited
-// config.toml; and that make uninstall and uninstall-containerd leave
-// only it. It builds nrinet's commands again (cached: a link each) and
-// reuses make release's containerd, for the release's version.
+// readFile reads a file, failing the test if it cannot.
+func readFile(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestReleaseInstallPaths runs make install, install-containerd and
+// install-crio with other paths than the release's (PREFIX=/usr,
+// SYSCONFDIR=/srv/etc) and INSTALL_CONFIG=1 into a DESTDIR, and checks
+// where the files go and that the units, config.toml and the drop-ins name
+// those paths; that a second install keeps an edited config.toml; and that
+// make uninstall, uninstall-containerd and uninstall-crio leave only it.
+// It builds nrinet's commands again (cached: a link each) and reuses make
+// release's containerd and CRI-O, for the release's version.
 func TestReleaseInstallPaths(t *testing.T) {
 	dir := releaseDir(t)
 	version, _ := releaseVersion(t, dir)
@@ -222,23 +252,30 @@ func TestReleaseInstallPaths(t *testing.T) {
 		return files
 	}
 
-	runMake("install", "install-containerd")
+	runMake("install", "install-containerd", "install-crio")
 	want := []string{
 		"srv/etc/containerd/conf.d/nrinet-network-mode.toml",
 		"srv/etc/containerd/config.toml",
+		"srv/etc/crio/crio.conf.d/nrinet-network-mode.conf",
 		"usr/bin/containerd",
 		"usr/bin/containerd-shim-runc-v2",
+		"usr/bin/crio",
 		"usr/bin/ctr",
 		"usr/bin/nri-cni",
 		"usr/bin/nri-podnet",
 		"usr/bin/nrinetd",
+		"usr/bin/pinns",
 		"usr/lib/systemd/system/containerd.service",
+		"usr/lib/systemd/system/crio.service",
 		"usr/lib/systemd/system/nrinetd.service",
 		"usr/share/doc/containerd-nrinet/LICENSE",
 		"usr/share/doc/containerd-nrinet/NOTICE",
+		"usr/share/doc/cri-o-nrinet/LICENSE",
 		"usr/share/doc/nrinet/LICENSE",
 		"usr/share/nrinet/10-podnet.conf",
 		"usr/share/nrinet/containerd-config.toml",
+		"usr/share/nrinet/nrinet-network-mode.conf",
+		"usr/share/nrinet/nrinet-network-mode.toml",
 		"usr/share/nrinet/nrinetd.toml",
 	}
 	if got := list(); !slices.Equal(got, want) {
@@ -262,6 +299,21 @@ func TestReleaseInstallPaths(t *testing.T) {
 	if got := containerd.one(t, "Service", "Environment"); !strings.HasPrefix(got, "PATH=/usr/bin:") {
 		t.Errorf("containerd.service: Environment=%s, want PATH=/usr/bin first", got)
 	}
+	crio := checkUnit(t, "crio.service", read("usr/lib/systemd/system/crio.service"), "/usr/bin", "crio")
+	if got := crio.one(t, "Service", "ExecStart"); !strings.HasPrefix(got, "/usr/bin/crio --config-dir /srv/etc/crio/crio.conf.d $CRIO_CONFIG_OPTIONS ") {
+		t.Errorf("crio.service: ExecStart=%s", got)
+	}
+	if got := unitPath(t, crio); !strings.HasPrefix(got, "/usr/bin:") {
+		t.Errorf("crio.service: PATH=%s, want /usr/bin first", got)
+	}
+	for _, f := range []struct{ installed, shipped string }{
+		{"srv/etc/containerd/conf.d/nrinet-network-mode.toml", "usr/share/nrinet/nrinet-network-mode.toml"},
+		{"srv/etc/crio/crio.conf.d/nrinet-network-mode.conf", "usr/share/nrinet/nrinet-network-mode.conf"},
+	} {
+		if !bytes.Equal(read(f.installed), read(f.shipped)) {
+			t.Errorf("%s is not the shipped %s", f.installed, f.shipped)
+		}
+	}
 	c := parseContainerdConfig(t, read("srv/etc/containerd/config.toml"))
 	if !slices.Equal(c.Imports, []string{"/srv/etc/containerd/conf.d/*.toml"}) {
 		t.Errorf("config.toml imports %q, want /srv/etc/containerd/conf.d/*.toml", c.Imports)
@@ -282,8 +334,8 @@ func TestReleaseInstallPaths(t *testing.T) {
 		t.Errorf("a second make install-containerd changed config.toml to:\n%s", got)
 	}
 
-	runMake("uninstall", "uninstall-containerd")
+	runMake("uninstall", "uninstall-containerd", "uninstall-crio")
 	if got := list(); !slices.Equal(got, []string{"srv/etc/containerd/config.toml"}) {
-		t.Errorf("after make uninstall uninstall-containerd:\n%s\nwant only srv/etc/containerd/config.toml", strings.Join(got, "\n"))
+		t.Errorf("after make uninstall uninstall-containerd uninstall-crio:\n%s\nwant only srv/etc/containerd/config.toml", strings.Join(got, "\n"))
 	}
 }

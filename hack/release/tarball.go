@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -23,11 +24,14 @@ type file struct {
 	path string
 }
 
-// stagedFiles lists the regular files under dir as tarball entries, in
-// name order; an executable (any x bit) gets mode 0755, anything else
-// 0644. Symbolic links and other special files are refused: nothing in a
-// release is one.
+// stagedFiles lists the regular files of a staging directory (a make
+// install's DESTDIR), which must all be under prefix, as tarball entries
+// relative to prefix, in name order; an executable (any x bit) gets mode
+// 0755, anything else 0644. A file elsewhere (under /etc, say), a
+// symbolic link or another special file is refused: nothing in a release
+// is one.
 func stagedFiles(dir string) ([]file, error) {
+	root := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(prefix, "/")))
 	var files []file
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -39,11 +43,12 @@ func stagedFiles(dir string) ([]file, error) {
 		if !d.Type().IsRegular() {
 			return fmt.Errorf("%s: not a regular file (%s)", path, d.Type())
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
+		rel, err := filepath.Rel(root, path)
+		if err != nil || !filepath.IsLocal(rel) {
+			abs, _ := filepath.Rel(dir, path)
+			return fmt.Errorf("%s: /%s is not under %s, where a release's files go", path, filepath.ToSlash(abs), prefix)
 		}
-		rel, err := filepath.Rel(dir, path)
+		info, err := d.Info()
 		if err != nil {
 			return err
 		}

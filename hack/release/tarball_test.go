@@ -36,7 +36,7 @@ func TestWriteTarball(t *testing.T) {
 	tree := map[string]string{
 		"usr/local/bin/b*":                 "binary b",
 		"usr/local/bin/a*":                 "binary a",
-		"etc/x/conf.d/z.toml":              "z = 1\n",
+		"usr/local/etc/x/conf.d/z.toml":    "z = 1\n",
 		"usr/local/share/doc/p/LICENSE":    "license\n",
 		"usr/local/lib/systemd/system/u.s": "[Unit]\n",
 	}
@@ -59,11 +59,11 @@ func TestWriteTarball(t *testing.T) {
 		mode int64
 		data string
 	}{
+		{"bin/a", 0o755, "binary a"},
+		{"bin/b", 0o755, "binary b"},
 		{"etc/x/conf.d/z.toml", 0o644, "z = 1\n"},
-		{"usr/local/bin/a", 0o755, "binary a"},
-		{"usr/local/bin/b", 0o755, "binary b"},
-		{"usr/local/lib/systemd/system/u.s", 0o644, "[Unit]\n"},
-		{"usr/local/share/doc/p/LICENSE", 0o644, "license\n"},
+		{"lib/systemd/system/u.s", 0o644, "[Unit]\n"},
+		{"share/doc/p/LICENSE", 0o644, "license\n"},
 	}
 	if len(entries) != len(want) {
 		t.Fatalf("%d entries, want %d (files only, no directories)", len(entries), len(want))
@@ -101,12 +101,15 @@ func TestWriteTarball(t *testing.T) {
 		}
 	})
 
-	t.Run("tar reads it", func(t *testing.T) {
+	t.Run("tar -C /usr/local reads it", func(t *testing.T) {
 		tarCmd, err := exec.LookPath("tar")
 		if err != nil {
 			t.Skip("no tar")
 		}
-		dest := t.TempDir()
+		dest := filepath.Join(t.TempDir(), "usr", "local")
+		if err := os.MkdirAll(dest, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := exec.Command(tarCmd, "-C", dest, "-xzf", out).CombinedOutput(); err != nil {
 			t.Fatalf("tar -xzf: %v\n%s", err, out)
 		}
@@ -122,12 +125,19 @@ func TestWriteTarball(t *testing.T) {
 func TestStagedFilesRefuses(t *testing.T) {
 	t.Run("symlink", func(t *testing.T) {
 		dir := t.TempDir()
-		writeTree(t, dir, map[string]string{"usr/bin/a*": "a"})
-		if err := os.Symlink("a", filepath.Join(dir, "usr/bin/b")); err != nil {
+		writeTree(t, dir, map[string]string{"usr/local/bin/a*": "a"})
+		if err := os.Symlink("a", filepath.Join(dir, "usr/local/bin/b")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := stagedFiles(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("stagedFiles with a symlink: %v, want a refusal", err)
+		}
+	})
+	t.Run("outside /usr/local", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{"usr/local/bin/a*": "a", "etc/containerd/conf.d/x.toml": "x"})
+		if _, err := stagedFiles(dir); err == nil || !strings.Contains(err.Error(), "/etc/containerd/conf.d/x.toml is not under /usr/local") {
+			t.Errorf("stagedFiles with a file under /etc: %v, want a refusal", err)
 		}
 	})
 	t.Run("empty", func(t *testing.T) {
