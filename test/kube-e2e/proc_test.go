@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/nrinet/nrinet/internal/testutil"
 )
@@ -175,36 +172,10 @@ func startInNetNS(path string, cmd *exec.Cmd) error {
 // forks starts in it. f must not start goroutines that depend on the
 // namespace.
 func inNetNS(path string, f func() error) error {
-	target, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("network namespace: %w", err)
+	if err := testutil.InNetNS(path, f); err != nil {
+		return fmt.Errorf("network namespace %s: %w", path, err)
 	}
-	defer target.Close()
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		// Unlocked only after the thread is back in its namespace.
-		orig, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
-		if err != nil {
-			runtime.UnlockOSThread()
-			done <- err
-			return
-		}
-		defer orig.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			done <- fmt.Errorf("setns %s: %w", path, err)
-			return
-		}
-		ferr := f()
-		if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- fmt.Errorf("returning from network namespace %s: %w (the thread ends)", path, err)
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- ferr
-	}()
-	return <-done
+	return nil
 }
 
 // run runs a command and returns its combined output, failing the test if
