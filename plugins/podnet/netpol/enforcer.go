@@ -12,8 +12,6 @@ import (
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
-	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
 
 	"github.com/nrinet/nrinet/plugins/podnet/internal/nsconn"
 )
@@ -63,36 +61,8 @@ func New(opts ...Option) (*Enforcer, error) {
 	return e, nil
 }
 
-// socketBuffer is the netlink socket's send and receive buffer: a whole
-// table goes in one message (one transaction), and its acknowledgements
-// come back at once; the defaults (net.core.wmem_max) refuse a cluster's
-// table ("message too long").
-const socketBuffer = 64 << 20
-
-// bigBuffers sets the socket's buffers to socketBuffer, above the
-// system's maximum (SO_SNDBUFFORCE, SO_RCVBUFFORCE: CAP_NET_ADMIN, which
-// writing nftables needs anyway).
-func bigBuffers(c *netlink.Conn) error {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		if serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, socketBuffer); serr == nil {
-			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, socketBuffer)
-		}
-	}); err != nil {
-		return err
-	}
-	if serr != nil {
-		return fmt.Errorf("netpol: netlink socket buffers: %w", serr)
-	}
-	return nil
-}
-
 func (e *Enforcer) conn() (*nftables.Conn, error) {
-	c, err := nsconn.NFTables(e.netnsFD, nftables.WithSockOptions(bigBuffers))
+	c, err := nsconn.NFTables(e.netnsFD)
 	if err != nil {
 		return nil, fmt.Errorf("netpol: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -326,5 +327,39 @@ func TestGuard_BadPorts(t *testing.T) {
 	}
 	if _, err := portsec.New("br0", prefix, portsec.WithNetNS(-1)); err == nil || errors.Is(err, nil) {
 		t.Errorf("WithNetNS(-1): %v", err)
+	}
+}
+
+// TestGuard_SyncManyPorts: a node full of pods (a kubelet's 110, and more)
+// is written in one transaction: the acknowledgements of its hundreds of
+// chains, rules and counters fit the socket's buffer (chaos found 12
+// ports overflowing the default).
+func TestGuard_SyncManyPorts(t *testing.T) {
+	testutil.SkipUnlessRoot(t)
+	f, err := os.Open(testutil.NewNetNS(t, "nrpm"+randHex(3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := portsec.New("br0", prefix, portsec.WithNetNS(int(f.Fd())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ports []portsec.Port
+	for i := range 250 {
+		ports = append(ports, portsec.Port{ID: fmt.Sprint("pod-", i), Interface: fmt.Sprintf("%s%012x", prefix, i),
+			MAC: net.HardwareAddr{2, 0, 0, 0, byte(i >> 8), byte(i)},
+			Addrs: []netip.Addr{netip.AddrFrom4([4]byte{198, 18, 84, byte(i)}), netip.MustParseAddr(fmt.Sprintf("fd00:198:18:84::%x", i+1)),
+				netip.MustParseAddr(fmt.Sprintf("fe80::%x", i+1))}})
+	}
+	if skipped, err := g.Sync(ports); err != nil || len(skipped) != 0 {
+		t.Fatalf("Sync of %d ports: %v, skipped %v", len(ports), err, skipped)
+	}
+	got, err := g.Read()
+	if err != nil || len(got) != len(ports) {
+		t.Fatalf("Read: %d ports, %v", len(got), err)
+	}
+	if drops, _, err := g.Drops(); err != nil || len(drops) != len(ports)*len(portsec.Reasons) {
+		t.Errorf("Drops: %d series, %v", len(drops), err)
 	}
 }

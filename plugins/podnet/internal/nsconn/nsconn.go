@@ -4,13 +4,17 @@ import (
 	"fmt"
 
 	"github.com/google/nftables"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/nrinet/nrinet/internal/nsexec"
 )
 
 // NFTables returns an nftables connection in the network namespace fd
-// refers to (0: the process's), with opts.
+// refers to (0: the process's), with opts, whose socket buffers take a
+// whole table's transaction and its acknowledgements (SocketBuffer).
 func NFTables(fd int, opts ...nftables.ConnOption) (*nftables.Conn, error) {
+	opts = append([]nftables.ConnOption{nftables.WithSockOptions(bigBuffers)}, opts...)
 	if fd != 0 {
 		opts = append(opts, nftables.WithNetNSFd(fd))
 	}
@@ -24,3 +28,33 @@ func NFTables(fd int, opts ...nftables.ConnOption) (*nftables.Conn, error) {
 // Do runs f on a thread of its own in the network namespace fd refers to
 // (0: on the calling goroutine): nsexec.Do.
 func Do(fd int, f func() error) error { return nsexec.Do(fd, f) }
+
+// SocketBuffer is the netlink socket's send and receive buffer: a whole
+// table goes in one message (one transaction), and the acknowledgements of
+// its parts come back at once; the defaults (net.core.wmem_max and
+// rmem_max) refuse a cluster's NetworkPolicy table ("message too long")
+// and drop a dozen pods' port security acknowledgements ("no buffer
+// space").
+const SocketBuffer = 64 << 20
+
+// bigBuffers sets the socket's buffers to SocketBuffer, above the
+// system's maximum (SO_SNDBUFFORCE, SO_RCVBUFFORCE: CAP_NET_ADMIN, which
+// writing nftables needs anyway).
+func bigBuffers(c *netlink.Conn) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		if serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, SocketBuffer); serr == nil {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, SocketBuffer)
+		}
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("netlink socket buffers: %w", serr)
+	}
+	return nil
+}
