@@ -45,6 +45,7 @@ func TestAdversarial(t *testing.T) {
 	t.Run("3-legitimate-with-policies", func(t *testing.T) { s.legitimate(t) })
 	t.Run("4-attacks-with-policies", func(t *testing.T) { s.attacks(t) })
 	t.Run("5-hostIP", func(t *testing.T) { s.hostIPs(t) })
+	t.Run("5b-localhost", func(t *testing.T) { s.localhost(t) })
 	t.Run("6-router-advertisement-taken-by-no-one", func(t *testing.T) { s.noRouterTaken(t) })
 	t.Run("7-pathological-policy", func(t *testing.T) { s.pathologicalPolicy(t) })
 	t.Run("8-legitimate-after-all", func(t *testing.T) { s.legitimate(t) })
@@ -63,6 +64,8 @@ type siege struct {
 	bridgeA net.HardwareAddr // node a's bridge: the pods' gateway
 	attacker, victim, peer, third,
 	rvictim, rpeer *advPod
+	// web is the sandbox ID of the pod with a host port (step 5).
+	web string
 }
 
 type advPod struct {
@@ -405,9 +408,135 @@ func (s *siege) hostIPs(t *testing.T) {
 	if _, errOut, err := s.a.runPodPorts(t, advNS, "web", 18080, s.a.addr4); err != nil {
 		t.Errorf("a host port on the node's own address: %v: %s", err, errOut)
 	}
+	out, errOut, err := s.a.runPodPorts(t, advNS, "web-any", 18081, netip.Addr{})
+	if err != nil {
+		t.Fatalf("a host port on every address of the node: %v: %s", err, errOut)
+	}
+	s.web = strings.TrimSpace(out)
 }
 
-// runPodPorts runs a pod with one TCP host port on hostIP with crictl,
+// localhost: with a host port on the node (the web-any pod's, on every
+// address, from step 5),
+// nri-podnet turns route_localnet on for its bridge, behind the guard
+// against CVE-2020-8558: what a pod sends through the bridge to
+// 127.0.0.1, 127.0.0.2 or ::1 (towards the node's services that listen
+// on its loopback only) is dropped and counted by the guard, and the
+// service sees none of it; the node's own connection to
+// 127.0.0.1:HOSTPORT reaches the pod.
+func (s *siege) localhost(t *testing.T) {
+	if s.web == "" {
+		t.Skip("no host port pod (step 5 failed)")
+	}
+	node := filepath.Join(netnsDir, s.a.netns)
+	var svc4 net.PacketConn
+	var svc6 net.PacketConn
+	if err := testutil.InNetNS(node, func() (err error) {
+		if svc4, err = net.ListenPacket("udp4", "127.0.0.1:19999"); err != nil {
+			return err
+		}
+		svc6, err = net.ListenPacket("udp6", "[::1]:19999")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer svc4.Close()
+	defer svc6.Close()
+	x := s.attacker
+	before := s.guardCounts(t)
+	for _, dst := range []string{"127.0.0.1", "127.0.0.2"} {
+		frame := testutil.EthFrame(s.bridgeA, x.mac, 0x0800, testutil.IPv4Packet(x.addr(true), netip.MustParseAddr(dst), 17, testutil.UDP(4000, 19999, marker("localhost "+dst))))
+		if err := testutil.SendFrame(x.path, "eth0", frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frame := testutil.EthFrame(s.bridgeA, x.mac, 0x86dd, testutil.IPv6Packet(x.addr(false), netip.MustParseAddr("::1"), 17, testutil.UDP(4000, 19999, marker("localhost ::1"))))
+	if err := testutil.SendFrame(x.path, "eth0", frame); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the guard counting the packets to the node's loopback", 10*time.Second, 50*time.Millisecond, func() (bool, string) {
+		now := s.guardCounts(t)
+		return now[4] >= before[4]+2 && now[6] >= before[6]+1, fmt.Sprintf("guard counters %v, before %v", now, before)
+	})
+	// Counted at the drop: they can never arrive. Nothing is queued.
+	for _, c := range []net.PacketConn{svc4, svc6} {
+		c.SetReadDeadline(time.Now())
+		if n, from, err := c.ReadFrom(make([]byte, 1500)); err == nil {
+			t.Errorf("the node's loopback service got %d bytes from %v", n, from)
+		}
+	}
+	// The node's own 127.0.0.1 reaches the web-any pod's host port.
+	web := filepath.Join(netnsDir, "nrinet-"+s.web[:12])
+	var l net.Listener
+	if err := testutil.InNetNS(web, func() (err error) { l, err = net.Listen("tcp4", ":8080"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			c.Close()
+		}
+		accepted <- err
+	}()
+	if err := testutil.InNetNS(node, func() error {
+		c, err := net.DialTimeout("tcp4", "127.0.0.1:18081", 5*time.Second)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}); err != nil {
+		t.Errorf("the node's connection to 127.0.0.1:18081: %v", err)
+	} else if err := <-accepted; err != nil {
+		t.Errorf("the web pod's accept: %v", err)
+	}
+}
+
+// guardCounts reads the packets the host port table's guard dropped on
+// node a, by family (4, 6), with nft.
+func (s *siege) guardCounts(t testing.TB) map[int]float64 {
+	t.Helper()
+	out := run(t, "ip", "netns", "exec", s.a.netns, nftPath(t), "-j", "list", "chain", "inet", "nrinet-podnet-hostport", "guard")
+	var v struct {
+		Nftables []struct {
+			Rule *struct {
+				Expr []map[string]json.RawMessage `json:"expr"`
+			} `json:"rule"`
+		} `json:"nftables"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("nft -j list chain guard: %v\n%s", err, out)
+	}
+	counts := map[int]float64{}
+	for _, e := range v.Nftables {
+		if e.Rule == nil {
+			continue
+		}
+		fam, packets := 0, 0.0
+		for _, x := range e.Rule.Expr {
+			if m, ok := x["match"]; ok {
+				switch {
+				case bytes.Contains(m, []byte(`"ip6"`)):
+					fam = 6
+				case bytes.Contains(m, []byte(`"ip"`)):
+					fam = 4
+				}
+			}
+			if c, ok := x["counter"]; ok {
+				var cv struct{ Packets float64 }
+				json.Unmarshal(c, &cv)
+				packets = cv.Packets
+			}
+		}
+		if fam != 0 {
+			counts[fam] += packets
+		}
+	}
+	return counts
+}
+
+// runPodPorts runs a pod with one TCP host port on hostIP (the zero Addr:
+// every address of the node) with crictl,
 // returning crictl's output and error.
 func (n *node) runPodPorts(t testing.TB, ns, name string, port int, hostIP netip.Addr) (string, string, error) {
 	t.Helper()
@@ -415,8 +544,11 @@ func (n *node) runPodPorts(t testing.TB, ns, name string, port int, hostIP netip
 		"metadata": map[string]any{"name": name, "namespace": ns, "uid": ns + "-" + name + "-" + n.cp.token, "attempt": 0},
 		"linux":    map[string]any{},
 		"port_mappings": []map[string]any{
-			{"protocol": 0, "container_port": 8080, "host_port": port, "host_ip": hostIP.String()},
+			{"protocol": 0, "container_port": 8080, "host_port": port},
 		},
+	}
+	if hostIP.IsValid() {
+		cfg["port_mappings"].([]map[string]any)[0]["host_ip"] = hostIP.String()
 	}
 	b, err := json.Marshal(cfg)
 	if err != nil {
