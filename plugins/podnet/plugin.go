@@ -475,13 +475,16 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 	if p.policies != nil {
 		p.policies.RemovePod(id)
 	}
-	// The port's guard goes: its veth, until deleted, then passes
-	// nothing (an unknown port).
-	if err := p.portGuard().Remove(id); err != nil {
-		p.log.Warn("removing the port's guard", "pod", id, "error", err)
-	}
 	if err := alloc.Release(ctx, id); err != nil {
 		return fmt.Errorf("podnet: pod %s/%s: releasing addresses: %w", pod.GetNamespace(), pod.GetName(), err)
+	}
+	// The port's guard goes after the addresses (nothing between taking
+	// them off eth0 and releasing them widens the window a kill leaves a
+	// stopped pod holding them); its veth, until deleted, then passes
+	// nothing (an unknown port). A guard left by a kill here is replaced
+	// at the next Synchronize.
+	if err := p.portGuard().Remove(id); err != nil {
+		p.log.Warn("removing the port's guard", "pod", id, "error", err)
 	}
 	name := hostVethName(id)
 	p.wg.Add(1)
