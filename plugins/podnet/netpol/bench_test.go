@@ -214,3 +214,23 @@ func BenchmarkPathological(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCompilePathological compiles the review's policy (20,000
+// excepts, 50 local pods) again, as a sync for a starting pod does: anew
+// (Compile) and with the ipBlock's set from the last compile (a Cache, as
+// nri-podnet's controller keeps one).
+func BenchmarkCompilePathological(b *testing.B) {
+	pols, pods := pathological(20000, 50)
+	b.Run("cache=none", func(b *testing.B) {
+		for b.Loop() {
+			netpol.Compile(pols, nil, pods)
+		}
+	})
+	b.Run("cache=warm", func(b *testing.B) {
+		c := netpol.NewCache()
+		c.CompileMax(pols, nil, pods, netpol.DefaultMaxPolicyElements)
+		for b.Loop() {
+			c.CompileMax(pols, nil, pods, netpol.DefaultMaxPolicyElements)
+		}
+	})
+}

@@ -88,7 +88,12 @@ const DefaultMaxPolicyElements = 32768
 // CompileMax is [Compile] with max set elements and rules per policy (0:
 // no bound).
 func CompileMax(policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pods []Pod, max int) (*Program, error) {
-	c := compiler{nsLabels: map[string]labels.Set{}, pods: pods, byNS: map[string][]*Pod{}}
+	return compileMax(nil, policies, namespaces, pods, max)
+}
+
+// compileMax is CompileMax with ipBlocks' sets from cache (nil: none).
+func compileMax(cache *Cache, policies []*networkingv1.NetworkPolicy, namespaces []Namespace, pods []Pod, max int) (*Program, error) {
+	c := compiler{nsLabels: map[string]labels.Set{}, pods: pods, byNS: map[string][]*Pod{}, cache: cache}
 	for _, ns := range namespaces {
 		c.nsLabels[ns.Name] = ns.Labels
 	}
@@ -224,6 +229,9 @@ type compiler struct {
 	// ("from the monitoring namespace"), and its pods and addresses are
 	// then computed once per Compile.
 	memo map[string]*memoPeers
+	// cache keeps ipBlocks' sets from one compile to the next (nil: no
+	// cache).
+	cache *Cache
 }
 
 type memoPeers struct {
@@ -350,6 +358,7 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 			if pr.Ingress == nil {
 				pr.Ingress = &Direction{}
 			}
+			pr.Ingress.Policies = append(pr.Ingress.Policies, name)
 			for _, in := range ins {
 				if rule, ok := ingressRule(name, pod, in.peers, in.none, in.specs); ok {
 					rule.PeersID = in.id
@@ -361,6 +370,7 @@ func (c *compiler) policy(pol *networkingv1.NetworkPolicy, byPod map[string]*Pod
 			if pr.Egress == nil {
 				pr.Egress = &Direction{}
 			}
+			pr.Egress.Policies = append(pr.Egress.Policies, name)
 			pr.Egress.Rules = append(pr.Egress.Rules, egs...)
 		}
 	}
@@ -384,22 +394,15 @@ func (c *compiler) peers(policyNS string, list []networkingv1.NetworkPolicyPeer)
 	seen := map[*Pod]bool{}
 	for i, peer := range list {
 		if peer.IPBlock != nil {
-			cidr, err := parseCIDR(peer.IPBlock.CIDR)
+			s, err := c.cache.block(peer.IPBlock.CIDR, peer.IPBlock.Except, func() (*netipx.IPSet, error) {
+				return ipBlock(peer.IPBlock)
+			})
 			if err != nil {
-				return p, fmt.Errorf("peer %d: ipBlock cidr %q: %w", i, peer.IPBlock.CIDR, err)
+				return p, fmt.Errorf("peer %d: %w", i, err)
 			}
-			var b netipx.IPSetBuilder
-			b.AddPrefix(cidr)
-			for _, e := range peer.IPBlock.Except {
-				ex, err := parseCIDR(e)
-				if err != nil {
-					return p, fmt.Errorf("peer %d: ipBlock except %q: %w", i, e, err)
-				}
-				b.RemovePrefix(ex)
-			}
-			s, err := b.IPSet()
-			if err != nil {
-				return p, fmt.Errorf("peer %d: ipBlock: %w", i, err)
+			if len(list) == 1 {
+				p.blocks = s // the set itself, without copying it
+				return p, nil
 			}
 			blocks.AddSet(s)
 			continue
@@ -450,6 +453,28 @@ func (c *compiler) peers(policyNS string, list []networkingv1.NetworkPolicyPeer)
 	return p, nil
 }
 
+// ipBlock is the set of an ipBlock's CIDR less its excepts.
+func ipBlock(blk *networkingv1.IPBlock) (*netipx.IPSet, error) {
+	cidr, err := parseCIDR(blk.CIDR)
+	if err != nil {
+		return nil, fmt.Errorf("ipBlock cidr %q: %w", blk.CIDR, err)
+	}
+	var b netipx.IPSetBuilder
+	b.AddPrefix(cidr)
+	for _, e := range blk.Except {
+		ex, err := parseCIDR(e)
+		if err != nil {
+			return nil, fmt.Errorf("ipBlock except %q: %w", e, err)
+		}
+		b.RemovePrefix(ex)
+	}
+	s, err := b.IPSet()
+	if err != nil {
+		return nil, fmt.Errorf("ipBlock: %w", err)
+	}
+	return s, nil
+}
+
 func (c *compiler) podsWithIPs() []*Pod {
 	var out []*Pod
 	for i := range c.pods {
@@ -462,6 +487,9 @@ func (c *compiler) podsWithIPs() []*Pod {
 
 // addrs is the set of the pods' addresses and of blocks.
 func addrs(pods []*Pod, blocks *netipx.IPSet) (*netipx.IPSet, error) {
+	if len(pods) == 0 && blocks != nil {
+		return blocks, nil // IPSets are immutable: no copy
+	}
 	var b netipx.IPSetBuilder
 	if blocks != nil {
 		b.AddSet(blocks)

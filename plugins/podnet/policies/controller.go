@@ -82,6 +82,9 @@ type Controller struct {
 	policies map[string]string
 	// program is the last program applied (Explain), under mu.
 	program *netpol.Program
+	// blocks keeps the ipBlocks' address sets from one sync to the next
+	// (a pod's start compiles again what the last sync compiled).
+	blocks *netpol.Cache
 	// oversized are the policies too big to enforce at the last compile,
 	// with the elements they would need (reportOversized).
 	oversized map[string]int
@@ -114,6 +117,7 @@ func New(client kubernetes.Interface, node string, enforcer Enforcer, opts Optio
 		log:      opts.Logger.With("component", "netpol"),
 		poke:     make(chan struct{}, 1),
 		local:    map[string]LocalPod{},
+		blocks:   netpol.NewCache(),
 		changed:  make(chan struct{}),
 		notReady: "waiting for the lists of NetworkPolicies, Namespaces and Pods from the API server",
 	}, nil
@@ -519,7 +523,7 @@ func (c *Controller) compile(local []LocalPod, known bool) (*netpol.Program, []*
 		}
 		pods = append(pods, netpol.Pod{Namespace: o.Namespace, Name: o.Name, Labels: o.Labels, IPs: ips, Ports: namedPorts(o)})
 	}
-	p, err := netpol.Compile(pols, namespaces, pods)
+	p, err := c.blocks.CompileMax(pols, namespaces, pods, netpol.DefaultMaxPolicyElements)
 	return p, pols, err
 }
 
