@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/nrinet/nrinet/internal/testutil"
+	"github.com/nrinet/nrinet/plugins/podnet/masq"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
 	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
@@ -122,6 +123,9 @@ func newTrafficNet(b *testing.B) *trafficNet {
 	b.Cleanup(func() {
 		if e, err := netpol.New(netpol.WithNetNS(n.nodeFD)); err == nil {
 			e.Uninstall()
+		}
+		if m, err := masq.New(masq.WithNetNS(n.nodeFD)); err == nil {
+			m.Remove()
 		}
 		n.guard.Uninstall()
 	})
@@ -283,6 +287,30 @@ func (n *trafficNet) uninstall(b *testing.B) {
 		b.Fatal(err)
 	}
 	if err := errors.Join(n.guard.Uninstall(), e.Uninstall()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// The masquerade's prefixes: the node's pod subnets and the cluster's.
+var (
+	trafficPodCIDRs     = []netip.Prefix{netip.MustParsePrefix("198.18.83.0/24"), netip.MustParsePrefix("fd00:198:18:83::/64")}
+	trafficClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("198.18.0.0/16"), netip.MustParsePrefix("fd00:198:18::/48")}
+)
+
+// masquerade writes (on) or removes nri-podnet's masquerade table, which
+// every nri-podnet node has: its nat chain turns conntrack on in the
+// node's namespace, as kube-proxy's NAT rules do on any Kubernetes node.
+func (n *trafficNet) masquerade(b *testing.B, on bool) {
+	m, err := masq.New(masq.WithNetNS(n.nodeFD))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if on {
+		_, err = m.Sync(trafficPodCIDRs, trafficClusterCIDRs)
+	} else {
+		err = m.Remove()
+	}
+	if err != nil {
 		b.Fatal(err)
 	}
 }
@@ -571,16 +599,22 @@ func (n *trafficNet) benchConns(b *testing.B, to netip.Addr, blocking bool) {
 //     (table bridge nrinet-podnet-portsec-br0) and 1,000 NetworkPolicies
 //     (table inet nrinet-podnet-netpol), as trafficCluster says, which let
 //     a reach b on the benchmark's ports;
+//   - rules=masq: nri-podnet's masquerade table alone (table inet
+//     nrinet-podnet), which turns conntrack on in the node's namespace as
+//     NAT does on every Kubernetes node (kube-proxy's, the masquerade's):
+//     a node on nri-podnet without port security and policies;
+//   - rules=masq+portsec+netpol1000: the masquerade, port security and
+//     the policies, a node as nri-podnet runs it;
 //
 // over IPv4 and IPv6 (proto=), for load=stream (one TCP stream's
 // throughput, MB/s), load=conns (new TCP connections, each with a request
 // and a reply, conns/s) and load=conns-blocking (the same with blocking
 // system calls). Each reports the process's CPU time per op (cpu-µs/op),
-// which counts the work and not the waiting for a CPU. The two
+// which counts the work and not the waiting for a CPU. The four
 // configurations run back to back for each protocol and load, the tables
-// written or removed before each (untimed), the first of the pair
-// alternating; NRINET_TRAFFIC_ROUNDS (default 1) repeats the whole, so
-// that benchstat compares samples taken side by side:
+// written or removed before each (untimed), the first of them rotating;
+// NRINET_TRAFFIC_ROUNDS (default 1) repeats the whole, so that benchstat
+// compares samples taken side by side:
 //
 //	NRINET_TRAFFIC_ROUNDS=10 go test -run '^$' -bench BenchmarkTraffic -benchtime 1s ./podnet/portsec/ > traffic.txt
 //	go tool benchstat -col /rules -ignore /round traffic.txt
@@ -596,7 +630,12 @@ func BenchmarkTraffic(b *testing.B) {
 	configs := []struct {
 		name  string
 		apply func(*testing.B)
-	}{{"none", n.uninstall}, {"portsec+netpol1000", n.install}}
+	}{
+		{"none", func(b *testing.B) { n.masquerade(b, false); n.uninstall(b) }},
+		{"portsec+netpol1000", func(b *testing.B) { n.masquerade(b, false); n.install(b) }},
+		{"masq", func(b *testing.B) { n.uninstall(b); n.masquerade(b, true) }},
+		{"masq+portsec+netpol1000", func(b *testing.B) { n.masquerade(b, true); n.install(b) }},
+	}
 	families := []struct {
 		name string
 		to   netip.Addr
