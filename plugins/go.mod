@@ -14,6 +14,7 @@ replace (
 
 require (
 	github.com/containernetworking/cni v1.3.1
+	github.com/florianl/go-nflog/v2 v2.2.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/nftables v0.3.0
 	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42

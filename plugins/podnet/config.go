@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/nrinet/nrinet/ipam"
 )
@@ -52,6 +55,51 @@ type Config struct {
 	// of the bridge is turned off at start. IPv6 has no route_localnet: a
 	// connection from ::1 is not supported either way.
 	NoLocalhostHostPorts bool `json:"noLocalhostHostPorts,omitempty"`
+	// LogDenied, if set, logs the packets the node's NetworkPolicies
+	// deny (nri-podnet -kube, with -network-policy): see [LogDenied].
+	LogDenied *LogDenied `json:"logDenied,omitempty"`
+}
+
+// LogDenied is the logging of denied packets: before an isolated pod's
+// chain drops a packet that no policy allows, the kernel sends it to an
+// nflog group, at most at Rate for the whole node, and nri-podnet writes
+// one line for it.
+type LogDenied struct {
+	// Rate bounds the lines, for the whole node: "N/second", "N/minute",
+	// "N/hour" or "N/day", N from 1 (required).
+	Rate string `json:"rate"`
+	// Burst is how many lines may come at once beyond the rate, 0 to
+	// 10,000 (0: 5, nft's default).
+	Burst int `json:"burst,omitempty"`
+	// Group is the nflog group the denied packets go to, 0 to 65535
+	// (default 0); nri-podnet must be its only reader on the node.
+	Group int `json:"group,omitempty"`
+}
+
+// Limit is Rate read: n packets per per (a second, minute, hour or day).
+func (l LogDenied) Limit() (n uint64, per time.Duration, err error) {
+	num, unit, ok := strings.Cut(l.Rate, "/")
+	n, nerr := strconv.ParseUint(num, 10, 64)
+	units := map[string]time.Duration{"second": time.Second, "minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour}
+	per, uok := units[unit]
+	if !ok || nerr != nil || n == 0 || !uok {
+		return 0, 0, fmt.Errorf("podnet: logDenied: rate %q: want N/second, N/minute, N/hour or N/day, N from 1", l.Rate)
+	}
+	return n, per, nil
+}
+
+// Validate checks the rate, burst and group; errors quote the value.
+func (l LogDenied) Validate() error {
+	if _, _, err := l.Limit(); err != nil {
+		return err
+	}
+	if l.Burst < 0 || l.Burst > 10000 {
+		return fmt.Errorf("podnet: logDenied: burst %d is outside 0..10000", l.Burst)
+	}
+	if l.Group < 0 || l.Group > 65535 {
+		return fmt.Errorf("podnet: logDenied: group %d is outside 0..65535", l.Group)
+	}
+	return nil
 }
 
 // Defaults.
@@ -107,6 +155,11 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.ipamConfig(); err != nil {
 		return err
+	}
+	if c.LogDenied != nil {
+		if err := c.LogDenied.Validate(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -21,9 +21,11 @@
 //	    meta nfproto ipv6 ip6 saddr vmap @egress-v6
 //	    meta nfproto ipv4 ip daddr vmap @ingress-v4    pod address: jump in-ID
 //	    meta nfproto ipv6 ip6 daddr vmap @ingress-v6
-//	  chain eg-ID     to the pod itself: return; per allowed peer set and port: return; then drop
-//	  chain in-ID     from the pod itself: accept; per allowed peer set and port: accept; then drop
+//	  chain eg-ID     to the pod itself: return; per allowed peer set and port: counter name allowed-eg-P return; then counter name denied-eg-ID drop
+//	  chain in-ID     from the pod itself: accept; per allowed peer set and port: counter name allowed-in-P accept; then counter name denied-in-ID drop
 //	  set in-ID-J-v4, in-ID-J-v6, eg-ID-J-v4, ...  the peers of rule J, interval sets of addresses
+//	  counter allowed-in-P, allowed-eg-P  per policy and direction (P: its name hashed)
+//	  counter denied-in-ID, denied-eg-ID  per pod chain
 //
 // ID is the pod's: 16 hex digits of the SHA-256 of its "namespace/name",
 // the same in every program while the pod lives.
@@ -51,4 +53,15 @@
 // program next changes or nri-podnet restarts. Every rule carries a comment naming its
 // pod, direction and policy; [Enforcer.Rules] reads them back and `nft
 // list table inet nrinet-podnet-netpol` shows them.
+//
+// # Counters and the deny log
+//
+// The named counters count the packets that reach the pods' chains, the
+// first packets of new connections only: per policy and direction, those
+// its rules allowed; per isolated pod and direction, those dropped
+// because no policy allows them. [Enforcer.Counters] reads them from the
+// kernel. With [WithLogDenied], each chain's drop is preceded by an nflog
+// statement under a node-wide rate limit (nft's limit, a named object),
+// and a [DenyLog] ([Enforcer.OpenDenyLog]) reads the group and writes a
+// line per denied packet naming its pod and the policies isolating it.
 package netpol

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
@@ -43,6 +44,10 @@ func WithNetNS(fd int) Option {
 // from the program before, and write nothing when nothing does.
 type Enforcer struct {
 	netnsFD int
+	// logDenied, if set, makes the table log denied packets
+	// (WithLogDenied); logged and overruns are its DenyLog's counts.
+	logDenied        *LogDenied
+	logged, overruns atomic.Uint64
 
 	mu sync.Mutex // guards prev and serialises Apply
 	// prev is the ruleset in the kernel (as the last Apply wrote it); nil
@@ -96,7 +101,7 @@ type Stats struct {
 // Apply. If changing the table fails (someone else changed it), Apply
 // replaces it whole.
 func (e *Enforcer) Apply(p *Program) (Stats, error) {
-	rs, err := build(p)
+	rs, err := build(p, e.logDenied)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -258,6 +263,7 @@ func (e *Enforcer) writeFull(rs *ruleset) (int, error) {
 			return 0, err
 		}
 	}
+	b.addObjects(nil, rs)
 	for _, ch := range rs.chains {
 		if err := b.addRules(ch); err != nil {
 			return 0, err
@@ -271,10 +277,11 @@ func (e *Enforcer) writeFull(rs *ruleset) (int, error) {
 
 // writeDelta changes the table from prev (what it holds) to next in one
 // transaction, if they differ, and returns its size. In order: the new
-// chains; the new sets, and the changed ones flushed and filled again;
-// the changed chains flushed and written again, and the new ones
-// written; the maps' elements deleted and added; the chains and sets no
-// longer used deleted (nothing refers to them by then).
+// chains and named objects (counters); the new sets, and the changed ones
+// flushed and filled again; the changed chains flushed and written again,
+// and the new ones written; the maps' elements deleted and added; the
+// chains, sets and named objects no longer used deleted (nothing refers
+// to them by then).
 func (e *Enforcer) writeDelta(prev, next *ruleset) (int, error) {
 	c, err := e.conn()
 	if err != nil {
@@ -300,6 +307,7 @@ func (e *Enforcer) writeDelta(prev, next *ruleset) (int, error) {
 			b.addChain(ch.name)
 		}
 	}
+	b.addObjects(prev, next)
 	prevSets := make(map[string][]nftables.SetElement, len(prev.sets))
 	for _, s := range prev.sets {
 		prevSets[s.name] = s.elements
@@ -363,6 +371,7 @@ func (e *Enforcer) writeDelta(prev, next *ruleset) (int, error) {
 			b.written++
 		}
 	}
+	b.deleteObjects(prev, next)
 	if b.written == 0 {
 		return 0, nil
 	}

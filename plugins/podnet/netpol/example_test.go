@@ -2,7 +2,9 @@ package netpol_test
 
 import (
 	"fmt"
+	"log/slog"
 	"net/netip"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,4 +42,33 @@ func ExampleCompile() {
 	// Output:
 	// prod/db isolated for ingress: true egress: false
 	//   allowed by prod/db-from-web from [198.18.4.7-198.18.4.7]
+}
+
+// An Enforcer that logs denied packets, at most 10 a second for the
+// node, to nflog group 100, and the DenyLog that writes them; its
+// counters, read from the kernel (as nri-podnet's /metrics does at each
+// scrape). Needs CAP_NET_ADMIN: it touches the process's own network
+// namespace, so it is not run.
+func ExampleEnforcer_OpenDenyLog() {
+	e, err := netpol.New(netpol.WithLogDenied(netpol.LogDenied{Group: 100, Rate: 10, Per: time.Second}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	dl, err := e.OpenDenyLog(slog.Default())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dl.Close()
+	// ... e.Apply(program) on every change ...
+	c, err := e.Counters()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, d := range c.Denied {
+		fmt.Println(d.Pod, d.Direction, d.Packets)
+	}
+	fmt.Println("logged", c.Logged, "over the rate", c.Unlogged)
 }

@@ -110,14 +110,14 @@ func unmapped(ips []netip.Addr) []netip.Addr {
 // verdict is what pr's chain of direction d decides for f, whose other
 // end (the peer) is peer; self: the peer is the pod itself.
 func (p *Program) verdict(pr PodRules, d *Direction, f Flow, peer netip.Addr, self bool) Verdict {
-	v := Verdict{Pod: pr.Pod, Policies: pr.Policies, Self: self}
+	v := Verdict{Pod: pr.Pod, Policies: pr.isolating(d), Self: self}
 	for _, r := range d.Rules {
 		if r.allows(peer, f.Protocol, f.Port) && !slices.Contains(v.AllowedBy, r.Policy) {
 			v.AllowedBy = append(v.AllowedBy, r.Policy)
 		}
 	}
 	for _, o := range p.Oversized {
-		if slices.Contains(pr.Policies, o.Policy) {
+		if slices.Contains(v.Policies, o.Policy) {
 			v.Oversized = append(v.Oversized, o.Policy)
 		}
 	}
@@ -138,4 +138,13 @@ func (r Rule) allows(peer netip.Addr, proto Protocol, port uint16) bool {
 		}
 	}
 	return false
+}
+
+// isolating are the policies that isolate pr in direction d: d's
+// Policies, or all of pr's for a program built without them.
+func (pr PodRules) isolating(d *Direction) []string {
+	if len(d.Policies) > 0 {
+		return d.Policies
+	}
+	return pr.Policies
 }

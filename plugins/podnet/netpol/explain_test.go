@@ -20,6 +20,7 @@ func TestProgram_Explain(t *testing.T) {
 	deny := policy("prod", "deny", nil, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, nil, nil)
 	fromA := policy("prod", "b-from-a", map[string]string{"app": "b"}, nil,
 		[]networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}}}, Ports: []networkingv1.NetworkPolicyPort{tcpPort(8080)}}}, nil)
+	bOut := policy("prod", "b-out", map[string]string{"app": "b"}, []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}, nil, nil)
 	pols, _ := pathological(20000, 0)
 	bigOnB := pols[0].DeepCopy()
 	bigOnB.Spec.PodSelector = metav1.LabelSelector{MatchLabels: map[string]string{"app": "b"}}
@@ -42,6 +43,11 @@ func TestProgram_Explain(t *testing.T) {
 		{"from outside", []*networkingv1.NetworkPolicy{fromA}, netpol.Flow{Src: ext, Dst: b, Protocol: netpol.TCP, Port: 8080}, false, nil},
 		{"itself", []*networkingv1.NetworkPolicy{deny}, netpol.Flow{Src: b, Dst: b, Protocol: netpol.TCP, Port: 1}, true,
 			[]string{"ingress of prod/b allowed (the pod itself)"}},
+		// An egress policy does not isolate b's ingress: not named there.
+		{"other direction's policy", []*networkingv1.NetworkPolicy{deny, bOut}, netpol.Flow{Src: a, Dst: b, Protocol: netpol.TCP, Port: 8080}, false,
+			[]string{"ingress of prod/b: no policy allows it (isolated by prod/deny)"}},
+		{"other direction's policy, egress", []*networkingv1.NetworkPolicy{deny, bOut}, netpol.Flow{Src: b, Dst: ext, Protocol: netpol.TCP, Port: 80}, false,
+			[]string{"egress of prod/b: no policy allows it (isolated by prod/b-out)"}},
 		{"oversized", []*networkingv1.NetworkPolicy{bigOnB}, netpol.Flow{Src: ext, Dst: b, Protocol: netpol.TCP, Port: 80}, false,
 			[]string{"too big to enforce, allowing nothing: prod/huge"}},
 	} {

@@ -97,6 +97,9 @@ type Rule struct {
 // there: what its Rules allow, all else dropped.
 type Direction struct {
 	Rules []Rule
+	// Policies are the policies that isolate the pod in this direction,
+	// "namespace/name", sorted.
+	Policies []string
 }
 
 // PodRules is what the table enforces for one local pod. A nil direction

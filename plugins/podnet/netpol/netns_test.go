@@ -40,6 +40,8 @@ type testNet struct {
 	pods map[string]*testPod
 	ext  *testPod
 	enf  *netpol.Enforcer
+	// nodeFD is the node namespace's open file (for more Enforcers).
+	nodeFD int
 	// program is the last applied.
 	program *netpol.Program
 }
@@ -123,7 +125,8 @@ func newTestNet(t *testing.T, podNames ...string) *testNet {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	if n.enf, err = netpol.New(netpol.WithNetNS(int(f.Fd()))); err != nil {
+	n.nodeFD = int(f.Fd())
+	if n.enf, err = netpol.New(netpol.WithNetNS(n.nodeFD)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -58,6 +58,22 @@ type ruleset struct {
 	chains []*chainRules
 	sets   []setDef
 	maps   map[string][]nftables.SetElement
+	// counters are the table's named counters, by name: what each
+	// counts.
+	counters map[string]Count
+	// owners are the pods' chains, by name: whose, and which direction
+	// (the deny log's prefixes name the chain).
+	owners map[string]chainOwner
+	// logLimit, with logging on, is the limit object "log-denied"
+	// (rate over: it matches the packets over the rate).
+	logLimit *expr.Limit
+}
+
+// chainOwner is the pod and direction of a chain, and the policies that
+// isolate the pod there.
+type chainOwner struct {
+	Pod, Direction string
+	Policies       []string
 }
 
 type chainRules struct {
@@ -119,15 +135,24 @@ type setDef struct {
 //	  meta nfproto ipv6 ip6 saddr vmap @egress-v6
 //	  meta nfproto ipv4 ip daddr vmap @ingress-v4     (pod address: jump in-ID)
 //	  meta nfproto ipv6 ip6 daddr vmap @ingress-v6
-//	chain eg-ID: ip daddr <the pod's own address> return; per allowed rule and family/port: [ip daddr @set] [meta l4proto P th dport A-B] return; then drop
-//	chain in-ID: ip saddr <the pod's own address> accept; per allowed rule: [ip saddr @set] [port] accept; then drop
+//	chain eg-ID: ip daddr <the pod's own address> return; per allowed rule and family/port: [ip daddr @set] [meta l4proto P th dport A-B] counter name allowed-eg-P return; then counter name denied-eg-ID drop
+//	chain in-ID: ip saddr <the pod's own address> accept; per allowed rule: [ip saddr @set] [port] counter name allowed-in-P accept; then counter name denied-in-ID drop
+//
+// Named counters count the packets (allowedCounter: one per policy and
+// direction, shared by the chains of every pod the policy isolates;
+// deniedCounter: one per chain); with ld the drop is preceded by the
+// deny log's rules (denyRules).
 //
 // ID is the pod's chain ID (chainID): the same for a pod from one program
 // to the next, so that a change rewrites only what it touches. A packet
 // between two pods passes the sender's egress chain (which returns when
 // allowed) and then the receiver's ingress chain.
-func build(p *Program) (*ruleset, error) {
-	rs := &ruleset{maps: map[string][]nftables.SetElement{}}
+func build(p *Program, ld *LogDenied) (*ruleset, error) {
+	rs := &ruleset{maps: map[string][]nftables.SetElement{}, counters: map[string]Count{}, owners: map[string]chainOwner{}}
+	if ld != nil {
+		rs.logLimit = ld.limit()
+		rs.counters[counterUnlogged] = Count{}
+	}
 	fwd := &chainRules{name: ChainForward}
 	fwd.rules = append(fwd.rules, rule{
 		exprs: []expr.Any{
@@ -200,12 +225,19 @@ func build(p *Program) (*ruleset, error) {
 			if d.dir == nil {
 				continue
 			}
-			prefix, what, verdict := "eg-", "egress", expr.VerdictReturn
+			prefix, what, verdict := "eg-", Egress, expr.VerdictReturn
 			if d.ingress {
-				prefix, what, verdict = "in-", "ingress", expr.VerdictAccept
+				prefix, what, verdict = "in-", Ingress, expr.VerdictAccept
 			}
 			ch := &chainRules{name: prefix + i}
 			pod := "pod=" + pr.Pod + " " + what
+			isolating := pr.isolating(d.dir)
+			rs.owners[ch.name] = chainOwner{Pod: pr.Pod, Direction: what, Policies: isolating}
+			// Every policy that isolates the pod here has its allowed
+			// counter, its rules or not.
+			for _, pol := range isolating {
+				rs.counters[allowedCounter(pol, d.ingress)] = Count{Policy: pol, Direction: what}
+			}
 			// A pod reaching itself (through a Service: hairpin) is not
 			// subject to its policies, in either direction: the ingress
 			// chain lets its own addresses in, the egress chain lets it
@@ -227,22 +259,24 @@ func build(p *Program) (*ruleset, error) {
 			}
 			for j, r := range d.dir.Rules {
 				comment := commentPrefix + pod + " allowed by " + r.Policy
+				counter := allowedCounter(r.Policy, d.ingress)
+				rs.counters[counter] = Count{Policy: r.Policy, Direction: what}
 				var rules []rule
 				var sets []setDef
 				if c, ok := byPeers[r.PeersID]; ok && r.PeersID != "" && c.peers == r.Peers {
 					// The peers of this policy rule, computed for another
 					// pod it selects: their sets again.
-					rules, sets = allowRules("", r, !d.ingress, verdict, comment, c.sets)
+					rules, sets = allowRules("", r, !d.ingress, verdict, counter, comment, c.sets)
 				} else {
 					setPrefix := fmt.Sprintf("%s%s-%d", prefix, i, j)
 					if r.PeersID != "" {
 						setPrefix = peersSetPrefix(r.PeersID)
 					}
-					rules, sets = allowRules(setPrefix, r, !d.ingress, verdict, comment, nil)
+					rules, sets = allowRules(setPrefix, r, !d.ingress, verdict, counter, comment, nil)
 					if r.PeersID != "" && !sharable(shared, sets) {
 						// Not the peers another pod's rule of that PeersID
 						// has: a set of the pod's own.
-						rules, sets = allowRules(fmt.Sprintf("%s%s-%d", prefix, i, j), r, !d.ingress, verdict, comment, nil)
+						rules, sets = allowRules(fmt.Sprintf("%s%s-%d", prefix, i, j), r, !d.ingress, verdict, counter, comment, nil)
 					} else if r.PeersID != "" {
 						byPeers[r.PeersID] = peersSets{r.Peers, sets}
 					}
@@ -255,10 +289,9 @@ func build(p *Program) (*ruleset, error) {
 					}
 				}
 			}
-			ch.rules = append(ch.rules, rule{
-				exprs:   []expr.Any{&expr.Counter{}, &expr.Verdict{Kind: expr.VerdictDrop}},
-				comment: commentPrefix + pod + " denied (policies " + strings.Join(pr.Policies, ",") + ")",
-			})
+			denied := deniedCounter(ch.name)
+			rs.counters[denied] = Count{Pod: pr.Pod, Direction: what}
+			ch.rules = append(ch.rules, denyRules(ch.name, denied, commentPrefix+pod+" denied (policies "+strings.Join(isolating, ",")+")", ld)...)
 			rs.chains = append(rs.chains, ch)
 			for _, ip := range pr.IPs {
 				ip = ip.Unmap()
@@ -313,10 +346,11 @@ func chainID(pod string) string {
 
 // allowRules are the rules of one allowed Rule in a pod's chain: per
 // family its peers have (both when any), per port range (one when none),
-// with verdict; and the peer sets they look up. dst: the peers are the
-// destination (egress). have, if not nil, are r's peer sets, computed
-// before: they are looked up and not returned again.
-func allowRules(setPrefix string, r Rule, dst bool, verdict expr.VerdictKind, comment string, have []setDef) ([]rule, []setDef) {
+// counted in the named counter counter, with verdict; and the peer sets
+// they look up. dst: the peers are the destination (egress). have, if not
+// nil, are r's peer sets, computed before: they are looked up and not
+// returned again.
+func allowRules(setPrefix string, r Rule, dst bool, verdict expr.VerdictKind, counter, comment string, have []setDef) ([]rule, []setDef) {
 	var rules []rule
 	var sets []setDef
 	type fam struct {
@@ -381,7 +415,7 @@ func allowRules(setPrefix string, r Rule, dst bool, verdict expr.VerdictKind, co
 			if f.set != "" {
 				peers = "@" + f.set
 			}
-			rules = append(rules, rule{exprs: append(e, &expr.Counter{}, &expr.Verdict{Kind: verdict}), comment: comment + ": " + peers + " " + desc})
+			rules = append(rules, rule{exprs: append(e, countIn(counter), &expr.Verdict{Kind: verdict}), comment: comment + ": " + peers + " " + desc})
 		}
 	}
 	return rules, sets

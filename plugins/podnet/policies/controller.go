@@ -112,6 +112,11 @@ func New(client kubernetes.Interface, node string, enforcer Enforcer, opts Optio
 	if opts.Backoff != nil {
 		b = *opts.Backoff
 	}
+	if r, ok := enforcer.(CounterReader); ok {
+		if err := opts.Metrics.bindCounters(r, opts.Logger.With("component", "netpol")); err != nil {
+			return nil, err
+		}
+	}
 	return &Controller{
 		client: client, node: node, enforcer: enforcer, metrics: opts.Metrics, backoff: b,
 		log:      opts.Logger.With("component", "netpol"),

@@ -29,8 +29,9 @@ func randHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// newEnforcer is a real Enforcer in a fresh network namespace.
-func newEnforcer(t *testing.T) *netpol.Enforcer {
+// newEnforcer is a real Enforcer in a fresh network namespace, with
+// opts.
+func newEnforcer(t *testing.T, opts ...netpol.Option) *netpol.Enforcer {
 	t.Helper()
 	nrtest.SkipUnlessRoot(t)
 	f, err := os.Open(nrtest.NewNetNS(t, "nrpc"+randHex(4)))
@@ -38,7 +39,7 @@ func newEnforcer(t *testing.T) *netpol.Enforcer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	e, err := netpol.New(netpol.WithNetNS(int(f.Fd())))
+	e, err := netpol.New(append([]netpol.Option{netpol.WithNetNS(int(f.Fd()))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +125,8 @@ func TestController(t *testing.T) {
 		t.Errorf("after SetPod, the table's rules for prod/db-0: %q; want its default deny of prod/deny-db", got)
 	}
 
-	if n, err := prometheustestutil.GatherAndCount(reg, "nri_podnet_netpol_rules"); err != nil || n != 1 {
-		t.Errorf("nri_podnet_netpol_rules: %d series, %v", n, err)
+	if n, err := prometheustestutil.GatherAndCount(reg, "nrinet_podnet_netpol_rules"); err != nil || n != 1 {
+		t.Errorf("nrinet_podnet_netpol_rules: %d series, %v", n, err)
 	}
 
 	// The policy deleted in the API: its rules go.
