@@ -102,7 +102,7 @@ func TestRunPodSandbox_HookFailureUndoesEverything(t *testing.T) {
 	}
 	// nri-podnet, which had succeeded, was told to stop: veth gone.
 	testutil.WaitFor(t, "the failed pod's veth to go", 5*time.Second, func() bool { return len(e.bridgePorts()) == 0 })
-	if n := e.metric("nrinetd_nri_hook_errors_total", map[string]string{"event": "RunPodSandbox"}); n != 1 {
+	if n := e.metric("nrinet_nrinetd_nri_hook_errors_total", map[string]string{"event": "RunPodSandbox"}); n != 1 {
 		t.Errorf("hook errors = %v, want 1", n)
 	}
 
@@ -238,7 +238,7 @@ func TestVersionStatusAndEmptyAnswers(t *testing.T) {
 	wantCode(t, err, codes.Unimplemented, "CreateContainer")
 	_, err = e.images.PullImage(ctx, &criapi.PullImageRequest{})
 	wantCode(t, err, codes.Unimplemented, "PullImage")
-	if n := e.metric("nrinetd_cri_requests_total", map[string]string{"method": "CreateContainer", "code": "Unimplemented"}); n != 1 {
+	if n := e.metric("nrinet_nrinetd_cri_requests_total", map[string]string{"method": "CreateContainer", "code": "Unimplemented"}); n != 1 {
 		t.Errorf("requests metric for CreateContainer = %v", n)
 	}
 }

@@ -63,7 +63,7 @@ func TestRunPodSandbox_SizeLimit(t *testing.T) {
 			cfg := podConfig(i, false)
 			maps.Copy(cfg.Labels, tc.labels)
 			before, runs := sandboxNamespaces(), p.calls()
-			hooks := e.metric("nrinetd_nri_hook_duration_seconds", map[string]string{"event": "RunPodSandbox"})
+			hooks := e.metric("nrinet_nrinetd_nri_hook_duration_seconds", map[string]string{"event": "RunPodSandbox"})
 			rsp, err := e.client.RunPodSandbox(ctx, &criapi.RunPodSandboxRequest{Config: cfg})
 			if err == nil {
 				e.ids = append(e.ids, rsp.GetPodSandboxId()) // deleted by cleanup
@@ -89,7 +89,7 @@ func TestRunPodSandbox_SizeLimit(t *testing.T) {
 			if after := sandboxNamespaces(); !slices.Equal(after, before) {
 				t.Errorf("network namespaces: %v, before %v", after, before)
 			}
-			if n := e.metric("nrinetd_nri_hook_duration_seconds", map[string]string{"event": "RunPodSandbox"}); n != hooks {
+			if n := e.metric("nrinet_nrinetd_nri_hook_duration_seconds", map[string]string{"event": "RunPodSandbox"}); n != hooks {
 				t.Errorf("the NRI RunPodSandbox hook ran for a refused pod")
 			}
 			if n := p.calls(); n != runs {

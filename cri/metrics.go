@@ -19,6 +19,10 @@ const (
 	eventStatus = "PodSandboxStatus"
 )
 
+// metricsNamespace is the prefix of nrinetd's own metrics
+// (nrinet_nrinetd_<subsystem>_<name>; docs/metrics.md lists them).
+const metricsNamespace = "nrinet_nrinetd"
+
 // metrics are the server's Prometheus collectors. A nil *metrics records
 // nothing.
 type metrics struct {
@@ -33,22 +37,27 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 	m := &metrics{
 		hookDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: "nrinetd", Subsystem: "nri", Name: "hook_duration_seconds",
+			Namespace: metricsNamespace, Subsystem: "nri", Name: "hook_duration_seconds",
 			Help:    "Time the NRI plugins took for a pod sandbox event, all plugins together.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"event"}),
 		hookErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "nrinetd", Subsystem: "nri", Name: "hook_errors_total",
+			Namespace: metricsNamespace, Subsystem: "nri", Name: "hook_errors_total",
 			Help: "NRI pod sandbox events that failed.",
 		}, []string{"event"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "nrinetd", Subsystem: "cri", Name: "requests_total",
+			Namespace: metricsNamespace, Subsystem: "cri", Name: "requests_total",
 			Help: "CRI requests served, by method and gRPC code.",
 		}, []string{"method", "code"}),
 		stale: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "nrinetd", Subsystem: "nri", Name: "stale_network_parts_total",
+			Namespace: metricsNamespace, Subsystem: "nri", Name: "stale_network_parts_total",
 			Help: "Pod sandbox status answers in which a plugin's part of the network was stale (the plugin failed, was slow or gone).",
 		}, []string{"plugin"}),
+	}
+	for _, ev := range []string{eventRun, eventStop, eventRemove, eventStatus} {
+		// Every event's series from the start, at 0.
+		m.hookDuration.WithLabelValues(ev)
+		m.hookErrors.WithLabelValues(ev)
 	}
 	for _, c := range []prometheus.Collector{m.hookDuration, m.hookErrors, m.requests, m.stale, stateCollector{s}} {
 		if err := reg.Register(c); err != nil {
@@ -103,10 +112,10 @@ func shortMethod(full string) string {
 type stateCollector struct{ s *Server }
 
 var (
-	descSandboxes = prometheus.NewDesc("nrinetd_pod_sandboxes", "Pod sandboxes by state.", []string{"state"}, nil)
-	descReady     = prometheus.NewDesc("nrinetd_network_ready", "1 if every required network plugin is connected.", nil, nil)
-	descPlugin    = prometheus.NewDesc("nrinetd_nri_plugin_connected", "NRI plugins that have joined (always 1).", []string{"plugin", "kind"}, nil)
-	descStoreErr  = prometheus.NewDesc("nrinetd_store_errors", "1 if the sandbox store could not be read during this scrape.", nil, nil)
+	descSandboxes = prometheus.NewDesc(metricsNamespace+"_pod_sandboxes", "Pod sandboxes by state.", []string{"state"}, nil)
+	descReady     = prometheus.NewDesc(metricsNamespace+"_network_ready", "1 if every required network plugin is connected, else 0.", nil, nil)
+	descPlugin    = prometheus.NewDesc(metricsNamespace+"_plugin_connected", "NRI plugins that have joined (always 1), by plugin (index-name) and kind (external: connected to the socket; launched: pre-installed, started by nrinetd).", []string{"plugin", "kind"}, nil)
+	descStoreErr  = prometheus.NewDesc(metricsNamespace+"_store_unreadable", "1 if the sandbox store could not be read during this scrape (the pod sandbox counts then read 0), else 0.", nil, nil)
 )
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -25,20 +25,20 @@ var _ runtime.Observer = (*PluginMetrics)(nil)
 func NewPluginMetrics(reg prometheus.Registerer) (*PluginMetrics, error) {
 	m := &PluginMetrics{
 		calls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: "nrinetd", Subsystem: "plugin", Name: "call_duration_seconds",
+			Namespace: metricsNamespace, Subsystem: "plugin", Name: "call_duration_seconds",
 			Help:    "Latency of each NRI request to a plugin, by plugin and method.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
 		}, []string{"plugin", "method"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "nrinetd", Subsystem: "plugin", Name: "call_errors_total",
+			Namespace: metricsNamespace, Subsystem: "plugin", Name: "call_errors_total",
 			Help: "NRI requests to a plugin that failed (an error, a timeout or a lost connection).",
 		}, []string{"plugin", "method"}),
 		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "nrinetd", Subsystem: "plugin", Name: "network_conflicts_total",
+			Namespace: metricsNamespace, Subsystem: "plugin", Name: "network_conflicts_total",
 			Help: "Pods refused because a plugin set a part of the pod network another plugin owned.",
 		}, []string{"plugin", "owner"}),
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "nrinetd", Subsystem: "plugin", Name: "restarts_total",
+			Namespace: metricsNamespace, Subsystem: "plugin", Name: "restarts_total",
 			Help: "Launches of a pre-installed plugin after its process exited or could not be started.",
 		}, []string{"plugin"}),
 	}

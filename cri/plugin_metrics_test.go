@@ -20,19 +20,19 @@ func TestPluginMetrics(t *testing.T) {
 	m.PluginCall("10-podnet", "RunPodSandbox", 3*time.Millisecond, errors.New("no addresses"))
 	m.NetworkConflict("20-cni", "10-podnet")
 
-	if n := testutil.CollectAndCount(reg, "nrinetd_plugin_call_duration_seconds"); n != 1 {
+	if n := testutil.CollectAndCount(reg, "nrinet_nrinetd_plugin_call_duration_seconds"); n != 1 {
 		t.Errorf("%d latency series, want 1", n)
 	}
 	want := `
-# HELP nrinetd_plugin_call_errors_total NRI requests to a plugin that failed (an error, a timeout or a lost connection).
-# TYPE nrinetd_plugin_call_errors_total counter
-nrinetd_plugin_call_errors_total{method="RunPodSandbox",plugin="10-podnet"} 1
-# HELP nrinetd_plugin_network_conflicts_total Pods refused because a plugin set a part of the pod network another plugin owned.
-# TYPE nrinetd_plugin_network_conflicts_total counter
-nrinetd_plugin_network_conflicts_total{owner="10-podnet",plugin="20-cni"} 1
+# HELP nrinet_nrinetd_plugin_call_errors_total NRI requests to a plugin that failed (an error, a timeout or a lost connection).
+# TYPE nrinet_nrinetd_plugin_call_errors_total counter
+nrinet_nrinetd_plugin_call_errors_total{method="RunPodSandbox",plugin="10-podnet"} 1
+# HELP nrinet_nrinetd_plugin_network_conflicts_total Pods refused because a plugin set a part of the pod network another plugin owned.
+# TYPE nrinet_nrinetd_plugin_network_conflicts_total counter
+nrinet_nrinetd_plugin_network_conflicts_total{owner="10-podnet",plugin="20-cni"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"nrinetd_plugin_call_errors_total", "nrinetd_plugin_network_conflicts_total"); err != nil {
+		"nrinet_nrinetd_plugin_call_errors_total", "nrinet_nrinetd_plugin_network_conflicts_total"); err != nil {
 		t.Error(err)
 	}
 	if _, err := NewPluginMetrics(reg); err == nil {

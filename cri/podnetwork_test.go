@@ -104,7 +104,7 @@ func TestPodNetwork_ChangesArePersisted(t *testing.T) {
 	if info := verboseInfo(t, rsp); info.Stale["30-testnet"] != "plugin not connected" || info.IPs[0].Owner != "30-testnet" {
 		t.Errorf("info = %+v, want 30-testnet stale and still the owner", info)
 	}
-	if n := e.metric("nrinetd_nri_stale_network_parts_total", map[string]string{"plugin": "30-testnet"}); n != 1 {
+	if n := e.metric("nrinet_nrinetd_nri_stale_network_parts_total", map[string]string{"plugin": "30-testnet"}); n != 1 {
 		t.Errorf("stale metric = %v, want 1", n)
 	}
 	e.removePod(id)

@@ -125,10 +125,10 @@ func TestSandbox_Lifecycle(t *testing.T) {
 			t.Errorf("ListPodSandbox(%s) = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if n := e.metric("nrinetd_nri_hook_duration_seconds", map[string]string{"event": "RunPodSandbox"}); n != 1 {
+	if n := e.metric("nrinet_nrinetd_nri_hook_duration_seconds", map[string]string{"event": "RunPodSandbox"}); n != 1 {
 		t.Errorf("RunPodSandbox hook observed %v times, want 1", n)
 	}
-	if n := e.metric("nrinetd_pod_sandboxes", map[string]string{"state": "READY"}); n != 1 {
+	if n := e.metric("nrinet_nrinetd_pod_sandboxes", map[string]string{"state": "READY"}); n != 1 {
 		t.Errorf("READY sandboxes metric = %v, want 1", n)
 	}
 

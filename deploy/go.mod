@@ -3,7 +3,7 @@ module github.com/nrinet/nrinet/deploy
 go 1.26.6
 
 require (
-	github.com/nrinet/nrinet v0.0.0 // indirect
+	github.com/nrinet/nrinet v0.0.0
 	github.com/nrinet/nrinet/ipam v0.0.0 // indirect
 	github.com/nrinet/nrinet/plugins v0.0.0
 )

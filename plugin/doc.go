@@ -14,7 +14,7 @@
 //	type logger struct{}
 //
 //	func (logger) RunPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
-//		slog.Info("pod started", "pod", pod.GetName())
+//		slog.Info("pod started", "pod", pod.GetNamespace()+"/"+pod.GetName(), "sandbox", pod.GetId())
 //		return nil
 //	}
 //

@@ -62,7 +62,7 @@ func ExampleWithReconnect() {
 	// Output: 50-pod-logger
 }
 
-// netLogger only observes pods as they start (README's second example).
+// netLogger only observes pods as they start (docs/writing-plugins.md's second example).
 type netLogger struct{}
 
 func (netLogger) RunPodSandbox(ctx context.Context, pod *api.PodSandbox) error {
@@ -129,7 +129,7 @@ func ExampleStub_Run() {
 }
 
 // podNet is a network plugin: it gives each pod its part of the network
-// and answers PodSandboxStatus from what it gave (README's example).
+// and answers PodSandboxStatus from what it gave (docs/writing-plugins.md's first example).
 type podNet struct {
 	mu   sync.Mutex
 	nets map[string]*api.PodSandboxNetwork // by pod ID

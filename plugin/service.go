@@ -223,7 +223,8 @@ func (svc *service) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReq
 		// The runtime set the pod's network up itself: a network plugin
 		// has no part in it (and its interfaces would clash with the
 		// runtime's).
-		svc.stub.log.Debug("not setting up the network of a pod whose network the runtime owns", "pod", req.GetPod().GetId())
+		svc.stub.log.Debug("not setting up the network of a pod whose network the runtime owns",
+			"pod", req.GetPod().GetNamespace()+"/"+req.GetPod().GetName(), "sandbox", req.GetPod().GetId())
 		return &api.RunPodSandboxResponse{}, nil
 	}
 	n, err := h.RunPodSandboxNetwork(ctx, req.GetPod())

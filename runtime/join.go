@@ -414,6 +414,12 @@ func objectID(pod *api.PodSandbox, ctr *api.Container) string {
 	return pod.GetId()
 }
 
+// podName is a pod's namespace/name, the value of the "pod" key of log
+// lines; its ID goes under "sandbox".
+func podName(pod *api.PodSandbox) string {
+	return pod.GetNamespace() + "/" + pod.GetName()
+}
+
 // describeObject names the container an event is about, else its pod.
 func describeObject(pod *api.PodSandbox, ctr *api.Container) string {
 	if ctr != nil {

@@ -434,7 +434,7 @@ func (s *runtimeService) UpdatePodSandboxNetwork(ctx context.Context, req *api.U
 		return nil, err
 	}
 	if err := p.r.updatePodNetwork(ctx, p, req); err != nil {
-		p.logger().Warn("UpdatePodSandboxNetwork refused", "pod", req.GetPodId(), "error", err)
+		p.logger().Warn("UpdatePodSandboxNetwork refused", "sandbox", req.GetPodId(), "error", err)
 		return nil, err
 	}
 	return &api.UpdatePodSandboxNetworkResponse{}, nil

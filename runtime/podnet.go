@@ -100,28 +100,28 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		if r.cfg.noNetExtension {
 			if rsp.GetAdjust().GetNetwork() != nil {
 				p.logger().Warn("ignoring the network a plugin returned: this runtime has no pod network extension",
-					"pod", pod.GetNamespace()+"/"+pod.GetName(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
+					"pod", podName(pod), "sandbox", pod.GetId(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
 			}
 			continue
 		}
 		if p.netExt.Load() == 0 {
 			if rsp.GetAdjust().GetNetwork() != nil {
 				p.logger().Warn("ignoring the network a plugin returned: it did not take the pod network extension",
-					"pod", pod.GetNamespace()+"/"+pod.GetName(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
+					"pod", podName(pod), "sandbox", pod.GetId(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
 			}
 			continue
 		}
 		if hostNetwork {
 			if rsp.GetAdjust().GetNetwork() != nil {
 				p.logger().Warn("ignoring the network a plugin returned for a host-network pod",
-					"pod", pod.GetNamespace()+"/"+pod.GetName(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
+					"pod", podName(pod), "sandbox", pod.GetId(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
 			}
 			continue
 		}
 		if runtimeOwned {
 			if rsp.GetAdjust().GetNetwork() != nil {
 				p.logger().Warn("ignoring the network a plugin returned for a pod whose network the runtime owns",
-					"pod", pod.GetNamespace()+"/"+pod.GetName(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
+					"pod", podName(pod), "sandbox", pod.GetId(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
 			}
 			continue
 		}
@@ -142,7 +142,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 			return failed(err)
 		}
 		for _, w := range warnings {
-			p.logger().Warn("network conflict resolved by aggregation", "pod", pod.GetId(), "detail", w)
+			p.logger().Warn("network conflict resolved by aggregation", "pod", podName(pod), "sandbox", pod.GetId(), "detail", w)
 		}
 		rec = merged
 		// Later plugins see the addresses merged so far.
@@ -213,11 +213,11 @@ func (r *Runtime) lateRunPodSandbox(ctx context.Context, p *plugin, req *api.Run
 	}
 	n := rsp.GetAdjust().GetNetwork()
 	if n != nil && p.netExt.Load() == 0 {
-		p.logger().Warn("ignoring the network a plugin returned: it did not take the pod network extension", "pod", pod.GetId())
+		p.logger().Warn("ignoring the network a plugin returned: it did not take the pod network extension", "pod", podName(pod), "sandbox", pod.GetId())
 		return nil
 	}
 	if n != nil && req.GetRuntimeOwnsNetwork() {
-		p.logger().Warn("ignoring the network a plugin returned for a pod whose network the runtime owns", "pod", pod.GetId())
+		p.logger().Warn("ignoring the network a plugin returned for a pod whose network the runtime owns", "pod", podName(pod), "sandbox", pod.GetId())
 		return nil
 	}
 	if n == nil || pod.NetNSPath() == "" || !r.track() {
@@ -228,7 +228,7 @@ func (r *Runtime) lateRunPodSandbox(ctx context.Context, p *plugin, req *api.Run
 		defer r.wg.Done()
 		if err := r.updatePodNetwork(r.ctx, p, &api.UpdatePodSandboxNetworkRequest{PodId: pod.GetId(), Network: n}); err != nil {
 			p.logger().Info("the network of a pod created while the plugin joined is not recorded yet; its next status round asks again",
-				"pod", pod.GetId(), "error", err)
+				"pod", podName(pod), "sandbox", pod.GetId(), "error", err)
 		}
 	}()
 	return nil
@@ -268,7 +268,7 @@ func (r *Runtime) cleanupPod(ctx context.Context, pod *api.PodSandbox, plugins, 
 				continue
 			}
 			if v, _, err := p.call(ctx, step.ev, pod, nil, lifecycle, step.fn); v != useAnswer {
-				p.logger().Warn("cleaning up after a failed RunPodSandbox failed", "pod", pod.GetId(), "event", step.ev.Method(), "error", err)
+				p.logger().Warn("cleaning up after a failed RunPodSandbox failed", "pod", podName(pod), "sandbox", pod.GetId(), "event", step.ev.Method(), "error", err)
 			}
 		}
 	}
@@ -351,7 +351,7 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 		return err
 	}
 	for _, w := range warnings {
-		p.logger().Warn("network conflict resolved by aggregation", "pod", podID, "detail", w)
+		p.logger().Warn("network conflict resolved by aggregation", "sandbox", podID, "detail", w)
 	}
 	rec.Stale = maps.Clone(old.GetStale())
 	delete(rec.Stale, p.fullName())
@@ -361,9 +361,9 @@ func (r *Runtime) updatePodNetwork(ctx context.Context, p *plugin, req *api.Upda
 	}
 	r.forgetStatus(podID)
 	if req.GetWithdraw() {
-		p.logger().Info("plugin withdrew its part of the pod network", "pod", podID, "ips", rec.GetNetwork().GetIps())
+		p.logger().Info("plugin withdrew its part of the pod network", "sandbox", podID, "ips", rec.GetNetwork().GetIps())
 	} else {
-		p.logger().Info("pod network updated by plugin", "pod", podID, "ips", rec.GetNetwork().GetIps())
+		p.logger().Info("pod network updated by plugin", "sandbox", podID, "ips", rec.GetNetwork().GetIps())
 	}
 	return nil
 }

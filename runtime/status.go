@@ -215,7 +215,7 @@ func (r *Runtime) statusRound(ctx context.Context, pod *api.PodSandbox, last *ap
 		switch {
 		case rp.verdict != useAnswer:
 			stale[name] = rp.err.Error()
-			p.warnStale(pod.GetId(), rp.err)
+			p.warnStale(pod, rp.err)
 		case rp.val != nil:
 			parts[name] = rp.val
 		}
@@ -332,7 +332,7 @@ const staleWarnInterval = time.Minute
 // warnStale reports that a status round kept the plugin's last known part
 // of a pod's network, at most once per staleWarnInterval at warning
 // level.
-func (p *plugin) warnStale(pod string, reason error) {
+func (p *plugin) warnStale(pod *api.PodSandbox, reason error) {
 	now := time.Now()
 	p.mu.Lock()
 	warn := p.staleWarned.IsZero() || now.Sub(p.staleWarned) >= staleWarnInterval
@@ -346,8 +346,8 @@ func (p *plugin) warnStale(pod string, reason error) {
 	p.mu.Unlock()
 	if warn {
 		log.Warn("PodSandboxStatus: keeping the plugin's last known part of the pod network",
-			"pod", pod, "reason", reason, "suppressedSinceLastWarning", suppressed, "nextWarningIn", staleWarnInterval)
+			"pod", podName(pod), "sandbox", pod.GetId(), "reason", reason, "suppressedSinceLastWarning", suppressed, "nextWarningIn", staleWarnInterval)
 		return
 	}
-	log.Debug("PodSandboxStatus: keeping the plugin's last known part of the pod network", "pod", pod, "reason", reason)
+	log.Debug("PodSandboxStatus: keeping the plugin's last known part of the pod network", "pod", podName(pod), "sandbox", pod.GetId(), "reason", reason)
 }

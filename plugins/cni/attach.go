@@ -87,7 +87,7 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 		p.undo(ctx, st, added, err)
 		return nil, err
 	}
-	p.log.Debug("pod attached", "pod", podRef(pod), "network", list.Name, "ips", n.GetIps())
+	p.log.Debug("pod attached", "pod", podName(pod), "sandbox", pod.GetId(), "network", list.Name, "ips", n.GetIps())
 	return n, nil
 }
 
@@ -127,7 +127,7 @@ func (p *Plugin) undo(ctx context.Context, st *state, added []step, cause error)
 	for i := len(added) - 1; i >= 0; i-- {
 		s := added[i]
 		if err := st.cni.DelNetworkList(ctx, s.list, s.rt); err != nil {
-			p.log.Warn("cleaning up after a failed ADD", "pod", s.rt.ContainerID, "cause", cause,
+			p.log.Warn("cleaning up after a failed ADD", "sandbox", s.rt.ContainerID, "cause", cause,
 				"error", &OpError{Network: s.list.Name, Op: "DEL", Err: err})
 		}
 	}
@@ -164,7 +164,7 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	p.log.Debug("pod detached", "pod", podRef(pod), "network", a.list.Name, "cached", a.cached)
+	p.log.Debug("pod detached", "pod", podName(pod), "sandbox", pod.GetId(), "network", a.list.Name, "cached", a.cached)
 	return nil
 }
 
@@ -186,14 +186,14 @@ func (p *Plugin) attachment(st *state, cur *libcni.NetworkConfigList, pod *api.P
 	}
 	conf, crt, err := st.cni.GetNetworkListCachedConfig(cur, rt)
 	if err != nil {
-		p.log.Warn("reading libcni's cache", "pod", podRef(pod), "error", err)
+		p.log.Warn("reading libcni's cache", "pod", podName(pod), "sandbox", pod.GetId(), "error", err)
 	}
 	if err == nil && conf != nil {
 		return attachment{list: cachedList(conf, cur), rt: crt, cached: true}
 	}
 	atts, err := st.cni.GetCachedAttachments(pod.GetId())
 	if err != nil {
-		p.log.Warn("reading libcni's cache", "pod", podRef(pod), "error", err)
+		p.log.Warn("reading libcni's cache", "pod", podName(pod), "sandbox", pod.GetId(), "error", err)
 	}
 	for _, a := range atts {
 		if a.IfName != ifName || a.ContainerID != pod.GetId() {
@@ -222,7 +222,13 @@ func cachedList(conf []byte, cur *libcni.NetworkConfigList) *libcni.NetworkConfi
 	return list
 }
 
-// podRef names a pod in logs and errors.
+// podName is a pod's namespace/name, the value of the "pod" key of log
+// lines; its ID goes under "sandbox".
+func podName(pod *api.PodSandbox) string {
+	return pod.GetNamespace() + "/" + pod.GetName()
+}
+
+// podRef names a pod in errors.
 func podRef(pod *api.PodSandbox) string {
 	return fmt.Sprintf("%s/%s (%s)", pod.GetNamespace(), pod.GetName(), pod.GetId())
 }

@@ -28,7 +28,7 @@ func TestNRICNI_BadConfig(t *testing.T) {
 		{"relative confDir", []string{"-config", relative}, []string{relative, `confDir "net.d" is not an absolute path`}},
 		{"missing file", []string{"-config", filepath.Join(dir, "nonexistent")}, []string{"no such file"}},
 		{"stray argument", []string{"-config", relative, "extra"}, []string{`unexpected arguments ["extra"]`}},
-		{"health address without a port", []string{"-health-address", "9465"}, []string{`-health-address: address "9465": missing port`}},
+		{"HTTP address without a port", []string{"-http-address", "9465"}, []string{`-http-address "9465": missing port`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(nriCNIBinary, tc.args...)

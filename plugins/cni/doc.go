@@ -144,7 +144,7 @@
 // Given [WithMetrics], the plugin records Prometheus metrics on a
 // Registerer of the caller's ([NewMetrics]): setup and teardown latency
 // and failures by operation; [Metrics] lists them. cmd/nri-cni serves
-// them on -health-address.
+// them on -http-address.
 //
 // # Caveats
 //

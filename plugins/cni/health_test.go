@@ -34,7 +34,7 @@ func TestNRICNI_HealthAddress(t *testing.T) {
 
 	rt, stopRuntime := startSocketRuntime(t, sock)
 	out := &logBuffer{}
-	cmd := exec.Command(nriCNIBinary, "-config", cfgFile, "-socket", sock, "-health-address", "127.0.0.1:0")
+	cmd := exec.Command(nriCNIBinary, "-config", cfgFile, "-socket", sock, "-http-address", "127.0.0.1:0")
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestNRICNI_HealthAddress(t *testing.T) {
 	})
 	want("waiting", "/healthz", 200, "ok")
 	want("waiting", "/readyz", 503, "nri-cni: not connected to the runtime yet")
-	want("waiting", "/metrics", 200, `nri_cni_errors_total{op="setup"} 0`, "nri_cni_setup_duration_seconds_count 0", "go_goroutines")
+	want("waiting", "/metrics", 200, `nrinet_cni_errors_total{op="setup"} 0`, "nrinet_cni_setup_duration_seconds_count 0", "go_goroutines")
 
 	if err := os.Mkdir(tn.confDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -82,11 +82,11 @@ func TestNRICNI_HealthAddress(t *testing.T) {
 	if _, err := rt.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: pod}); err != nil {
 		t.Fatal(err)
 	}
-	want("one pod", "/metrics", 200, "nri_cni_setup_duration_seconds_count 1", `nri_cni_errors_total{op="setup"} 0`)
+	want("one pod", "/metrics", 200, "nrinet_cni_setup_duration_seconds_count 1", `nrinet_cni_errors_total{op="setup"} 0`)
 	if err := rt.StopPodSandbox(context.Background(), &api.StopPodSandboxRequest{Pod: pod}); err != nil {
 		t.Fatal(err)
 	}
-	want("pod stopped", "/metrics", 200, "nri_cni_teardown_duration_seconds_count 1")
+	want("pod stopped", "/metrics", 200, "nrinet_cni_teardown_duration_seconds_count 1")
 
 	stopRuntime()
 	testutil.WaitFor(t, "/readyz to say not ready", 20*time.Second, readyIs(503))

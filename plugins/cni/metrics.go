@@ -10,7 +10,7 @@ import (
 	"github.com/nrinet/nrinet/plugins/internal/opmetrics"
 )
 
-// Operations, the values of the op label of nri_cni_errors_total.
+// Operations, the values of the op label of nrinet_cni_errors_total.
 const (
 	OpSetup    = opmetrics.Setup    // RunPodSandbox: STATUS and ADD
 	OpTeardown = opmetrics.Teardown // StopPodSandbox: DEL
@@ -21,9 +21,9 @@ const (
 // Metrics are nri-cni's Prometheus metrics, registered on the Registerer
 // given to [NewMetrics] (never on a global one):
 //
-//	nri_cni_setup_duration_seconds     histogram: RunPodSandbox of pods with a network namespace
-//	nri_cni_teardown_duration_seconds  histogram: StopPodSandbox of such pods
-//	nri_cni_errors_total{op}           counter: failed setup, teardown, status, sync
+//	nrinet_cni_setup_duration_seconds     histogram: RunPodSandbox of pods with a network namespace
+//	nrinet_cni_teardown_duration_seconds  histogram: StopPodSandbox of such pods
+//	nrinet_cni_errors_total{op}           counter: failed setup, teardown, status, sync
 //
 // Every op has its series from the start, at 0. Pass Metrics to [New]
 // with [WithMetrics]. The methods of a nil *Metrics do nothing.
@@ -36,7 +36,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("cni: NewMetrics: nil Registerer")
 	}
-	m := &Metrics{ops: opmetrics.New("nri_cni", opmetrics.Help{
+	m := &Metrics{ops: opmetrics.New("nrinet_cni", opmetrics.Help{
 		Setup:    "Time to attach a pod to the CNI network (RunPodSandbox of a pod with a network namespace: STATUS, ADD, and DEL after a failed ADD), failures included.",
 		Teardown: "Time to detach a pod from the CNI network (StopPodSandbox of a pod with a network namespace: DEL), failures included.",
 		Errors:   "Failed operations, by op: setup, teardown, status, sync (a network's garbage collection).",

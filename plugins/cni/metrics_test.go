@@ -15,14 +15,14 @@ import (
 	"github.com/nrinet/nrinet/plugins/cni"
 )
 
-// cniErrors is the exposition of nri_cni_errors_total with these values.
+// cniErrors is the exposition of nrinet_cni_errors_total with these values.
 func cniErrors(setup, status, sync, teardown int) string {
-	return fmt.Sprintf(`# HELP nri_cni_errors_total Failed operations, by op: setup, teardown, status, sync (a network's garbage collection).
-# TYPE nri_cni_errors_total counter
-nri_cni_errors_total{op="setup"} %d
-nri_cni_errors_total{op="status"} %d
-nri_cni_errors_total{op="sync"} %d
-nri_cni_errors_total{op="teardown"} %d
+	return fmt.Sprintf(`# HELP nrinet_cni_errors_total Failed operations, by op: setup, teardown, status, sync (a network's garbage collection).
+# TYPE nrinet_cni_errors_total counter
+nrinet_cni_errors_total{op="setup"} %d
+nrinet_cni_errors_total{op="status"} %d
+nrinet_cni_errors_total{op="sync"} %d
+nrinet_cni_errors_total{op="teardown"} %d
 `, setup, status, sync, teardown)
 }
 
@@ -60,13 +60,13 @@ func TestMetrics(t *testing.T) {
 	}
 	want := func(step string, setups, teardowns uint64, errs string) {
 		t.Helper()
-		if got := sampleCount(t, reg, "nri_cni_setup_duration_seconds"); got != setups {
+		if got := sampleCount(t, reg, "nrinet_cni_setup_duration_seconds"); got != setups {
 			t.Errorf("%s: setups observed: %d, want %d", step, got, setups)
 		}
-		if got := sampleCount(t, reg, "nri_cni_teardown_duration_seconds"); got != teardowns {
+		if got := sampleCount(t, reg, "nrinet_cni_teardown_duration_seconds"); got != teardowns {
 			t.Errorf("%s: teardowns observed: %d, want %d", step, got, teardowns)
 		}
-		if err := promtest.GatherAndCompare(reg, strings.NewReader(errs), "nri_cni_errors_total"); err != nil {
+		if err := promtest.GatherAndCompare(reg, strings.NewReader(errs), "nrinet_cni_errors_total"); err != nil {
 			t.Errorf("%s: %v", step, err)
 		}
 	}
@@ -127,10 +127,10 @@ func TestMetrics_Unconfigured(t *testing.T) {
 	if _, err := p.Synchronize(ctx, nil, nil); !errors.Is(err, cni.ErrNotConfigured) {
 		t.Errorf("Synchronize = %v, want ErrNotConfigured", err)
 	}
-	if err := promtest.GatherAndCompare(reg, strings.NewReader(cniErrors(0, 1, 1, 1)), "nri_cni_errors_total"); err != nil {
+	if err := promtest.GatherAndCompare(reg, strings.NewReader(cniErrors(0, 1, 1, 1)), "nrinet_cni_errors_total"); err != nil {
 		t.Error(err)
 	}
-	if got := sampleCount(t, reg, "nri_cni_teardown_duration_seconds"); got != 1 {
+	if got := sampleCount(t, reg, "nrinet_cni_teardown_duration_seconds"); got != 1 {
 		t.Errorf("teardowns observed: %d, want 1", got)
 	}
 	if _, err := cni.NewMetrics(reg); err == nil {

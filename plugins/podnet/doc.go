@@ -115,7 +115,7 @@
 // per subnet (read from the allocator at each scrape), setup and teardown
 // latency, failures by operation, reconciliations by kind, host ports
 // published by protocol and family, and pods refused for a host port
-// conflict; [Metrics] lists them. cmd/nri-podnet serves them on -health-address.
+// conflict; [Metrics] lists them. cmd/nri-podnet serves them on -http-address.
 //
 // # With Kubernetes
 //

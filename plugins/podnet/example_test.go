@@ -11,7 +11,7 @@ import (
 )
 
 // The plugin's metrics go to a registry of the caller's, which serves
-// them (cmd/nri-podnet: -health-address).
+// them (cmd/nri-podnet: -http-address).
 func ExampleNewMetrics() {
 	reg := prometheus.NewRegistry()
 	m, err := podnet.NewMetrics(reg)
@@ -30,9 +30,9 @@ func ExampleNewMetrics() {
 		fmt.Println(mf.GetName(), len(mf.GetMetric()))
 	}
 	// Output:
-	// nri_podnet_errors_total 4
-	// nri_podnet_hostport_conflicts_total 1
-	// nri_podnet_reconciles_total 3
-	// nri_podnet_setup_duration_seconds 1
-	// nri_podnet_teardown_duration_seconds 1
+	// nrinet_podnet_errors_total 4
+	// nrinet_podnet_hostport_conflicts_total 1
+	// nrinet_podnet_reconciles_total 3
+	// nrinet_podnet_setup_duration_seconds 1
+	// nrinet_podnet_teardown_duration_seconds 1
 }

@@ -16,7 +16,7 @@ import (
 // ends it with status 0.
 func TestNRIPodnet_HealthAddress(t *testing.T) {
 	e := newExtEnv(t)
-	p := e.startPlugin("-health-address", "127.0.0.1:0")
+	p := e.startPlugin("-http-address", "127.0.0.1:0")
 	base := "http://" + testutil.LoggedAddress(t, p.logs, "serving /healthz, /readyz and /metrics", 20*time.Second, p.exited)
 	get := func(path string) (int, string) { return testutil.HTTPGet(t, base+path) }
 	want := func(step, path string, code int, has ...string) {
@@ -43,8 +43,8 @@ func TestNRIPodnet_HealthAddress(t *testing.T) {
 	})
 	want("no runtime", "/readyz", 503, `plugin "10-podnet": not connected to the runtime yet`)
 	want("no runtime", "/metrics", 200,
-		`nri_podnet_addresses_free{subnet="`+subnet+`"} 253`, `nri_podnet_addresses_in_use{subnet="`+subnet+`"} 0`,
-		`nri_podnet_errors_total{op="setup"} 0`, "go_goroutines", "process_resident_memory_bytes")
+		`nrinet_podnet_addresses_free{subnet="`+subnet+`"} 253`, `nrinet_podnet_addresses_in_use{subnet="`+subnet+`"} 0`,
+		`nrinet_podnet_errors_total{op="setup"} 0`, "go_goroutines", "process_resident_memory_bytes")
 
 	e.startRuntime()
 	e.waitJoined("runtime started")
@@ -52,8 +52,8 @@ func TestNRIPodnet_HealthAddress(t *testing.T) {
 	want("joined", "/readyz", 200, "ok")
 	e.runPod(1)
 	want("one pod", "/metrics", 200,
-		`nri_podnet_addresses_free{subnet="`+subnet+`"} 252`, `nri_podnet_addresses_in_use{subnet="`+subnet+`"} 1`,
-		"nri_podnet_setup_duration_seconds_count 1", `nri_podnet_reconciles_total{kind="sync"} 1`)
+		`nrinet_podnet_addresses_free{subnet="`+subnet+`"} 252`, `nrinet_podnet_addresses_in_use{subnet="`+subnet+`"} 1`,
+		"nrinet_podnet_setup_duration_seconds_count 1", `nrinet_podnet_reconciles_total{kind="sync"} 1`)
 
 	e.stopRuntime()
 	testutil.WaitFor(t, "/readyz to say not ready", 20*time.Second, readyIs(503))

@@ -10,6 +10,12 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
 )
 
+// podName is a pod's namespace/name, the value of the "pod" key of log
+// lines; its ID goes under "sandbox".
+func podName(pod *api.PodSandbox) string {
+	return pod.GetNamespace() + "/" + pod.GetName()
+}
+
 // podRef names a pod for package hostport.
 func podRef(pod *api.PodSandbox) hostport.PodRef {
 	return hostport.PodRef{ID: pod.GetId(), Namespace: pod.GetNamespace(), Name: pod.GetName()}
@@ -104,7 +110,7 @@ func (p *Plugin) syncHostPorts(pods []*api.PodSandbox, lookup func(id string) ([
 		}
 		mappings, err := portMappings(pod)
 		if err != nil {
-			p.log.Warn("not publishing the host ports of a pod", "pod", podRef(pod).String(), "error", err)
+			p.log.Warn("not publishing the host ports of a pod", "pod", podName(pod), "sandbox", pod.GetId(), "error", err)
 			continue
 		}
 		hp := hostport.Pod{PodRef: podRef(pod), Mappings: mappings}

@@ -101,7 +101,7 @@ func (e *nodeEnv) startNodePlugin() {
 	e.t.Helper()
 	p := &pluginProc{logs: &logBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command("ip", "netns", "exec", e.node, binary, "-config", e.cfgFile, "-socket", e.sock, "-verbose",
-		"-health-address", "127.0.0.1:0")
+		"-http-address", "127.0.0.1:0")
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		e.t.Fatal(err)
@@ -407,13 +407,13 @@ func TestPodnet_HostPorts(t *testing.T) {
 	// dual-stack pod counting in both; the conflict.
 	_, body := nsGet(t, e.nodePath, e.metrics)
 	for _, want := range []string{
-		`nri_podnet_hostports{family="ipv4",protocol="tcp"} 3`,
-		`nri_podnet_hostports{family="ipv6",protocol="tcp"} 2`,
-		`nri_podnet_hostports{family="ipv4",protocol="udp"} 2`,
-		`nri_podnet_hostports{family="ipv6",protocol="udp"} 1`,
-		`nri_podnet_hostports{family="ipv4",protocol="sctp"} 1`,
-		`nri_podnet_hostports{family="ipv6",protocol="sctp"} 1`,
-		"nri_podnet_hostport_conflicts_total 1",
+		`nrinet_podnet_hostports{family="ipv4",protocol="tcp"} 3`,
+		`nrinet_podnet_hostports{family="ipv6",protocol="tcp"} 2`,
+		`nrinet_podnet_hostports{family="ipv4",protocol="udp"} 2`,
+		`nrinet_podnet_hostports{family="ipv6",protocol="udp"} 1`,
+		`nrinet_podnet_hostports{family="ipv4",protocol="sctp"} 1`,
+		`nrinet_podnet_hostports{family="ipv6",protocol="sctp"} 1`,
+		"nrinet_podnet_hostport_conflicts_total 1",
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("/metrics lacks %q", want)

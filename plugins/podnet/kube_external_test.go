@@ -226,7 +226,7 @@ current-context: test
 	p := &pluginProc{logs: &logBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command("ip", "netns", "exec", nodeNS, binary, "-kube", "-kubeconfig", kubeconfig, "-node-name", "self",
 		"-cluster-cidr", "198.18.0.0/16,fd00:198:18::/52", "-config", e.cfgFile, "-socket", e.sock, "-verbose",
-		"-health-address", "127.0.0.1:0")
+		"-http-address", "127.0.0.1:0")
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -313,7 +313,7 @@ current-context: test
 	testutil.WaitFor(t, "/readyz to say ready", 20*time.Second, func() bool { code, _ := nsGet(t, nodePath, base+"/readyz"); return code == 200 })
 	_, metrics := nsGet(t, nodePath, base+"/metrics")
 	for _, kind := range []string{"routes", "masquerade"} {
-		if !strings.Contains(metrics, `nri_podnet_reconciles_total{kind="`+kind+`"}`) || strings.Contains(metrics, `nri_podnet_reconciles_total{kind="`+kind+`"} 0`+"\n") {
+		if !strings.Contains(metrics, `nrinet_podnet_reconciles_total{kind="`+kind+`"}`) || strings.Contains(metrics, `nrinet_podnet_reconciles_total{kind="`+kind+`"} 0`+"\n") {
 			t.Errorf("/metrics counts no reconcile of kind %s:\n%s", kind, metrics)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/nrinet/nrinet/plugins/internal/opmetrics"
 )
 
-// Operations, the values of the op label of nri_podnet_errors_total.
+// Operations, the values of the op label of nrinet_podnet_errors_total.
 const (
 	OpSetup    = opmetrics.Setup    // RunPodSandbox: a pod's network set up
 	OpTeardown = opmetrics.Teardown // StopPodSandbox: a pod's network taken down
@@ -21,7 +21,7 @@ const (
 )
 
 // Kinds of reconciliation, the values of the kind label of
-// nri_podnet_reconciles_total.
+// nrinet_podnet_reconciles_total.
 const (
 	ReconcileSync       = "sync"       // a Synchronize run
 	ReconcileRoutes     = "routes"     // routes to other nodes brought in line with the Node list
@@ -31,16 +31,16 @@ const (
 // Metrics are nri-podnet's Prometheus metrics, registered on the
 // Registerer given to [NewMetrics] (never on a global one):
 //
-//	nri_podnet_addresses_in_use{subnet}     gauge: addresses of the subnet pods hold
-//	nri_podnet_addresses_free{subnet}       gauge: addresses of the subnet still to hand out
-//	nri_podnet_setup_duration_seconds       histogram: RunPodSandbox of pods with a network namespace
-//	nri_podnet_teardown_duration_seconds    histogram: StopPodSandbox of such pods
-//	nri_podnet_errors_total{op}             counter: failed setup, teardown, status, sync
-//	nri_podnet_reconciles_total{kind}       counter: reconciliations (sync, routes, masquerade)
-//	nri_podnet_hostports{protocol,family}   gauge: host ports published, per protocol (tcp, udp, sctp) and family (ipv4, ipv6)
-//	nri_podnet_hostport_conflicts_total     counter: pods refused because another pod holds a host port they ask for
-//	nri_podnet_portsec_drops_total{pod,reason}  counter: frames a pod sent that port security dropped, per pod (namespace/name) and reason
-//	nri_podnet_portsec_unknown_port_drops_total counter: frames dropped on a host veth of nri-podnet's that no live pod owns
+//	nrinet_podnet_addresses_in_use{subnet}     gauge: addresses of the subnet pods hold
+//	nrinet_podnet_addresses_free{subnet}       gauge: addresses of the subnet still to hand out
+//	nrinet_podnet_setup_duration_seconds       histogram: RunPodSandbox of pods with a network namespace
+//	nrinet_podnet_teardown_duration_seconds    histogram: StopPodSandbox of such pods
+//	nrinet_podnet_errors_total{op}             counter: failed setup, teardown, status, sync
+//	nrinet_podnet_reconciles_total{kind}       counter: reconciliations (sync, routes, masquerade)
+//	nrinet_podnet_hostports{protocol,family}   gauge: host ports published, per protocol (tcp, udp, sctp) and family (ipv4, ipv6)
+//	nrinet_podnet_hostport_conflicts_total     counter: pods refused because another pod holds a host port they ask for
+//	nrinet_podnet_portsec_drops_total{pod,reason}  counter: frames a pod sent that port security dropped, per pod (namespace/name) and reason
+//	nrinet_podnet_portsec_unknown_port_drops_total counter: frames dropped on a host veth of nri-podnet's that no live pod owns
 //
 // The address gauges are read from the allocator ([ipam.Allocator.Usage])
 // at each scrape, for the subnets configured then; before the plugin is
@@ -68,7 +68,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("podnet: NewMetrics: nil Registerer")
 	}
-	const ns = "nri_podnet"
+	const ns = "nrinet_podnet"
 	m := &Metrics{
 		ops: opmetrics.New(ns, opmetrics.Help{
 			Setup:    "Time to set up a pod's network (RunPodSandbox of a pod with a network namespace), failures included.",

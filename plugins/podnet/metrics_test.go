@@ -18,34 +18,34 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet"
 )
 
-// counters is the exposition of nri_podnet_errors_total and
-// nri_podnet_reconciles_total with these values, in label order.
+// counters is the exposition of nrinet_podnet_errors_total and
+// nrinet_podnet_reconciles_total with these values, in label order.
 func counters(setup, status, sync, teardown, masq, routes, syncs int) string {
-	return fmt.Sprintf(`# HELP nri_podnet_errors_total Failed operations, by op: setup, teardown, status, sync.
-# TYPE nri_podnet_errors_total counter
-nri_podnet_errors_total{op="setup"} %d
-nri_podnet_errors_total{op="status"} %d
-nri_podnet_errors_total{op="sync"} %d
-nri_podnet_errors_total{op="teardown"} %d
-# HELP nri_podnet_reconciles_total Reconciliations, by kind: sync (Synchronize with the runtime's pods), routes (to other nodes), masquerade.
-# TYPE nri_podnet_reconciles_total counter
-nri_podnet_reconciles_total{kind="masquerade"} %d
-nri_podnet_reconciles_total{kind="routes"} %d
-nri_podnet_reconciles_total{kind="sync"} %d
+	return fmt.Sprintf(`# HELP nrinet_podnet_errors_total Failed operations, by op: setup, teardown, status, sync.
+# TYPE nrinet_podnet_errors_total counter
+nrinet_podnet_errors_total{op="setup"} %d
+nrinet_podnet_errors_total{op="status"} %d
+nrinet_podnet_errors_total{op="sync"} %d
+nrinet_podnet_errors_total{op="teardown"} %d
+# HELP nrinet_podnet_reconciles_total Reconciliations, by kind: sync (Synchronize with the runtime's pods), routes (to other nodes), masquerade.
+# TYPE nrinet_podnet_reconciles_total counter
+nrinet_podnet_reconciles_total{kind="masquerade"} %d
+nrinet_podnet_reconciles_total{kind="routes"} %d
+nrinet_podnet_reconciles_total{kind="sync"} %d
 `, setup, status, sync, teardown, masq, routes, syncs)
 }
 
 // addresses is the exposition of the address gauges for a v4 and a v6
 // subnet.
 func addresses(v4, v6 string, inUse4, free4, inUse6 int, free6 uint64) string {
-	return fmt.Sprintf(`# HELP nri_podnet_addresses_free Addresses of the subnet still free to hand out (saturates at 2^64-1).
-# TYPE nri_podnet_addresses_free gauge
-nri_podnet_addresses_free{subnet=%q} %d
-nri_podnet_addresses_free{subnet=%q} %s
-# HELP nri_podnet_addresses_in_use Addresses of the subnet that pods hold.
-# TYPE nri_podnet_addresses_in_use gauge
-nri_podnet_addresses_in_use{subnet=%q} %d
-nri_podnet_addresses_in_use{subnet=%q} %d
+	return fmt.Sprintf(`# HELP nrinet_podnet_addresses_free Addresses of the subnet still free to hand out (saturates at 2^64-1).
+# TYPE nrinet_podnet_addresses_free gauge
+nrinet_podnet_addresses_free{subnet=%q} %d
+nrinet_podnet_addresses_free{subnet=%q} %s
+# HELP nrinet_podnet_addresses_in_use Addresses of the subnet that pods hold.
+# TYPE nrinet_podnet_addresses_in_use gauge
+nrinet_podnet_addresses_in_use{subnet=%q} %d
+nrinet_podnet_addresses_in_use{subnet=%q} %d
 `, v4, free4, v6, strconv.FormatFloat(float64(free6), 'g', -1, 64), v4, inUse4, v6, inUse6)
 }
 
@@ -91,8 +91,8 @@ func TestMetrics(t *testing.T) {
 	}
 	defer p.Close()
 	const (
-		gauges = "nri_podnet_addresses_in_use nri_podnet_addresses_free"
-		counts = "nri_podnet_errors_total nri_podnet_reconciles_total"
+		gauges = "nrinet_podnet_addresses_in_use nrinet_podnet_addresses_free"
+		counts = "nrinet_podnet_errors_total nrinet_podnet_reconciles_total"
 	)
 	// A /28: 16 - network - broadcast - gateway; a /64: 2^64 - the
 	// subnet-router anycast address - gateway.
@@ -101,10 +101,10 @@ func TestMetrics(t *testing.T) {
 	gatherAndCompare(t, reg, "at start", counters(0, 0, 0, 0, 0, 0, 0), strings.Fields(counts)...)
 	// No pod has a host port: no host port series, no conflict (the
 	// traffic tests on a node namespace count them: TestPodnet_HostPorts).
-	gatherAndCompare(t, reg, "at start", `# HELP nri_podnet_hostport_conflicts_total Pods refused (RunPodSandbox failed) because another pod holds a host port, protocol and host IP they ask for.
-# TYPE nri_podnet_hostport_conflicts_total counter
-nri_podnet_hostport_conflicts_total 0
-`, "nri_podnet_hostport_conflicts_total", "nri_podnet_hostports")
+	gatherAndCompare(t, reg, "at start", `# HELP nrinet_podnet_hostport_conflicts_total Pods refused (RunPodSandbox failed) because another pod holds a host port, protocol and host IP they ask for.
+# TYPE nrinet_podnet_hostport_conflicts_total counter
+nrinet_podnet_hostport_conflicts_total 0
+`, "nrinet_podnet_hostport_conflicts_total", "nrinet_podnet_hostports")
 
 	ctx := context.Background()
 	pfx := "nrpm" + randHex(3)
@@ -131,7 +131,7 @@ nri_podnet_hostport_conflicts_total 0
 	if _, err := p.PodSandboxStatus(ctx, pods[0], false); err != nil {
 		t.Fatal(err)
 	}
-	if got := observations(t, reg, "nri_podnet_setup_duration_seconds"); got != 3 {
+	if got := observations(t, reg, "nrinet_podnet_setup_duration_seconds"); got != 3 {
 		t.Errorf("setups observed: %d, want 3 (two pods and the failure; not the host-network pod)", got)
 	}
 	gatherAndCompare(t, reg, "after three setups", addresses(v4, v6, 2, free4-2, 2, free6-2), strings.Fields(gauges)...)
@@ -144,7 +144,7 @@ nri_podnet_hostport_conflicts_total 0
 	if err := p.StopPodSandbox(ctx, pods[0]); err != nil {
 		t.Fatal(err)
 	}
-	if got := observations(t, reg, "nri_podnet_teardown_duration_seconds"); got != 1 {
+	if got := observations(t, reg, "nrinet_podnet_teardown_duration_seconds"); got != 1 {
 		t.Errorf("teardowns observed: %d, want 1", got)
 	}
 	// What the Kubernetes side records (plugins/podnet/kube, masq).
@@ -186,8 +186,8 @@ func TestMetrics_Unconfigured(t *testing.T) {
 	if err := p.StopPodSandbox(ctx, pod); err == nil {
 		t.Error("StopPodSandbox of an unconfigured plugin succeeded")
 	}
-	gatherAndCompare(t, reg, "unconfigured", "", "nri_podnet_addresses_in_use", "nri_podnet_addresses_free")
-	gatherAndCompare(t, reg, "unconfigured", counters(0, 1, 1, 1, 0, 0, 1), "nri_podnet_errors_total", "nri_podnet_reconciles_total")
+	gatherAndCompare(t, reg, "unconfigured", "", "nrinet_podnet_addresses_in_use", "nrinet_podnet_addresses_free")
+	gatherAndCompare(t, reg, "unconfigured", counters(0, 1, 1, 1, 0, 0, 1), "nrinet_podnet_errors_total", "nrinet_podnet_reconciles_total")
 
 	if _, err := podnet.NewMetrics(reg); err == nil {
 		t.Error("NewMetrics registered twice on one registry")

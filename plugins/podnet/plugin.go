@@ -246,7 +246,7 @@ func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*a
 	}
 	for name, id := range stale {
 		if err := deleteHostVeth(name); err != nil {
-			p.log.Warn("deleting the veth of a pod that is gone", "pod", id, "veth", name, "error", err)
+			p.log.Warn("deleting the veth of a pod that is gone", "sandbox", id, "veth", name, "error", err)
 		}
 	}
 	if len(released) > 0 || len(stale) > len(released) {
@@ -370,23 +370,23 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 		// setup failed because the request's deadline passed; no host
 		// port rule may point at them.
 		if herr := p.portMapper().Remove(id); herr != nil {
-			p.log.Warn("removing host ports after a failed setup", "pod", id, "error", herr)
+			p.log.Warn("removing host ports after a failed setup", "pod", podName(pod), "sandbox", id, "error", herr)
 		}
 		if gerr := p.portGuard().Remove(id); gerr != nil {
-			p.log.Warn("removing the port's guard after a failed setup", "pod", id, "error", gerr)
+			p.log.Warn("removing the port's guard after a failed setup", "pod", podName(pod), "sandbox", id, "error", gerr)
 		}
 		if derr := deleteHostVeth(link.hostName); derr != nil {
-			p.log.Warn("deleting the veth after a failed setup", "pod", id, "error", derr)
+			p.log.Warn("deleting the veth after a failed setup", "pod", podName(pod), "sandbox", id, "error", derr)
 		}
 		if a.err == nil {
 			if rerr := alloc.Release(context.WithoutCancel(ctx), id); rerr != nil {
-				p.log.Warn("releasing addresses after a failed setup", "pod", id, "error", rerr)
+				p.log.Warn("releasing addresses after a failed setup", "pod", podName(pod), "sandbox", id, "error", rerr)
 			}
 		}
 		return nil, fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), errors.Join(a.err, err))
 	}
 	addrs := link.addrs
-	p.log.Debug("pod network set up", "pod", id, "addresses", addrs)
+	p.log.Debug("pod network set up", "pod", podName(pod), "sandbox", id, "addresses", addrs)
 	return p.network(cfg, id, addrs, gws), nil
 }
 
@@ -466,7 +466,7 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 		// them: a flow of this pod must not pass as established for the
 		// next pod to get an address (and past that pod's policies).
 		if err := deleteConntrack(addrs); err != nil {
-			p.log.Warn("deleting the tracked connections of a pod's addresses", "pod", id, "addresses", addrs, "error", err)
+			p.log.Warn("deleting the tracked connections of a pod's addresses", "pod", podName(pod), "sandbox", id, "addresses", addrs, "error", err)
 		}
 	}
 	// The pod's policies go once it has no address (so that it is never
@@ -484,14 +484,14 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 	// nothing (an unknown port). A guard left by a kill here is replaced
 	// at the next Synchronize.
 	if err := p.portGuard().Remove(id); err != nil {
-		p.log.Warn("removing the port's guard", "pod", id, "error", err)
+		p.log.Warn("removing the port's guard", "pod", podName(pod), "sandbox", id, "error", err)
 	}
 	name := hostVethName(id)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		if err := deleteHostVeth(name); err != nil {
-			p.log.Warn("deleting pod veth", "pod", id, "veth", name, "error", err)
+			p.log.Warn("deleting pod veth", "pod", podName(pod), "sandbox", id, "veth", name, "error", err)
 		}
 	}()
 	return nil

@@ -374,7 +374,7 @@ func TestPodnet_BadConfig(t *testing.T) {
 		{"bad bridge name", []string{"-config", file("bridge.json", `{"bridge": "a/b", "subnets": ["198.18.0.0/24"]}`)}, `bridge name "a/b"`},
 		{"missing file", []string{"-config", missing}, "no such file"},
 		{"stray argument", []string{"-config", good, "extra"}, `unexpected arguments ["extra"`},
-		{"health address without a port", []string{"-config", good, "-health-address", "9465"}, `-health-address: address "9465": missing port`},
+		{"HTTP address without a port", []string{"-config", good, "-http-address", "9465"}, `-http-address "9465": missing port`},
 		{"bad cluster CIDR", []string{"-config", good, "-cluster-cidr", "198.18.0.0/33"}, "-cluster-cidr"},
 		// With -kube the file is read at start, not once the Node has pod
 		// CIDRs: no cluster is needed to be refused.

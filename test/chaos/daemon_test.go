@@ -62,7 +62,7 @@ plugin_dir = %q
 plugin_config_dir = %q
 state_dir = %q
 required_network_plugins = ["podnet"]
-metrics_address = ""
+http_address = ""
 log_level = "info"
 `, d.criSock, d.nriSock, pluginDir, confDir, filepath.Join(dir, "state"))
 	if err := os.WriteFile(d.conf, []byte(conf), 0o644); err != nil {

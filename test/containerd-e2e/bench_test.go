@@ -48,7 +48,7 @@ type benchTarget struct {
 // runtime's own timing of the network part: containerd's
 // network_plugin_operations_duration_seconds{operation_type="set_up_pod"}
 // (CNI setup, or in nri mode the NRI RunPodSandbox call that returns the
-// network), nrinetd's nri_hook_duration_seconds{event="RunPodSandbox"}.
+// network), nrinetd's nrinet_nrinetd_nri_hook_duration_seconds{event="RunPodSandbox"}.
 // One warm-up pod per runtime is not measured (the first unpacks the
 // pause image). Run it as make bench-containerd does:
 //
@@ -223,7 +223,7 @@ func startNrinetd(b *testing.B) *benchTarget {
 	nrinetd := exec.Command(env.nrinetd, "-cri-socket", criSock, "-nri-socket", nriSock,
 		"-plugin-dir", filepath.Join(dir, "plugins"), "-plugin-config-dir", filepath.Join(dir, "conf.d"),
 		"-state-dir", filepath.Join(dir, "state"), "-required-network-plugins", "podnet",
-		"-metrics-address", metrics, "-log-level", "warn")
+		"-http-address", metrics, "-log-level", "warn")
 	nrinetd.Stdout, nrinetd.Stderr = log, log
 	net := newIPNet(b)
 	bridge := "nrbd" + token
@@ -302,7 +302,7 @@ func startNrinetd(b *testing.B) *benchTarget {
 			return path
 		},
 		metricsURL: "http://" + metrics + "/metrics",
-		netMetric:  "nrinetd_nri_hook_duration_seconds",
+		netMetric:  "nrinet_nrinetd_nri_hook_duration_seconds",
 		netLabel:   "event", netLabelIs: "RunPodSandbox",
 	}
 }

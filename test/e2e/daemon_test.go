@@ -119,7 +119,7 @@ plugin_dir = %q
 plugin_config_dir = %q
 state_dir = %q
 required_network_plugins = %s
-metrics_address = "127.0.0.1:0"
+http_address = "127.0.0.1:0"
 log_level = "debug"
 `, d.criSock, d.nriSock, pluginDir, confDir, filepath.Join(dir, "state"), required)
 	if cfg.requestTimeout != 0 {

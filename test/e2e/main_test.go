@@ -17,6 +17,7 @@ const CrictlVersion = "v1.37.0"
 var (
 	nrinetdBin string
 	podnetBin  string
+	cniBin     string
 	crictlBin  string
 )
 
@@ -39,8 +40,8 @@ func TestMain(m *testing.M) {
 }
 
 func setup(dir string) error {
-	nrinetdBin, podnetBin = filepath.Join(dir, "nrinetd"), filepath.Join(dir, "nri-podnet")
-	if err := testutil.GoBuild("", dir, nil, "github.com/nrinet/nrinet/cmd/nrinetd", "github.com/nrinet/nrinet/cmd/nri-podnet"); err != nil {
+	nrinetdBin, podnetBin, cniBin = filepath.Join(dir, "nrinetd"), filepath.Join(dir, "nri-podnet"), filepath.Join(dir, "nri-cni")
+	if err := testutil.GoBuild("", dir, nil, "github.com/nrinet/nrinet/cmd/nrinetd", "github.com/nrinet/nrinet/cmd/nri-podnet", "github.com/nrinet/nrinet/cmd/nri-cni"); err != nil {
 		return err
 	}
 	var err error
