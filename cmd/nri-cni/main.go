@@ -19,7 +19,7 @@
 // does. Started by hand, it reads -config (without it, the defaults:
 // /etc/cni/net.d, /opt/cni/bin, /var/lib/cni) and dials -socket:
 //
-//	nri-cni [-config FILE] [-socket PATH] [-name cni] [-idx 10] [-log-level LEVEL] [-log-format text|json] [-health-address ADDR]
+//	nri-cni [-config FILE] [-socket PATH] [-name cni] [-idx 10] [-log-level LEVEL] [-log-format text|json] [-http-address ADDR]
 //
 // Started by hand, it loads its CNI network before it connects. While the
 // network does not load (confDir missing or without a conflist, no file
@@ -37,11 +37,12 @@
 // is configured (the network reloaded) and synchronized again when it
 // rejoins, until it gets SIGINT or SIGTERM, which end it with status 0.
 //
-// With -health-address ADDR (e.g. :9466) it serves, from its start (while
-// it waits for its network too): /healthz, 200 "ok" while the process
-// serves; /readyz, 200 "ok" while it is connected to the runtime and
+// With -http-address ADDR (e.g. :9466; its deprecated name
+// -health-address still works, with a warning in the log) it serves, from
+// its start (while it waits for its network too): /healthz, 200 "ok"
+// while the process serves; /readyz, 200 "ok" while it is connected to the runtime and
 // configured by it, else 503 with the reason on one line; /metrics, its
-// Prometheus metrics (nri_cni_*: see plugins/cni.Metrics) and the Go
+// Prometheus metrics (nrinet_cni_*: see plugins/cni.Metrics) and the Go
 // runtime's and the process's. -version prints "nri-cni VERSION" and
 // exits.
 //
@@ -57,14 +58,20 @@
 //
 // There is no option to run it on such a runtime anyway. Started by hand,
 // it has loaded the network (asking each CNI plugin's VERSION) before it
-// connects. A usage or configuration error exits with status 2, any
-// other error with status 1.
+// connects.
+//
+// A usage or configuration error (an unknown flag, a bad flag value such
+// as -idx "abc", stray arguments, a -config file that cannot be read,
+// does not parse, has an unknown key or a bad value) exits with status 2
+// before anything is done (no health server, no CNI command, no file):
+// one line on standard error naming the flag or the file and key, and for
+// a bad command line the hint to run -help. -help prints the usage on
+// standard output and exits 0. Any other error exits with status 1
+// (package cmd/internal/cli).
 package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -73,39 +80,53 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/plugins/cni"
 )
+
+// command is nri-cni's command line.
+func command() (*cli.Command, *pluginops.Ops, *string, *string) {
+	c := cli.New("nri-cni", `
+Attaches pods to a CNI network and returns their networks to the runtime.
+Started by hand, it waits until its CNI network loads (a conflist in confDir,
+its plugins in binDirs) before it connects. It needs a runtime with nrinet's
+pod network extension (nrinetd): it refuses to join a runtime without it
+(stock containerd, CRI-O), which would drop its networks, and exits with
+status 3. A usage or configuration error exits with status 2, before
+anything is done; any other error with status 1.`,
+		"[-config FILE] [-socket PATH] [flags]")
+	configFile := c.Flags.String("config", "", "configuration `file` (JSON); it takes precedence over a configuration the runtime sends, which is then ignored")
+	socket := c.Flags.String("socket", "", "runtime NRI socket `path` to dial (default "+api.DefaultSocketPath+"); unused when the runtime launched the plugin")
+	ops := pluginops.AddFlags(c, "cni", "10")
+	return c, ops, configFile, socket
+}
 
 // main exits with status 2 for a usage or configuration error, 3 when
 // the plugin refused a runtime without nrinet's pod network extension, 1
 // for every other error (pluginops.ExitCode).
 func main() {
-	pluginops.Main("nri-cni", run)
+	c, ops, configFile, socket := command()
+	pluginops.Main(c, func() error { return run(ops, configFile, socket) })
 }
 
-func run() error {
-	configFile := flag.String("config", "", "configuration `file` (JSON); it takes precedence over a configuration the runtime sends, which is then ignored")
-	socket := flag.String("socket", "", "runtime NRI socket `path` to dial (default "+api.DefaultSocketPath+"); unused when the runtime launched the plugin")
-	name := flag.String("name", "cni", "plugin `name`, unless the runtime or the executable's NN-name file name gives one")
-	idx := flag.String("idx", "10", "plugin `index`, unless the runtime or the executable's NN-name file name gives one")
-	ops := pluginops.AddFlags(flag.CommandLine, "nri-cni")
-	flag.Usage = func() {
-		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-cni [-config FILE] [-socket PATH] [-name NAME] [-idx NN] [-log-level LEVEL] [-log-format text|json] [-health-address ADDR] [-version]
-
-Attaches pods to a CNI network and returns their networks to the runtime.
-Started by hand, it waits until its CNI network loads (a conflist in confDir,
-its plugins in binDirs) before it connects.
-It needs a runtime with nrinet's pod network extension (nrinetd): it refuses
-to join a runtime without it (stock containerd, CRI-O), which would drop its
-networks, and exits with status 3.
-
-`)
-		flag.PrintDefaults()
-	}
-	logger, done, err := ops.Parse(flag.CommandLine, os.Args[1:], os.Stdout, os.Stderr)
+// run reads the command line (into ops, configFile and socket) and the
+// -config file, then serves: every usage and configuration error comes
+// before the health server and the CNI network.
+func run(ops *pluginops.Ops, configFile, socket *string) error {
+	logger, done, err := ops.Parse(os.Args[1:], os.Stdout, os.Stderr)
 	if done || err != nil {
 		return err
+	}
+	var cfg *cni.Config
+	if *configFile != "" {
+		b, err := cli.ReadFile("config", *configFile)
+		if err != nil {
+			return err
+		}
+		if cfg, err = cni.ConfigFromBytes(b); err != nil {
+			return cli.FileError("config", *configFile, err)
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -125,7 +146,7 @@ networks, and exits with status 3.
 	defer stopOps()
 
 	launched := os.Getenv(api.PluginSocketEnv) != ""
-	p, err := newHandler(ctx, *configFile, launched, logger, extra...)
+	p, err := newHandler(ctx, cfg, launched, logger, extra...)
 	if err != nil {
 		return err
 	}
@@ -133,25 +154,21 @@ networks, and exits with status 3.
 		return nil // SIGINT or SIGTERM while waiting for the network
 	}
 
-	return ops.Serve(ctx, p, logger, flag.CommandLine, *name, *idx, "cni", "10", *socket, launched)
+	return ops.Serve(ctx, p, logger, *socket, launched)
 }
 
 // newHandler returns the CNI plugin handler. Launched by the runtime, the
-// plugin gets its configuration in Configure (or from configFile, if
+// plugin gets its configuration in Configure (or fileCfg, -config's, if
 // given), and Configure fails without a network: the runtime launches it
-// again. Started by hand, it loads its network (configFile's, or the
+// again. Started by hand, it loads its network (fileCfg's, or the
 // defaults) before it connects, waiting for it (WaitForNetwork) as long
 // as it does not load; it returns nil, nil if ctx ends meanwhile.
-func newHandler(ctx context.Context, configFile string, launched bool, logger *slog.Logger, extra ...cni.Option) (*cni.Plugin, error) {
+func newHandler(ctx context.Context, fileCfg *cni.Config, launched bool, logger *slog.Logger, extra ...cni.Option) (*cni.Plugin, error) {
 	opts := append([]cni.Option{cni.WithLogger(logger)}, extra...)
 	var cfg cni.Config
 	switch {
-	case configFile != "":
-		c, err := cni.ConfigFromFile(configFile)
-		if err != nil {
-			return nil, pluginops.Usage(err)
-		}
-		cfg = *c
+	case fileCfg != nil:
+		cfg = *fileCfg
 	case launched:
 		return cni.New(ctx, opts...)
 	default:

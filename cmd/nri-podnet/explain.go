@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -14,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nrinet/nrinet/cmd/internal/pluginops"
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
 	"github.com/nrinet/nrinet/plugins/podnet/policies"
 )
@@ -82,51 +80,52 @@ func (e *explainer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, ex)
 }
 
-// explainCommand is "nri-podnet explain [-address HOST:PORT] SRC DST
-// PORT/PROTO": it asks the nri-podnet serving -health-address at address
-// why the node's NetworkPolicies allow or deny a new connection, and
-// prints the answer.
-func explainCommand(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("nri-podnet explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	address := fs.String("address", "127.0.0.1:9465", "the `host:port` of the running nri-podnet's -health-address")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `Usage: nri-podnet explain [-address HOST:PORT] SRC DST PORT/PROTO
-
+// newExplainCommand is the command line of "nri-podnet explain
+// [-address HOST:PORT] SRC DST PORT/PROTO", and its -address.
+func newExplainCommand() (*cli.Command, *string) {
+	c := cli.New("nri-podnet explain", `
 Asks the nri-podnet running on this node which NetworkPolicies allow or
 deny a new connection from SRC to DST (e.g. 198.19.0.5 198.19.1.7 8080/tcp),
-as its table decides the connection's first packet.`)
-		fs.PrintDefaults()
+as its table decides the connection's first packet.`,
+		"[-address HOST:PORT] SRC DST PORT/PROTO")
+	c.AllowArgs()
+	address := c.Flags.String("address", "127.0.0.1:9465", "the `host:port` of the running nri-podnet's -http-address")
+	return c, address
+}
+
+// explainCommand runs "nri-podnet explain" with args, the command line
+// after "explain", on c and address (newExplainCommand): it asks the
+// nri-podnet serving -http-address at address why the node's
+// NetworkPolicies allow or deny a new connection, and prints the answer
+// on stdout. Bad arguments are usage errors, and ask nothing.
+func explainCommand(c *cli.Command, address *string, args []string, stdout io.Writer) error {
+	if err := c.Parse(args); err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return pluginops.Usage(err)
-	}
+	fs := c.Flags
 	if fs.NArg() != 3 {
-		return pluginops.Usage(fmt.Errorf("explain: want SRC DST PORT/PROTO, got %q", fs.Args()))
+		return c.UsageError(fmt.Errorf("want SRC DST PORT/PROTO, got %q", fs.Args()))
 	}
 	if _, err := parseFlow(fs.Arg(0), fs.Arg(1), fs.Arg(2)); err != nil {
-		return pluginops.Usage(fmt.Errorf("explain: %w", err))
+		return c.UsageError(err)
 	}
 	if _, _, err := net.SplitHostPort(*address); err != nil {
-		return pluginops.Usage(fmt.Errorf("explain: -address %q: %v", *address, err))
+		return c.UsageError(fmt.Errorf("-address %q: %v", *address, err))
 	}
 	u := url.URL{Scheme: "http", Host: *address, Path: "/explain",
 		RawQuery: url.Values{"src": {fs.Arg(0)}, "dst": {fs.Arg(1)}, "port": {fs.Arg(2)}}.Encode()}
 	client := http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Get(u.String())
 	if err != nil {
-		return fmt.Errorf("explain: asking nri-podnet at %s: %w", *address, err)
+		return fmt.Errorf("asking nri-podnet at %s: %w", *address, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if err != nil {
-		return fmt.Errorf("explain: reading nri-podnet's answer: %w", err)
+		return fmt.Errorf("reading nri-podnet's answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("explain: nri-podnet at %s: %s: %s", *address, resp.Status, strings.TrimSpace(string(body)))
+		return fmt.Errorf("nri-podnet at %s: %s: %s", *address, resp.Status, strings.TrimSpace(string(body)))
 	}
 	_, err = stdout.Write(body)
 	return err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nrinet/nrinet/cmd/internal/pluginops"
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
 )
 
@@ -91,14 +91,18 @@ func TestExplainCommand(t *testing.T) {
 	}))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	var out, errOut strings.Builder
-	if err := explainCommand([]string{"-address", addr, "198.18.0.2", "198.18.0.3", "8080/tcp"}, &out, &errOut); err != nil {
+	var out strings.Builder
+	explain := func(args ...string) error {
+		c, address := newExplainCommand()
+		return explainCommand(c, address, args, &out)
+	}
+	if err := explain("-address", addr, "198.18.0.2", "198.18.0.3", "8080/tcp"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(out.String(), "allowed:") || len(asked) != 1 || asked[0] != "/explain?dst=198.18.0.3&port=8080%2Ftcp&src=198.18.0.2" {
 		t.Errorf("printed %q after asking %q", out.String(), asked)
 	}
-	err := explainCommand([]string{"-address", addr, "198.18.0.2", "198.18.0.9", "80"}, &out, &errOut)
+	err := explain("-address", addr, "198.18.0.2", "198.18.0.9", "80")
 	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "no NetworkPolicy table") {
 		t.Errorf("an engine without a table: %v", err)
 	}
@@ -109,15 +113,18 @@ func TestExplainCommand(t *testing.T) {
 		{"-address", "nohost", "198.18.0.2", "198.18.0.3", "80"},
 		{"-bogus"},
 	} {
-		err := explainCommand(args, &out, &errOut)
-		if pluginops.ExitCode(err) != 2 {
-			t.Errorf("explain %q: %v (exit status %d), want a usage error", args, err, pluginops.ExitCode(err))
+		err := explain(args...)
+		if cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "(run 'nri-podnet explain -help' for usage)") {
+			t.Errorf("explain %q: %v (exit status %d), want a usage error", args, err, cli.ExitCode(err))
 		}
 	}
 	if len(asked) != 0 {
 		t.Errorf("bad arguments asked %q", asked)
 	}
-	if err := explainCommand([]string{"-h"}, &out, &errOut); err != nil || !strings.Contains(errOut.String(), "Usage: nri-podnet explain") {
-		t.Errorf("-h: %v, %q", err, errOut.String())
+	c, address := newExplainCommand()
+	var stdout, stderr strings.Builder
+	if status := c.Report(explainCommand(c, address, []string{"-h"}, &out), &stdout, &stderr); status != 0 ||
+		!strings.HasPrefix(stdout.String(), "Usage:\n  nri-podnet explain [-address HOST:PORT] SRC DST PORT/PROTO\n") || stderr.Len() > 0 {
+		t.Errorf("-h: exit status %d, stdout %q, stderr %q", status, stdout.String(), stderr.String())
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -19,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/nrinet/nrinet/cmd/internal/pluginops"
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/plugins/podnet"
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
 	"github.com/nrinet/nrinet/plugins/podnet/kube"
@@ -40,14 +39,18 @@ type clusterFlags struct {
 	networkPolicy bool
 }
 
-func addClusterFlags(fs *flag.FlagSet) *clusterFlags {
+func addClusterFlags(c *cli.Command) *clusterFlags {
 	f := &clusterFlags{}
+	fs := c.Flags
 	fs.BoolVar(&f.kube, "kube", false, "take the subnets from this node's Node object (spec.podCIDRs) instead of the configuration's, waiting for them before connecting; keep routes to the other nodes' pod CIDRs, IP forwarding and the masquerade")
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file for -kube (default: the in-cluster configuration)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig `file` for -kube (default: the in-cluster configuration)")
 	fs.StringVar(&f.nodeName, "node-name", os.Getenv("NODE_NAME"), "this node's name, for -kube (default $NODE_NAME)")
-	fs.StringVar(&f.clusterCIDR, "cluster-cidr", "", "comma-separated cluster CIDRs, both families: traffic from the pod CIDRs to destinations outside them is masqueraded (nftables table inet nrinet-podnet); empty: no masquerade, and the table is removed")
+	c.StringVar(&f.clusterCIDR, "cluster-cidr", "", "comma-separated cluster `CIDRs`, both families: traffic from the pod CIDRs to destinations outside them is masqueraded (nftables table inet nrinet-podnet); empty: no masquerade, and the table is removed", func(s string) error {
+		_, err := masq.ParseCIDRs(s)
+		return err
+	})
 	fs.BoolVar(&f.networkPolicy, "network-policy", true, "with -kube: enforce the cluster's NetworkPolicies for this node's pods (nftables table inet nrinet-podnet-netpol), watching NetworkPolicies, Namespaces and Pods; false removes the table")
-	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet, inet nrinet-podnet-hostport, inet nrinet-podnet-netpol and bridge nrinet-podnet-portsec-BRIDGE, route_localnet of the bridge, the bridge of -config or nrinet0) and exit")
+	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet, inet nrinet-podnet-hostport, inet nrinet-podnet-netpol and bridge nrinet-podnet-portsec-BRIDGE, route_localnet of the bridge, the bridge of -config or nrinet0) and exit; -config is checked as for a start first")
 	return f
 }
 
@@ -66,6 +69,7 @@ type clusterNet struct {
 
 	watcher  *kube.Watcher        // nil without -kube
 	policies *policies.Controller // nil without -kube and -network-policy
+	denyLog  *netpol.DenyLog      // nil without the configuration's logDenied
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 }
@@ -92,7 +96,7 @@ func (c *clusterNet) Config(ctx context.Context) (*podnet.Config, error) {
 	warnUnmasqueraded(cidrs, c.cluster, c.log)
 	cfg, err := withPodCIDRs(c.kubeFile, c.configPath, c.nodeName, cidrs)
 	if err != nil {
-		return nil, pluginops.Usage(err)
+		return nil, cli.Usage(err)
 	}
 	c.config = &cfg
 	return c.config, nil
@@ -126,58 +130,34 @@ func (c *clusterNet) Stop() {
 		c.cancel()
 	}
 	c.wg.Wait()
+	if c.denyLog != nil {
+		if err := c.denyLog.Close(); err != nil {
+			c.log.Warn("closing the deny log", "error", err)
+		}
+	}
 }
 
-// startCluster reads the configuration (-config; with -kube that comes
-// from Config, once the Node has pod CIDRs) and starts what -kube and
-// -cluster-cidr manage, counting reconciles and their failures in metrics
+// startCluster starts what -kube and -cluster-cidr manage, as p
+// (checkStart's) says, counting reconciles and their failures in metrics
 // (which may be nil).
-func startCluster(ctx context.Context, f *clusterFlags, configPath string, launched bool, log *slog.Logger, metrics *podnet.Metrics, polMetrics *policies.Metrics) (*clusterNet, error) {
-	cluster, err := masq.ParseCIDRs(f.clusterCIDR)
-	if err != nil {
-		return nil, pluginops.Usage(fmt.Errorf("-cluster-cidr: %w", err))
-	}
+func startCluster(ctx context.Context, p *clusterPlan, log *slog.Logger, metrics *podnet.Metrics, polMetrics *policies.Metrics) (*clusterNet, error) {
 	var m *masq.Masquerader
-	if len(cluster) > 0 {
+	if len(p.cluster) > 0 {
+		var err error
 		if m, err = masq.New(); err != nil {
 			return nil, err
 		}
 	}
-	c := &clusterNet{configPath: configPath, nodeName: f.nodeName, cluster: cluster, log: log}
-	if !f.kube {
-		if configPath == "" {
-			if m != nil {
-				return nil, pluginops.Usage(errors.New("-cluster-cidr needs -config or -kube: the pod subnets must be known before the plugin connects"))
-			}
+	c := &clusterNet{config: p.config, configPath: p.configPath, kubeFile: p.kubeFile, nodeName: p.nodeName, cluster: p.cluster, log: log}
+	if !p.kube {
+		if c.config == nil {
 			return c, nil // the runtime sends the configuration
 		}
-		cfg, err := podnet.FromFile(configPath)
-		if err != nil {
-			return nil, pluginops.Usage(err)
-		}
-		c.config = &cfg
-		return c, syncMasquerade(m, cfg.Subnets, cluster, log)
+		return c, syncMasquerade(m, c.config.Subnets, p.cluster, log)
 	}
 
-	if launched {
+	if p.launched {
 		log.Warn("-kube on a plugin the runtime launched: the runtime's configuration is not used")
-	}
-	if f.nodeName == "" {
-		return nil, pluginops.Usage(errors.New("-kube needs this node's name: give -node-name or set NODE_NAME"))
-	}
-	// -config is read now, not once the Node has pod CIDRs, so that a bad
-	// file is refused at start.
-	if c.kubeFile, err = readKubeFile(configPath, f.nodeName); err != nil {
-		return nil, pluginops.Usage(err)
-	}
-	if f.networkPolicy && c.kubeFile.NoBridgeNetfilter {
-		// Traffic between two pods of the bridge would skip the forward
-		// hook, and with it every policy.
-		return nil, pluginops.Usage(fmt.Errorf("%s: noBridgeNetfilter: true turns NetworkPolicy enforcement between this node's pods off; remove it, or run with -network-policy=false", configPath))
-	}
-	client, err := kubeClient(f.kubeconfig)
-	if err != nil {
-		return nil, err
 	}
 	klog.SetSlogLogger(log.With("component", "client-go"))
 	opts := kube.Options{
@@ -192,23 +172,35 @@ func startCluster(ctx context.Context, f *clusterFlags, configPath string, launc
 		},
 	}
 	if m != nil {
-		opts.Masquerade, opts.ClusterCIDRs = m, cluster
+		opts.Masquerade, opts.ClusterCIDRs = m, p.cluster
 	} else if err := removeMasquerade(); err != nil {
 		return nil, err // no -cluster-cidr: no masquerade, not even from before
 	}
-	if c.watcher, err = kube.NewWatcher(client, f.nodeName, opts); err != nil {
+	var err error
+	if c.watcher, err = kube.NewWatcher(p.client, p.nodeName, opts); err != nil {
 		return nil, err
 	}
-	if f.networkPolicy {
-		if err := checkBrNetfilter(brNetfilterSysctl); err != nil {
-			return nil, err
+	if p.networkPolicy {
+		var nopts []netpol.Option
+		if ld := p.kubeFile.LogDenied; ld != nil {
+			n, per, err := ld.Limit() // checked by checkStart
+			if err != nil {
+				return nil, err
+			}
+			nopts = append(nopts, netpol.WithLogDenied(netpol.LogDenied{Group: uint16(ld.Group), Rate: n, Per: per, Burst: uint32(ld.Burst)}))
 		}
-		enf, err := netpol.New()
+		enf, err := netpol.New(nopts...)
 		if err != nil {
 			return nil, err
 		}
-		if c.policies, err = policies.New(client, f.nodeName, enf, policies.Options{Logger: log, Metrics: polMetrics}); err != nil {
+		if c.policies, err = policies.New(p.client, p.nodeName, enf, policies.Options{Logger: log, Metrics: polMetrics}); err != nil {
 			return nil, err
+		}
+		if p.kubeFile.LogDenied != nil {
+			// Stopped by Stop.
+			if c.denyLog, err = enf.OpenDenyLog(log.With("component", "netpol")); err != nil {
+				return nil, err
+			}
 		}
 	} else if err := removeNetworkPolicies(); err != nil {
 		return nil, err // not enforced: no table left from before
@@ -257,20 +249,22 @@ func removeNetworkPolicies() error {
 	return e.Uninstall()
 }
 
-// kubeClient connects with the kubeconfig file, or in-cluster.
+// kubeClient is the client of -kubeconfig's cluster, or of the cluster
+// nri-podnet runs in; it connects to nothing yet. A kubeconfig that
+// cannot be read or is invalid, and a missing in-cluster configuration,
+// are usage errors.
 func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
 	var rc *rest.Config
 	var err error
 	if kubeconfig != "" {
-		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	} else {
-		rc, err = rest.InClusterConfig()
-	}
-	if err != nil {
-		if kubeconfig == "" {
-			return nil, fmt.Errorf("-kube without -kubeconfig needs the in-cluster configuration: %w", err)
+		if _, err := cli.ReadFile("kubeconfig", kubeconfig); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("-kubeconfig %s: %w", kubeconfig, err)
+		if rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
+			return nil, cli.FileError("kubeconfig", kubeconfig, err)
+		}
+	} else if rc, err = rest.InClusterConfig(); err != nil {
+		return nil, cli.Usage(fmt.Errorf("-kube without -kubeconfig needs the in-cluster configuration: %w", err))
 	}
 	rc.UserAgent = "nri-podnet"
 	// Protobuf, as kube-proxy and the kubelet ask: a cluster's Pods list
@@ -279,31 +273,51 @@ func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
 	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return nil, fmt.Errorf("Kubernetes client: %w", err)
+		return nil, cli.Usage(fmt.Errorf("Kubernetes client: %w", err))
 	}
 	return client, nil
 }
 
-// readKubeFile reads -config for -kube: bridge, mtu, stateDir and
-// exclude (an empty path: none). A file that sets subnets or gateways is
-// refused: they would contradict the Node.
+// readKubeFile reads -config for -kube: bridge, mtu, stateDir, exclude
+// and the other settings but subnets (an empty path: none), checked as
+// withPodCIDRs will check them once the Node has pod CIDRs. Errors are
+// usage errors naming -config and the file.
 func readKubeFile(path, node string) (podnet.Config, error) {
-	var c podnet.Config
 	if path == "" {
-		return c, nil
+		return podnet.Config{}, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := cli.ReadFile("config", path)
 	if err != nil {
-		return c, fmt.Errorf("podnet: %w", err)
+		return podnet.Config{}, err
 	}
+	c, err := parseKubeFile(b, node)
+	return c, cli.FileError("config", path, err)
+}
+
+// kubePlaceholder stands in for the Node's pod CIDRs when a -kube file
+// is checked at start.
+var kubePlaceholder = []netip.Prefix{netip.MustParsePrefix("198.18.0.0/24")}
+
+// parseKubeFile parses a -config file for -kube. A file that sets subnets
+// or gateways is refused: they would contradict the Node's (node's; ""
+// this node's).
+func parseKubeFile(b []byte, node string) (podnet.Config, error) {
+	var c podnet.Config
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("%s: podnet: parsing configuration: %w", path, err)
+		return c, fmt.Errorf("podnet: parsing configuration: %w", err)
 	}
 	if len(c.Subnets) > 0 || len(c.Gateways) > 0 {
-		return c, fmt.Errorf("%s sets subnets %q and gateways %q: with -kube the subnets are Node %s's spec.podCIDRs and the gateways their first hosts; remove them",
-			path, c.Subnets, c.Gateways, node)
+		whose := "this node's"
+		if node != "" {
+			whose = "Node " + node + "'s"
+		}
+		return c, fmt.Errorf("sets subnets %q and gateways %q: with -kube the subnets are %s spec.podCIDRs and the gateways their first hosts; remove them",
+			c.Subnets, c.Gateways, whose)
+	}
+	if _, err := fillPodCIDRs(c, kubePlaceholder); err != nil {
+		return c, err
 	}
 	return c, nil
 }
@@ -312,6 +326,16 @@ func readKubeFile(path, node string) (podnet.Config, error) {
 // readKubeFile, read from path) with the Node's pod CIDRs as subnets,
 // defaults filled in and validated as for a file.
 func withPodCIDRs(file podnet.Config, path, node string, cidrs []netip.Prefix) (podnet.Config, error) {
+	cfg, err := fillPodCIDRs(file, cidrs)
+	if err != nil {
+		return cfg, fmt.Errorf("configuration %s with the pod CIDRs %v of Node %s: %w", cmp.Or(path, "(defaults)"), cidrs, node, err)
+	}
+	return cfg, nil
+}
+
+// fillPodCIDRs is file with cidrs as subnets, defaults filled in and
+// validated as for a file (podnet.FromBytes).
+func fillPodCIDRs(file podnet.Config, cidrs []netip.Prefix) (podnet.Config, error) {
 	c := file
 	c.Subnets = nil
 	for _, p := range cidrs {
@@ -321,11 +345,7 @@ func withPodCIDRs(file podnet.Config, path, node string, cidrs []netip.Prefix) (
 	if err != nil {
 		return c, err
 	}
-	cfg, err := podnet.FromBytes(b) // defaults and validation, as for a file
-	if err != nil {
-		return cfg, fmt.Errorf("configuration %s with the pod CIDRs %v of Node %s: %w", cmp.Or(path, "(defaults)"), cidrs, node, err)
-	}
-	return cfg, nil
+	return podnet.FromBytes(b)
 }
 
 func removeMasquerade() error {
@@ -386,21 +406,9 @@ func warnUnmasqueraded(pods, cluster []netip.Prefix, log *slog.Logger) {
 // (masquerade), inet nrinet-podnet-hostport (host ports), inet
 // nrinet-podnet-netpol (policies) and bridge nrinet-podnet-portsec-BRIDGE (port
 // security), route_localnet of the bridge (back to 0, before the host
-// port table and its guard go), and the bridge (-config's, or the
-// default), with its ports. It leaves the state directory.
-func uninstall(configPath string, log *slog.Logger) error {
-	bridge := podnet.DefaultBridge
-	if configPath != "" {
-		var c podnet.Config // only the bridge's name is needed: no validation
-		b, err := os.ReadFile(configPath)
-		if err != nil {
-			return pluginops.Usage(fmt.Errorf("podnet: %w", err))
-		}
-		if err := json.Unmarshal(b, &c); err != nil {
-			return pluginops.Usage(fmt.Errorf("%s: podnet: parsing configuration: %w", configPath, err))
-		}
-		bridge = cmp.Or(c.Bridge, bridge)
-	}
+// port table and its guard go), and the bridge (uninstallBridge's), with
+// its ports. It leaves the state directory.
+func uninstall(bridge string, log *slog.Logger) error {
 	var errs []error
 	n, err := kube.NewRouter(nil, log).Remove()
 	errs = append(errs, err)

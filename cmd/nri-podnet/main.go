@@ -15,10 +15,12 @@
 // waiting at most 5 s between attempts), and is synchronized again when it
 // rejoins, until it gets SIGINT or SIGTERM.
 //
-// With -health-address ADDR (e.g. :9465) it serves, from its start:
+// With -http-address ADDR (e.g. :9465; its deprecated name
+// -health-address still works, with a warning in the log) it serves, from
+// its start:
 // /healthz, 200 "ok" while the process serves; /readyz, 200 "ok" while it
 // is connected to the runtime and configured by it, else 503 with the
-// reason on one line; /metrics, its Prometheus metrics (nri_podnet_*: see
+// reason on one line; /metrics, its Prometheus metrics (nrinet_podnet_*: see
 // plugins/podnet.Metrics) and the Go runtime's and the process's. -version
 // prints "nri-podnet VERSION" and exits.
 //
@@ -34,10 +36,20 @@
 //
 // There is no option to run it on such a runtime anyway. Started with
 // -config, it has set up its bridge and state directory before it
-// connects, and leaves them. A usage or configuration error (stray
-// arguments, a malformed -health-address or -cluster-cidr, a -config file
-// that cannot be read or is invalid, read at start with -kube and
-// -uninstall too) exits with status 2, any other error with status 1.
+// connects, and leaves them.
+//
+// A usage or configuration error exits with status 2 before anything is
+// done (no bridge, nftables table, route, state directory or health
+// server; -uninstall removes nothing), with one line on standard error
+// naming the flag or the file and key, and the value: an unknown flag, a
+// bad flag value (-idx "abc", -name, -http-address, -cluster-cidr,
+// -log-level), stray arguments (these with the hint to run -help), no
+// -config and no -kube when started by hand, a -config file that cannot
+// be read, does not parse, has an unknown key or a bad value (read at
+// start with -kube and -uninstall too), with -kube no node name, a
+// kubeconfig file that cannot be read or is invalid, or no in-cluster
+// configuration. -help prints the usage on standard output and exits 0.
+// Any other error exits with status 1 (package cmd/internal/cli).
 //
 // As a Kubernetes cluster network (a DaemonSet on every node):
 //
@@ -59,7 +71,9 @@
 // plugins/podnet/policies; nftables table inet nrinet-podnet-netpol),
 // unless -network-policy=false: it waits for the first full sync before
 // connecting, and a pod's policies are in the kernel before its
-// RunPodSandbox returns. "nri-podnet -uninstall [-config FILE]" removes
+// RunPodSandbox returns. "nri-podnet -uninstall [-config FILE]" checks
+// -config as a start does (a file with subnets as a static configuration,
+// one without as -kube's) and then removes
 // the routes, the nftables tables (inet nrinet-podnet, the masquerade,
 // inet nrinet-podnet-hostport, the pods' host ports and their
 // CVE-2020-8558 guard, and inet nrinet-podnet-netpol, the policies),
@@ -67,7 +81,7 @@
 // of this node, and exits.
 //
 // "nri-podnet explain [-address HOST:PORT] SRC DST PORT/PROTO" asks the
-// nri-podnet running on the node (its -health-address, default
+// nri-podnet running on the node (its -http-address, default
 // 127.0.0.1:9465) why its NetworkPolicies allow or deny a new connection,
 // and prints one line naming the policies (GET /explain?src=&dst=&port=
 // on the health server answers the same).
@@ -75,9 +89,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"net/http"
 	"os"
 	"os/signal"
@@ -86,55 +97,80 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/plugins/podnet"
 	"github.com/nrinet/nrinet/plugins/podnet/policies"
 )
 
+// flags are nri-podnet's command line.
+type flags struct {
+	cmd            *cli.Command
+	config, socket string
+	ops            *pluginops.Ops
+	cluster        *clusterFlags
+}
+
+// command is nri-podnet's command line.
+func command() *flags {
+	c := cli.New("nri-podnet", `
+nrinet's native pod network plugin. It needs a runtime with nrinet's pod
+network extension (nrinetd): it refuses to join a runtime without it (stock
+containerd, CRI-O), which would drop its networks, and exits with status 3.
+A usage or configuration error exits with status 2, before anything is done
+(-uninstall removes nothing then); any other error with status 1.`,
+		"-config FILE [-socket PATH] [flags]",
+		"-kube [-kubeconfig FILE] [-node-name NAME] [-cluster-cidr CIDRS] [-config FILE] [flags]",
+		"-uninstall [-config FILE]",
+		"explain [-address HOST:PORT] SRC DST PORT/PROTO")
+	f := &flags{cmd: c}
+	c.Flags.StringVar(&f.config, "config", "", "configuration `file` (JSON), required unless the runtime launched the plugin or -kube is given; it takes precedence over a configuration the runtime sends, which is then ignored")
+	c.Flags.StringVar(&f.socket, "socket", "", "runtime NRI socket `path` to dial (default "+api.DefaultSocketPath+"); unused when the runtime launched the plugin")
+	f.ops = pluginops.AddFlags(c, "podnet", "10")
+	f.cluster = addClusterFlags(c)
+	return f
+}
+
 // main exits with status 2 for a usage or configuration error, 3 when
 // the plugin refused a runtime without nrinet's pod network extension, 1
 // for every other error (pluginops.ExitCode).
 func main() {
-	pluginops.Main("nri-podnet", run)
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "explain" {
+		c, address := newExplainCommand()
+		pluginops.Main(c, func() error { return explainCommand(c, address, args[1:], os.Stdout) })
+	}
+	f := command()
+	pluginops.Main(f.cmd, func() error { return run(f, args) })
 }
 
-func run() error {
-	if len(os.Args) > 1 && os.Args[1] == "explain" {
-		return explainCommand(os.Args[2:], os.Stdout, os.Stderr)
-	}
-	var (
-		config = flag.String("config", "", "configuration `file` (JSON), required unless the runtime launched the plugin; it takes precedence over a configuration the runtime sends, which is then ignored")
-		socket = flag.String("socket", "", "runtime NRI socket (default /var/run/nri/nri.sock)")
-		name   = flag.String("name", "podnet", "plugin `name`, unless the runtime or the executable's NN-name file name gives one")
-		idx    = flag.String("idx", "10", "plugin `index`, unless the runtime or the executable's NN-name file name gives one")
-		ops    = pluginops.AddFlags(flag.CommandLine, "nri-podnet")
-		cf     = addClusterFlags(flag.CommandLine)
-	)
-	flag.Usage = func() {
-		fmt.Fprint(flag.CommandLine.Output(), `Usage: nri-podnet -config FILE [-socket PATH] [-name NAME] [-idx NN] [-log-level LEVEL] [-log-format text|json] [-health-address ADDR] [-version]
-       nri-podnet -kube [-kubeconfig FILE] [-node-name NAME] [-cluster-cidr CIDRS] [-config FILE] ...
-       nri-podnet -uninstall [-config FILE]
-       nri-podnet explain [-address HOST:PORT] SRC DST PORT/PROTO
-
-nrinet's native pod network plugin. It needs a runtime with nrinet's pod
-network extension (nrinetd): it refuses to join a runtime without it (stock
-containerd, CRI-O), which would drop its networks, and exits with status 3.
-
-`)
-		flag.PrintDefaults()
-	}
-	log, done, err := ops.Parse(flag.CommandLine, os.Args[1:], os.Stdout, os.Stderr)
+// run reads the command line and the configuration, checking all of it
+// (checkStart, or uninstallBridge) before it does anything, then
+// uninstalls or serves.
+func run(f *flags, args []string) error {
+	ops := f.ops
+	log, done, err := ops.Parse(args, os.Stdout, os.Stderr)
 	if done || err != nil {
 		return err
 	}
-	if cf.uninstall {
-		return uninstall(*config, log)
+	if f.cluster.uninstall {
+		bridge, err := uninstallBridge(f.config, f.cluster.kube, f.cluster.nodeName)
+		if err != nil {
+			return err
+		}
+		return uninstall(bridge, log)
 	}
+	launched := os.Getenv(api.PluginSocketEnv) != ""
+	plan, err := checkStart(f.cmd, f.cluster, f.config, launched)
+	if err != nil {
+		return err
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var (
-		metrics    *podnet.Metrics   // nil without -health-address
-		polMetrics *policies.Metrics // nil without -health-address
+		metrics    *podnet.Metrics   // nil without -http-address
+		polMetrics *policies.Metrics // nil without -http-address
 	)
 	expl := &explainer{}
 	ops.Handlers = map[string]http.Handler{"/explain": expl}
@@ -150,12 +186,7 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	}
 	defer stopOps()
 
-	launched := os.Getenv(api.PluginSocketEnv) != ""
-	if *config == "" && !launched && !cf.kube {
-		// The runtime sends configuration only to plugins it launched.
-		return pluginops.Usage(errors.New("no configuration: give -config or -kube (only a plugin the runtime launches gets its configuration from the runtime)"))
-	}
-	cn, err := startCluster(ctx, cf, *config, launched, log, metrics, polMetrics)
+	cn, err := startCluster(ctx, plan, log, metrics, polMetrics)
 	if err != nil {
 		return err
 	}
@@ -186,5 +217,5 @@ containerd, CRI-O), which would drop its networks, and exits with status 3.
 	}
 	defer p.Close()
 
-	return ops.Serve(ctx, p, log, flag.CommandLine, *name, *idx, "podnet", "10", *socket, launched)
+	return ops.Serve(ctx, p, log, f.socket, launched)
 }

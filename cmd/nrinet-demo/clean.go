@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/nftables"
 
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
 	"github.com/nrinet/nrinet/plugins/podnet/masq"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
@@ -71,23 +72,36 @@ func copyFile(from, to string) error {
 	return out.Close()
 }
 
-// cleanKept removes what a demo run with -keep left in and around dir.
-// A kept nrinetd that is no longer running is started again, so that it
-// removes its pods (and their network namespaces) itself.
-func cleanKept(dir string) error {
-	dir, err := filepath.Abs(dir)
+// keptRun is what a demo run with -keep left, read by readKept.
+type keptRun struct {
+	dir string
+	st  keptState
+}
+
+// readKept reads the state a demo run with -keep left in dir, the value
+// of -clean; errors are usage errors naming -clean and dir.
+func readKept(dir string) (*keptRun, error) {
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return err
+		return nil, cli.FileError("clean", dir, err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	b, err := os.ReadFile(filepath.Join(abs, stateFile))
 	if err != nil {
-		return fmt.Errorf("%s is not the directory of a demo run with -keep: %w", dir, err)
+		return nil, cli.FileError("clean", dir, fmt.Errorf("not the directory of a demo run with -keep: %w", err))
 	}
-	var st keptState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, stateFile), err)
+	k := &keptRun{dir: abs}
+	if err := json.Unmarshal(b, &k.st); err != nil {
+		return nil, cli.FileError("clean", dir, fmt.Errorf("%s: %w", stateFile, err))
 	}
-	d := &demo{dir: dir, bin: map[string]string{"nrinetd": st.Nrinetd}, crictl: st.Crictl,
+	return k, nil
+}
+
+// clean removes what the demo run with -keep left in and around its
+// directory. A kept nrinetd that is no longer running is started again,
+// so that it removes its pods (and their network namespaces) itself.
+func (k *keptRun) clean() error {
+	st := k.st
+	d := &demo{dir: k.dir, bin: map[string]string{"nrinetd": st.Nrinetd}, crictl: st.Crictl,
 		criSock: st.CRISocket, conf: st.Config, tablesBefore: st.TablesBefore}
 	if running(st.PID, st.Nrinetd) {
 		d.keptPID = st.PID

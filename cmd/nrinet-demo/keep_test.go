@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
@@ -126,9 +127,9 @@ func TestDemo_Keep(t *testing.T) {
 func TestDemo_CleanRefusesOtherDirectories(t *testing.T) {
 	dir := t.TempDir()
 	testutil.WriteFile(t, dir, "keep-me", "x")
-	err := cleanKept(dir)
-	if err == nil || !strings.Contains(err.Error(), "is not the directory of a demo run with -keep") {
-		t.Errorf("cleanKept(%s) = %v", dir, err)
+	_, err := readKept(dir)
+	if err == nil || !strings.Contains(err.Error(), "not the directory of a demo run with -keep") || cli.ExitCode(err) != cli.ExitUsage {
+		t.Errorf("readKept(%s) = %v (exit status %d), want a usage error", dir, err, cli.ExitCode(err))
 	}
 	if !exists(filepath.Join(dir, "keep-me")) {
 		t.Errorf("-clean removed a directory that was not the demo's")

@@ -13,12 +13,18 @@
 // which package and why; elsewhere the demo stops and names the package.
 //
 //	go run ./cmd/nrinet-demo      (or: make demo)
+//
+// -help prints the usage on standard output and exits 0. A bad command
+// line (an unknown flag, a bad value, stray arguments) or a -clean
+// directory that is not a kept demo's exits with status 2 before anything
+// is done (nothing checked or installed), with one line on standard error
+// naming the flag and the value; any other error exits with status 1
+// (package cmd/internal/cli).
 package main
 
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/internal/gobin"
 	"github.com/nrinet/nrinet/internal/hostdeps"
 	"github.com/nrinet/nrinet/internal/sdnotify"
@@ -44,41 +51,57 @@ const (
 )
 
 func main() {
-	keep := flag.Bool("keep", false, "leave nrinetd and the pods running, in a session of their own (prints how to clean up)")
-	clean := flag.String("clean", "", "remove everything a demo run with -keep left, given its directory, and exit")
-	showVersion := flag.Bool("version", false, `print "nrinet-demo VERSION" and exit`)
-	flag.Parse()
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "nrinet-demo: unexpected argument %q\n", flag.Arg(0))
-		os.Exit(2)
-	}
-	if *showVersion {
-		fmt.Println("nrinet-demo", version.String())
-		return
-	}
-	if err := hostdeps.Check(os.Stdout, hostdeps.ThisHost(), hostdeps.Demo); err != nil {
-		fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
-		os.Exit(1)
-	}
-	if *clean != "" {
-		if err := cleanKept(*clean); err != nil {
-			fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
-			os.Exit(1)
+	c := cli.New("nrinet-demo", `
+Shows the whole nrinet path on one machine: builds nrinetd and nri-podnet,
+starts them in a temporary directory, runs three pods with crictl, pings
+between them, and removes everything it created. It needs root, ip and ping
+(installed with apt-get where missing, after saying why). A usage error exits
+with status 2, before anything is done; any other error with status 1.`,
+		"[-keep]",
+		"-clean DIR")
+	keep := c.Flags.Bool("keep", false, "leave nrinetd and the pods running, in a session of their own (prints how to clean up)")
+	clean := c.Flags.String("clean", "", "remove everything a demo run with -keep left, given its `directory`, and exit")
+	showVersion := c.Flags.Bool("version", false, `print "nrinet-demo VERSION" and exit`)
+	c.Main(func() error {
+		if err := c.Parse(os.Args[1:]); err != nil {
+			return err
 		}
-		fmt.Printf("removed the demo's pods, nrinetd, the bridge %s, its nftables tables and %s\n", bridge, *clean)
-		return
-	}
-	d := &demo{keep: *keep}
+		if *showVersion {
+			fmt.Println("nrinet-demo", version.String())
+			return nil
+		}
+		var kept *keptRun
+		if *clean != "" {
+			var err error
+			if kept, err = readKept(*clean); err != nil {
+				return err
+			}
+		}
+		if err := hostdeps.Check(os.Stdout, hostdeps.ThisHost(), hostdeps.Demo); err != nil {
+			return err
+		}
+		if kept != nil {
+			if err := kept.clean(); err != nil {
+				return err
+			}
+			fmt.Printf("removed the demo's pods, nrinetd, the bridge %s, its nftables tables and %s\n", bridge, kept.dir)
+			return nil
+		}
+		return runDemo(*keep)
+	})
+}
+
+// runDemo runs the demo, and removes what it created unless keep (and it
+// succeeded).
+func runDemo(keep bool) error {
+	d := &demo{keep: keep}
 	err := d.run()
 	if !d.keep || err != nil {
 		if cerr := d.cleanup(); cerr != nil {
 			fmt.Fprintln(os.Stderr, "nrinet-demo: cleaning up:", cerr)
 		}
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "nrinet-demo:", err)
-		os.Exit(1)
-	}
+	return err
 }
 
 // demo holds what the demo created, for cleanup.

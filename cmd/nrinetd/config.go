@@ -59,10 +59,10 @@ type daemonConfig struct {
 	// ConflictPolicy says what happens when two plugins set the same
 	// part of a pod network: "fail" or "aggregate".
 	ConflictPolicy string `toml:"conflict_policy" json:"conflictPolicy"`
-	// MetricsAddress is the host:port serving /healthz, /readyz (the
+	// HTTPAddress is the host:port serving /healthz, /readyz (the
 	// required network plugins connected) and the Prometheus /metrics; ""
-	// disables them.
-	MetricsAddress string `toml:"metrics_address" json:"metricsAddress"`
+	// disables them. Its deprecated name: metrics_address.
+	HTTPAddress string `toml:"http_address" json:"httpAddress"`
 	// LogLevel is "debug", "info", "warn" or "error".
 	LogLevel string `toml:"log_level" json:"logLevel"`
 	// LogFormat is "text" (the default) or "json".
@@ -73,6 +73,10 @@ type daemonConfig struct {
 	// every container's merged adjustment and gates pods on their
 	// required plugins ([validator] table; off unless enable = true).
 	Validator validator.Config `toml:"validator" json:"validator"`
+
+	// deprecated says which deprecated key names the file used, one line
+	// each, for the log.
+	deprecated []string
 }
 
 // duration is a time.Duration written as a string such as "250ms".
@@ -110,17 +114,20 @@ func defaultConfig() daemonConfig {
 	}
 }
 
-// containerdKeys are the names containerd gives, in its NRI section
-// ([plugins."io.containerd.nri.v1.nri"]), to settings nrinetd has under
-// names of its own, so that a containerd user's settings carry over.
-// A nil field was not given.
-type containerdKeys struct {
+// otherKeys are the other names of settings nrinetd has under names of
+// its own: the names containerd gives them in its NRI section
+// ([plugins."io.containerd.nri.v1.nri"]), so that a containerd user's
+// settings carry over, and nrinetd's own deprecated names. A nil field was
+// not given.
+type otherKeys struct {
 	SocketPath                *string   `toml:"socket_path"`                 // nri_socket
 	PluginPath                *string   `toml:"plugin_path"`                 // plugin_dir
 	PluginConfigPath          *string   `toml:"plugin_config_path"`          // plugin_config_dir
 	PluginRegistrationTimeout *duration `toml:"plugin_registration_timeout"` // registration_timeout
 	PluginRequestTimeout      *duration `toml:"plugin_request_timeout"`      // request_timeout
 	DisableConnections        *bool     `toml:"disable_connections"`         // true: nri_socket = ""
+
+	MetricsAddress *string `toml:"metrics_address"` // deprecated name of http_address
 }
 
 // FromBytes parses a TOML configuration over the defaults and validates
@@ -129,19 +136,20 @@ type containerdKeys struct {
 // plugin_path, plugin_config_path, plugin_registration_timeout,
 // plugin_request_timeout, and disable_connections = true for
 // nri_socket = ""); a setting given under both names with different
-// values is an error naming both keys.
+// values is an error naming both keys; so is the deprecated name
+// metrics_address of http_address, which is noted in c.deprecated.
 func parseConfig(b []byte) (daemonConfig, error) {
 	c := defaultConfig()
 	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&c)
 	if err != nil {
 		return c, fmt.Errorf("parsing configuration: %w", err)
 	}
-	var ck containerdKeys
+	var ck otherKeys
 	cmd, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&ck)
 	if err != nil {
 		return c, fmt.Errorf("parsing configuration: %w", err)
 	}
-	// Unknown: neither of nrinetd's keys nor of containerd's.
+	// Unknown: neither of nrinetd's keys nor another name of one.
 	notContainerd := map[string]bool{}
 	for _, k := range cmd.Undecoded() {
 		notContainerd[k.String()] = true
@@ -161,18 +169,21 @@ func parseConfig(b []byte) (daemonConfig, error) {
 	return c, c.Validate()
 }
 
-// apply sets the settings given under containerd's names in c; md says
+// apply sets the settings given under their other names in c; md says
 // which of nrinetd's own keys the file gave. Every conflict is reported.
-func (ck containerdKeys) apply(c *daemonConfig, md toml.MetaData) error {
+func (ck otherKeys) apply(c *daemonConfig, md toml.MetaData) error {
 	var errs []error
-	set := func(ours, theirs string, dst *string, v *string) {
+	setAs := func(ours, theirs, what string, dst *string, v *string) {
 		switch {
 		case v == nil:
 		case md.IsDefined(ours) && *dst != *v:
-			errs = append(errs, fmt.Errorf("%s %q and %s %q (containerd's name for it) set different values; give one", ours, *dst, theirs, *v))
+			errs = append(errs, fmt.Errorf("%s %q and %s %q (%s) set different values; give one", ours, *dst, theirs, *v, what))
 		default:
 			*dst = *v
 		}
+	}
+	set := func(ours, theirs string, dst *string, v *string) {
+		setAs(ours, theirs, "containerd's name for it", dst, v)
 	}
 	setDuration := func(ours, theirs string, dst *duration, v *duration) {
 		switch {
@@ -187,6 +198,10 @@ func (ck containerdKeys) apply(c *daemonConfig, md toml.MetaData) error {
 	set("nri_socket", "socket_path", &c.NRISocket, ck.SocketPath)
 	set("plugin_dir", "plugin_path", &c.PluginDir, ck.PluginPath)
 	set("plugin_config_dir", "plugin_config_path", &c.PluginConfigDir, ck.PluginConfigPath)
+	setAs("http_address", "metrics_address", "its deprecated name", &c.HTTPAddress, ck.MetricsAddress)
+	if ck.MetricsAddress != nil {
+		c.deprecated = append(c.deprecated, "the configuration key metrics_address is deprecated: use http_address")
+	}
 	setDuration("registration_timeout", "plugin_registration_timeout", &c.RegistrationTimeout, ck.PluginRegistrationTimeout)
 	setDuration("request_timeout", "plugin_request_timeout", &c.RequestTimeout, ck.PluginRequestTimeout)
 	if d := ck.DisableConnections; d != nil {
@@ -209,17 +224,14 @@ func (ck containerdKeys) apply(c *daemonConfig, md toml.MetaData) error {
 	return errors.Join(errs...)
 }
 
-// FromFile reads and parses a configuration file.
+// readConfig reads and parses a configuration file; the caller names the
+// file in an error.
 func readConfig(path string) (daemonConfig, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return daemonConfig{}, err
 	}
-	c, err := parseConfig(b)
-	if err != nil {
-		return c, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
+	return parseConfig(b)
 }
 
 // Validate checks the configuration; errors name the key and the value.
@@ -239,9 +251,14 @@ func (c daemonConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %v is not positive", key, time.Duration(d)))
 		}
 	}
-	if c.MetricsAddress != "" {
-		if err := health.CheckAddress(c.MetricsAddress); err != nil {
-			errs = append(errs, fmt.Errorf("metrics_address: %w", err))
+	if c.HTTPAddress != "" {
+		if err := health.CheckAddress(c.HTTPAddress); err != nil {
+			errs = append(errs, fmt.Errorf("http_address: %w", err))
+		}
+	}
+	for _, n := range c.RequiredNetworkPlugins {
+		if err := checkPluginName(n); err != nil {
+			errs = append(errs, fmt.Errorf("required_network_plugins %q: %w", n, err))
 		}
 	}
 	if c.StatusCacheTTL < 0 {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"io"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -52,7 +52,13 @@ required_plugins = ["podnet"]
 		{"family", `family_preference = "ipv5"`, nil, `family_preference "ipv5"`},
 		{"policy", `conflict_policy = "merge"`, nil, `conflict_policy "merge"`},
 		{"level", `log_level = "loud"`, nil, `log_level "loud"`},
-		{"metrics address without a port", `metrics_address = "127.0.0.1"`, nil, `metrics_address: address "127.0.0.1": missing port`},
+		{"HTTP address without a port", `http_address = "127.0.0.1"`, nil, `http_address: address "127.0.0.1": missing port`},
+		{"deprecated name of the HTTP address", `metrics_address = "127.0.0.1:9464"`, func(c daemonConfig) bool {
+			return c.HTTPAddress == "127.0.0.1:9464" && slices.Equal(c.deprecated, []string{"the configuration key metrics_address is deprecated: use http_address"})
+		}, ""},
+		{"both names of the HTTP address", "http_address = \":1\"\nmetrics_address = \":2\"\n", nil, `http_address ":1" and metrics_address ":2" (its deprecated name) set different values`},
+		{"deprecated name of the HTTP address, without a port", `metrics_address = "127.0.0.1"`, nil, `http_address: address "127.0.0.1": missing port`},
+		{"bad required plugin", `required_network_plugins = ["two words"]`, nil, `required_network_plugins "two words": want NAME or NN-NAME`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := parseConfig([]byte(tc.toml))
@@ -78,7 +84,7 @@ func TestContribConfigIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.RequiredNetworkPlugins, []string{"podnet"}) || c.MetricsAddress == "" {
+	if !slices.Equal(c.RequiredNetworkPlugins, []string{"podnet"}) || c.HTTPAddress == "" || len(c.deprecated) > 0 {
 		t.Errorf("contrib/nrinetd.toml = %+v", c)
 	}
 	var set map[string]any
@@ -102,8 +108,8 @@ func TestContribConfigIsValid(t *testing.T) {
 func TestParseFlags_OverrideFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nrinetd.toml")
 	os.WriteFile(path, []byte("cri_socket = \"/from/file.sock\"\nstate_dir = \"/from/file\"\nlog_level = \"debug\"\n"), 0o644)
-	o, err := parseFlags([]string{"-config", path, "-state-dir", "/from/flag", "-required-network-plugins", "podnet, cni",
-		"-status-timeout", "1s"}, io.Discard)
+	o, err := parse("-config", path, "-state-dir", "/from/flag", "-required-network-plugins", "podnet, cni",
+		"-status-timeout", "1s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,11 +118,47 @@ func TestParseFlags_OverrideFile(t *testing.T) {
 		!slices.Equal(c.RequiredNetworkPlugins, []string{"podnet", "cni"}) || c.StatusTimeout != duration(time.Second) {
 		t.Errorf("config = %+v", c)
 	}
-	if _, err := parseFlags([]string{"-config", filepath.Join(t.TempDir(), "missing.toml")}, io.Discard); err == nil {
+	if _, err := parse("-config", filepath.Join(t.TempDir(), "missing.toml")); err == nil {
 		t.Error("a missing -config file was accepted")
 	}
-	if _, err := parseFlags([]string{"-config", path, "-status-timeout", "0s"}, io.Discard); err == nil {
+	if _, err := parse("-config", path, "-status-timeout", "0s"); err == nil {
 		t.Error("a zero status timeout was accepted")
+	}
+}
+
+// parse is nrinetd's parseFlags of args.
+func parse(args ...string) (options, error) {
+	var (
+		o        options
+		f        daemonConfig
+		required string
+	)
+	err := parseFlags(command(&o, &f, &required), &o, &f, &required, args)
+	return o, err
+}
+
+// TestParseFlags_HTTPAddress: -http-address, and its deprecated name
+// -metrics-address, noted for the log; both override the file's.
+func TestParseFlags_HTTPAddress(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nrinetd.toml")
+	os.WriteFile(path, []byte("metrics_address = \"127.0.0.1:1\"\n"), 0o644)
+	for _, tc := range []struct {
+		args       []string
+		want       string
+		deprecated []string
+	}{
+		{[]string{"-config", path}, "127.0.0.1:1", []string{"the configuration key metrics_address is deprecated: use http_address"}},
+		{[]string{"-config", path, "-http-address", ":2"}, ":2", []string{"the configuration key metrics_address is deprecated: use http_address"}},
+		{[]string{"-config", path, "-metrics-address", ":3"}, ":3", []string{"-metrics-address is deprecated: use -http-address", "the configuration key metrics_address is deprecated: use http_address"}},
+	} {
+		o, err := parse(tc.args...)
+		if err != nil || o.config.HTTPAddress != tc.want || !slices.Equal(o.deprecated, tc.deprecated) {
+			t.Errorf("nrinetd %q: HTTP address %q, deprecated %q, %v; want %q, %q", tc.args, o.config.HTTPAddress, o.deprecated, err, tc.want, tc.deprecated)
+		}
+		// The configuration crictl info shows (cri.WithStatusInfo).
+		if b, err := json.Marshal(o.config); err != nil || !strings.Contains(string(b), `"httpAddress":"`+tc.want+`"`) || strings.Contains(string(b), "deprecated") {
+			t.Errorf("the configuration in JSON: %s, %v; want httpAddress %q", b, err, tc.want)
+		}
 	}
 }
 

@@ -7,7 +7,7 @@
 //	        [-nri-socket /var/run/nri/nri.sock] [-plugin-dir /opt/nri/plugins]
 //	        [-plugin-config-dir /etc/nri/conf.d] [-state-dir /var/lib/nrinetd]
 //	        [-required-network-plugins podnet] [-status-timeout 250ms]
-//	        [-status-cache-ttl 1s] [-metrics-address 127.0.0.1:9464] [-log-level info] [-version]
+//	        [-status-cache-ttl 1s] [-http-address 127.0.0.1:9464] [-log-level info] [-version]
 //
 // The configuration file is TOML (see contrib/nrinetd.toml); flags given
 // on the command line override it. It also accepts containerd's names for
@@ -17,7 +17,17 @@
 // plugin_request_timeout (request_timeout) and disable_connections = true
 // (nri_socket = ""); one setting given under both names with different
 // values is an error naming both keys. -version prints "nrinetd VERSION"
-// and exits.
+// and exits. -http-address (the key http_address) is the address of
+// /healthz, /readyz and /metrics; the deprecated names -metrics-address
+// and metrics_address still work, each with a warning in the log.
+//
+// A usage or configuration error exits with status 2 before anything is
+// done (no state directory, no socket), with one line on standard error
+// naming the flag, or the file and the key, and the value: an unknown
+// flag, a bad flag value (with the hint to run -help), stray arguments, a
+// configuration file that cannot be read, does not parse, has an unknown
+// key or a bad value. -help prints the usage on standard output and exits
+// 0. Any other error is logged and exits with status 1.
 //
 // SIGTERM or SIGINT shut down gracefully: CRI requests in flight finish,
 // then the plugins are shut down. Sandboxes and their network namespaces
@@ -31,7 +41,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -45,6 +54,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/cmd/internal/health"
 	"github.com/nrinet/nrinet/cri"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
@@ -54,32 +64,48 @@ import (
 )
 
 func main() {
-	o, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return
+	log, o, status := start(os.Args[1:])
+	if log == nil {
+		os.Exit(status)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "nrinetd:", err)
-		os.Exit(2)
-	}
-	if o.showVersion {
-		fmt.Println("nrinetd", version.String())
-		return
-	}
-	log, err := o.config.logger(os.Stderr)
-	if err != nil { // Validate checked it
-		fmt.Fprintln(os.Stderr, "nrinetd:", err)
-		os.Exit(2)
-	}
-	ttrpclog.Route(log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	n := notifier{addr: os.Getenv("NOTIFY_SOCKET")}
 	os.Unsetenv("NOTIFY_SOCKET") // not for the plugins nrinetd launches
 	if err := run(ctx, o, log, n); err != nil {
 		log.Error("nrinetd failed", "error", err)
-		os.Exit(1)
+		stop()
+		os.Exit(cli.ExitFailure)
 	}
+}
+
+// start reads the command line and the configuration, all of it before
+// anything is done, and returns the logger to run with; or nil and the
+// exit status after -help, -version or a usage or configuration error
+// (status 2), reported on standard output or error (cli.Command.Report).
+func start(args []string) (*slog.Logger, options, int) {
+	var (
+		o        options
+		f        daemonConfig
+		required string
+	)
+	c := command(&o, &f, &required)
+	if err := parseFlags(c, &o, &f, &required, args); err != nil {
+		return nil, o, c.Report(err, os.Stdout, os.Stderr)
+	}
+	if o.showVersion {
+		fmt.Println("nrinetd", version.String())
+		return nil, o, 0
+	}
+	log, err := o.config.logger(os.Stderr)
+	if err != nil { // Validate checked it
+		return nil, o, c.Report(cli.Usage(err), os.Stdout, os.Stderr)
+	}
+	for _, d := range o.deprecated {
+		log.Warn(d)
+	}
+	ttrpclog.Route(log)
+	return log, o, 0
 }
 
 // run serves until ctx ends, then shuts down gracefully; n hears when it
@@ -154,12 +180,12 @@ func run(ctx context.Context, o options, log *slog.Logger, n notifier) error {
 	// /healthz, /readyz (the required network plugins connected: the
 	// NetworkReady condition) and /metrics, as the plugins serve them.
 	stopHealth := func() error { return nil }
-	if cfg.MetricsAddress != "" {
-		hs, err := health.Listen(cfg.MetricsAddress, health.Handler(reg, rt.NetworkReady))
+	if cfg.HTTPAddress != "" {
+		hs, err := health.Listen(cfg.HTTPAddress, health.Handler(reg, rt.NetworkReady))
 		if err != nil {
 			srv.Close()
 			<-errc
-			return fmt.Errorf("metrics address: %w", err)
+			return fmt.Errorf("http_address: %w", err)
 		}
 		stopHealth = hs.Start()
 		log.Info("serving /healthz, /readyz and /metrics", "address", hs.Addr().String())

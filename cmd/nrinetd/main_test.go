@@ -37,12 +37,13 @@ func TestMain_ExitStatus(t *testing.T) {
 		want       string // in stdout for status 0, else in stderr
 	}{
 		{"version", []string{"-version"}, 0, "nrinetd "},
-		{"unknown flag", []string{"-no-such-flag"}, 2, "no-such-flag"},
+		{"help", []string{"-help"}, 0, "Usage:\n  nrinetd [-config FILE] [flags]\n"},
+		{"unknown flag", []string{"-no-such-flag"}, 2, "nrinetd: flag provided but not defined: -no-such-flag (run 'nrinetd -help' for usage)\n"},
 		{"stray argument", []string{"-config", valid, "extra"}, 2, `unexpected arguments ["extra"]`},
 		{"missing configuration file", []string{"-config", filepath.Join(dir, "missing.toml")}, 2, "missing.toml"},
 		{"unknown key", []string{"-config", file("unknown.toml", `cri_sock = "/x"`)}, 2, `unknown configuration keys "cri_sock"`},
-		{"metrics address without a port", []string{"-config", file("metrics.toml", `metrics_address = "9464"`)}, 2, `metrics_address: address "9464": missing port`},
-		{"bad log format flag", []string{"-config", valid, "-log-format", "xml"}, 2, `log_format "xml"`},
+		{"HTTP address without a port", []string{"-config", file("metrics.toml", `http_address = "9464"`)}, 2, `http_address: address "9464": missing port`},
+		{"bad log format flag", []string{"-config", valid, "-log-format", "xml"}, 2, `nrinetd: -log-format "xml": want text or json (run 'nrinetd -help' for usage)`},
 		{"state directory that cannot be made", []string{"-config", valid, "-state-dir", "/proc/nrinetd-test-state"}, 1, "state directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

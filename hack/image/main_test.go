@@ -174,10 +174,11 @@ func checkImage(t *testing.T, img v1.Image, c, version, arch string) {
 	if arch != runtime.GOARCH {
 		return
 	}
-	// The binary runs: -h prints its usage, naming it, and exits 0.
+	// The binary runs: -h prints its usage, naming it, on stdout and
+	// exits 0.
 	cmd := exec.Command(bin, "-h")
-	usage, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(usage), "Usage: "+c) {
+	usage, err := cmd.Output()
+	if err != nil || !strings.HasPrefix(string(usage), "Usage:\n  "+c+" ") {
 		t.Errorf("%s -h: %v\n%s", c, err, usage)
 	}
 	// -version prints the version stamped in (internal/version).

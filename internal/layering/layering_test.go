@@ -43,6 +43,7 @@ func TestImportRules(t *testing.T) {
 		{pkg: mod + "plugins/podnet/kube", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq"}},
 		{pkg: mod + "plugins/cni", forbidden: []string{mod + "runtime", mod + "cri", "k8s.io/"}},
 		{pkg: mod + "cmd/internal/pluginops", forbidden: []string{mod + "runtime", mod + "cri", mod + "plugins/", "k8s.io/"}},
+		{pkg: mod + "cmd/internal/cli", onlyStd: true},
 	} {
 		t.Run(strings.TrimPrefix(tc.pkg, mod), func(t *testing.T) {
 			for _, d := range deps(t, tc.pkg) {

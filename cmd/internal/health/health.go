@@ -8,8 +8,9 @@
 //	/metrics  the Prometheus exposition of one *prometheus.Registry
 //
 // [Handler] builds the http.Handler; [Server] serves it on a TCP address
-// with a lifecycle bound to a context. The registry is the caller's: this
-// package registers nothing globally.
+// with a lifecycle bound to a context; [AddFlag] defines the flag of its
+// address, -http-address, the same in every command. The registry is the
+// caller's: this package registers nothing globally.
 package health
 
 import (
@@ -100,6 +101,15 @@ type Server struct {
 // a usage error, while Listen's own failure on a well-formed address (in
 // use, not this host's) is an error of the moment.
 func CheckAddress(addr string) error {
+	if err := addressProblem(addr); err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	return nil
+}
+
+// addressProblem is what is wrong with addr for CheckAddress, without
+// addr.
+func addressProblem(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	switch {
 	case err != nil:
@@ -113,10 +123,7 @@ func CheckAddress(addr string) error {
 	if ae := (*net.AddrError)(nil); errors.As(err, &ae) {
 		err = errors.New(ae.Err) // without its own copy of a part of addr
 	}
-	if err != nil {
-		return fmt.Errorf("address %q: %w", addr, err)
-	}
-	return nil
+	return err
 }
 
 // Listen binds addr ("host:port", ":9465"; port 0 picks a free port), so

@@ -1,10 +1,12 @@
 package logflags
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 )
 
 // Formats are the values of -log-format.
@@ -18,13 +20,30 @@ type Flags struct {
 	Level, Format string
 }
 
-// Add defines -log-level and -log-format on fs, defaulting to info and
-// text.
-func Add(fs *flag.FlagSet) *Flags {
+// Add defines -log-level and -log-format on c, defaulting to info and
+// text; the command line's Parse refuses any other level or format.
+func Add(c *cli.Command) *Flags {
 	f := &Flags{}
-	fs.StringVar(&f.Level, "log-level", "info", "log `level`: debug, info, warn or error")
-	fs.StringVar(&f.Format, "log-format", FormatText, "log `format`: text or json")
+	c.StringVar(&f.Level, "log-level", "info", "log `level`: debug, info, warn or error", CheckLevel)
+	c.StringVar(&f.Format, "log-format", FormatText, "log `format`: text or json", CheckFormat)
 	return f
+}
+
+// CheckLevel checks a value of -log-level.
+func CheckLevel(s string) error {
+	var l slog.Level
+	if l.UnmarshalText([]byte(s)) != nil {
+		return errors.New("want debug, info, warn or error")
+	}
+	return nil
+}
+
+// CheckFormat checks a value of -log-format.
+func CheckFormat(s string) error {
+	if s != FormatText && s != FormatJSON {
+		return errors.New("want text or json")
+	}
+	return nil
 }
 
 // Logger returns the logger the flags ask for, writing to w, or an error
@@ -32,12 +51,17 @@ func Add(fs *flag.FlagSet) *Flags {
 func (f *Flags) Logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.Level)); err != nil {
-		return nil, fmt.Errorf("-log-level %q is not debug, info, warn or error", f.Level)
+		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", f.Level)
 	}
-	return New(w, level, f.Format)
+	log, err := New(w, level, f.Format)
+	if err != nil {
+		return nil, fmt.Errorf("-log-format %q: %w", f.Format, err)
+	}
+	return log, nil
 }
 
-// New returns a logger writing to w at level in format (text or json).
+// New returns a logger writing to w at level in format (text or json;
+// "" is text).
 func New(w io.Writer, level slog.Level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch format {
@@ -46,5 +70,5 @@ func New(w io.Writer, level slog.Level, format string) (*slog.Logger, error) {
 	case FormatJSON:
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, fmt.Errorf("-log-format %q is not text or json", format)
+	return nil, errors.New("want text or json")
 }

@@ -3,41 +3,42 @@ package logflags_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"strings"
 	"testing"
 
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/cmd/internal/logflags"
 )
 
 func TestFlags(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		args    []string
-		debug   bool // a debug message is written
-		json    bool
-		wantErr string
+		name     string
+		args     []string
+		debug    bool // a debug message is written
+		json     bool
+		parseErr string // Parse refuses the command line with this
 	}{
 		{name: "defaults"},
 		{name: "debug", args: []string{"-log-level", "debug"}, debug: true},
 		{name: "json", args: []string{"-log-format", "json", "-log-level", "DEBUG"}, debug: true, json: true},
-		{name: "bad level", args: []string{"-log-level", "loud"}, wantErr: `-log-level "loud"`},
-		{name: "bad format", args: []string{"-log-format", "xml"}, wantErr: `-log-format "xml"`},
+		{name: "bad level", args: []string{"-log-level", "loud"}, parseErr: `-log-level "loud": want debug, info, warn or error`},
+		{name: "bad format", args: []string{"-log-format", "xml"}, parseErr: `-log-format "xml": want text or json`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("x", flag.ContinueOnError)
-			f := logflags.Add(fs)
-			if err := fs.Parse(tc.args); err != nil {
+			c := cli.New("x", "")
+			f := logflags.Add(c)
+			err := c.Parse(tc.args)
+			if tc.parseErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.parseErr) || cli.ExitCode(err) != cli.ExitUsage {
+					t.Fatalf("Parse = %v (exit status %d), want a usage error with %q", err, cli.ExitCode(err), tc.parseErr)
+				}
+				return
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
 			log, err := f.Logger(&buf)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Logger() = %v, want an error with %q", err, tc.wantErr)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,5 +54,21 @@ func TestFlags(t *testing.T) {
 				t.Errorf("JSON output: %v, want %v:\n%s", isJSON, tc.json, out)
 			}
 		})
+	}
+}
+
+// TestFlags_Logger: flags set without Parse are checked by Logger, which
+// names the flag and the value.
+func TestFlags_Logger(t *testing.T) {
+	for _, tc := range []struct {
+		f    logflags.Flags
+		want string
+	}{
+		{logflags.Flags{Level: "loud", Format: "text"}, `-log-level "loud"`},
+		{logflags.Flags{Level: "info", Format: "xml"}, `-log-format "xml": want text or json`},
+	} {
+		if _, err := tc.f.Logger(&bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: Logger() = %v, want an error with %q", tc.f, err, tc.want)
+		}
 	}
 }

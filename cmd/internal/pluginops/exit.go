@@ -1,77 +1,57 @@
 package pluginops
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/plugin"
 )
 
-// The exit statuses of the plugin commands.
-const (
-	// ExitFailure is every failure not below.
-	ExitFailure = 1
-	// ExitUsage is a usage or configuration error: a bad flag or
-	// argument, a configuration file that cannot be read or is invalid.
-	ExitUsage = 2
-	// ExitNoNetworkExtension: the plugin refused a runtime without nrinet's
-	// pod network extension (plugin.ErrNoNetworkExtension).
-	ExitNoNetworkExtension = 3
-)
+// ExitNoNetworkExtension is the exit status of a plugin that refused a
+// runtime without nrinet's pod network extension
+// (plugin.ErrNoNetworkExtension). The others are every command's
+// (package cli): 2 for a usage or configuration error, 1 for any other.
+const ExitNoNetworkExtension = 3
 
-// usageError marks an error as a usage or configuration error.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-// Usage marks err as a usage or configuration error (ExitUsage); nil
-// stays nil.
-func Usage(err error) error {
-	if err == nil {
-		return nil
-	}
-	return usageError{err}
-}
-
-// ExitCode is the exit status for run's error: 0 for nil, ExitUsage,
-// ExitNoNetworkExtension, else ExitFailure.
+// ExitCode is the exit status for a plugin command's error:
+// ExitNoNetworkExtension for a refused runtime, else cli.ExitCode's.
 func ExitCode(err error) int {
-	var u usageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &u), errors.Is(err, flag.ErrHelp):
-		return ExitUsage
-	case errors.Is(err, plugin.ErrNoNetworkExtension):
+	if errors.Is(err, plugin.ErrNoNetworkExtension) {
 		return ExitNoNetworkExtension
 	}
-	return ExitFailure
+	return cli.ExitCode(err)
 }
 
-// Main runs run and exits with its status (ExitCode), printing a failure
-// on standard error after the command's name. -help exits 0.
-func Main(name string, run func() error) {
-	err := run()
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-	}
-	os.Exit(ExitCode(err))
+// Main runs run as the plugin command c (cli.Command.Main: -help's usage
+// on standard output, an error on one line of standard error) and exits
+// with ExitCode's status.
+func Main(c *cli.Command, run func() error) {
+	c.Main(func() error {
+		err := run()
+		if ExitCode(err) == ExitNoNetworkExtension {
+			return cli.WithStatus(ExitNoNetworkExtension, err)
+		}
+		return err
+	})
 }
 
-// NoArgs refuses arguments left after the flags, a usage error.
-func NoArgs(fs *flag.FlagSet) error {
-	if fs.NArg() > 0 {
-		return Usage(fmt.Errorf("unexpected arguments %q", fs.Args()))
+// checkName is -name's check.
+func checkName(s string) error {
+	if api.ValidatePluginName(s) != nil {
+		return fmt.Errorf("want 1 to %d ASCII letters, digits and _.+-", api.MaxPluginNameLen)
+	}
+	return nil
+}
+
+// checkIdx is -idx's check.
+func checkIdx(s string) error {
+	if api.ValidatePluginIndex(s) != nil {
+		return errors.New("want two digits, 00 to 99")
 	}
 	return nil
 }
@@ -79,50 +59,25 @@ func NoArgs(fs *flag.FlagSet) error {
 // Identity returns the plugin's name and index options by one rule for
 // every plugin command: -name and -idx when given; else what the runtime
 // passes (NRI_PLUGIN_NAME, NRI_PLUGIN_IDX) or the executable's NN-name
-// file name gives, which the plugin library reads; else defName and
-// defIdx.
-func Identity(fs *flag.FlagSet, name, idx, defName, defIdx string) []plugin.Option {
+// file name gives, which the plugin library reads; else the defaults of
+// -name and -idx.
+func (o *Ops) Identity() []plugin.Option {
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.cmd.Flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	_, _, nnErr := api.ParsePluginFileName(filepath.Base(os.Args[0]))
 	named := nnErr == nil
 	var opts []plugin.Option
 	switch {
 	case set["name"]:
-		opts = append(opts, plugin.WithPluginName(name))
+		opts = append(opts, plugin.WithPluginName(o.Name))
 	case os.Getenv(api.PluginNameEnv) == "" && !named:
-		opts = append(opts, plugin.WithPluginName(defName))
+		opts = append(opts, plugin.WithPluginName(o.defName))
 	}
 	switch {
 	case set["idx"]:
-		opts = append(opts, plugin.WithPluginIdx(idx))
+		opts = append(opts, plugin.WithPluginIdx(o.Idx))
 	case os.Getenv(api.PluginIdxEnv) == "" && !named:
-		opts = append(opts, plugin.WithPluginIdx(defIdx))
+		opts = append(opts, plugin.WithPluginIdx(o.defIdx))
 	}
 	return opts
-}
-
-// Serve runs network plugin handler h as the plugin commands do, until
-// ctx ends: it refuses a runtime without nrinet's pod network extension
-// (which would drop its networks and set pods up its own way), takes its
-// name and index by Identity, dials socket if given, and reconnects
-// unless the runtime launched it (on the socket the runtime passed there
-// is nothing to reconnect to). Its readiness joins /readyz. It returns
-// nil after SIGINT/SIGTERM (ctx) and after the runtime shut a launched
-// plugin down, else why the plugin stopped.
-func (o *Ops) Serve(ctx context.Context, h any, log *slog.Logger, fs *flag.FlagSet, name, idx, defName, defIdx, socket string, launched bool) error {
-	opts := []plugin.Option{plugin.WithLogger(log), plugin.WithRequiredNetworkExtension()}
-	opts = append(opts, Identity(fs, name, idx, defName, defIdx)...)
-	if socket != "" {
-		opts = append(opts, plugin.WithSocketPath(socket))
-	}
-	if !launched {
-		opts = append(opts, plugin.WithReconnect(0, 0))
-	}
-	s, err := plugin.New(h, opts...)
-	if err != nil {
-		return err
-	}
-	o.Joining(s)
-	return s.Run(ctx)
 }

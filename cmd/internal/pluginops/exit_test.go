@@ -3,7 +3,6 @@ package pluginops_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/plugin"
@@ -20,60 +20,56 @@ import (
 // that case (TestMain), so that TestMain_ExitStatus sees a real exit.
 const mainCaseEnv = "PLUGINOPS_TEST_MAIN_CASE"
 
-var mainCases = map[string]error{
-	"ok":       nil,
-	"usage":    pluginops.Usage(errors.New(`unexpected arguments ["x"]`)),
-	"refused":  fmt.Errorf("joining: %w", plugin.ErrNoNetworkExtension),
-	"failure":  errors.New("the bridge is gone"),
-	"help":     flag.ErrHelp,
-	"wrapped":  fmt.Errorf("config: %w", pluginops.Usage(errors.New("bad JSON"))),
-	"nilusage": pluginops.Usage(nil),
+var mainCases = map[string]func(c *cli.Command) error{
+	"ok":       func(*cli.Command) error { return nil },
+	"usage":    func(c *cli.Command) error { return c.Parse([]string{"x"}) },
+	"refused":  func(*cli.Command) error { return fmt.Errorf("joining: %w", plugin.ErrNoNetworkExtension) },
+	"failure":  func(*cli.Command) error { return errors.New("the bridge is gone") },
+	"help":     func(c *cli.Command) error { return c.Parse([]string{"-help"}) },
+	"wrapped":  func(*cli.Command) error { return fmt.Errorf("config: %w", cli.Usage(errors.New("bad JSON"))) },
+	"nilusage": func(*cli.Command) error { return cli.Usage(nil) },
 }
 
 func TestMain(m *testing.M) {
-	if c, ok := os.LookupEnv(mainCaseEnv); ok {
-		pluginops.Main("nri-test", func() error { return mainCases[c] })
+	if name, ok := os.LookupEnv(mainCaseEnv); ok {
+		c := cli.New("nri-test", "A test plugin.", "[flags]")
+		pluginops.AddFlags(c, "test", "10")
+		pluginops.Main(c, func() error { return mainCases[name](c) })
 	}
 	os.Exit(m.Run())
 }
 
 // TestMain_ExitStatus: the plugin commands' exit statuses, from a real
 // process (the test binary re-executed): 0, 2 for usage and configuration
-// errors (and -help's flag.ErrHelp is 0), 3 for a refused runtime, 1
-// otherwise; failures are printed after the command's name.
+// errors, 0 with the usage on standard output for -help, 3 for a refused
+// runtime, 1 otherwise; failures are one line on standard error, after
+// the command's name.
 func TestMain_ExitStatus(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		status int
-		stderr string
+		name           string
+		status         int
+		stderr, stdout string
 	}{
-		{"ok", 0, ""}, {"usage", 2, `nri-test: unexpected arguments ["x"]`}, {"refused", 3, "nri-test: joining"},
-		{"failure", 1, "nri-test: the bridge is gone"}, {"help", 0, ""}, {"wrapped", 2, "nri-test: config: bad JSON"},
-		{"nilusage", 0, ""},
+		{"ok", 0, "", ""},
+		{"usage", 2, `nri-test: unexpected arguments ["x"] (run 'nri-test -help' for usage)`, ""},
+		{"refused", 3, "nri-test: joining: plugin: ", ""},
+		{"failure", 1, "nri-test: the bridge is gone", ""},
+		{"help", 0, "", "Usage:\n  nri-test [flags]\n\nA test plugin.\n\nFlags:\n"},
+		{"wrapped", 2, "nri-test: config: bad JSON", ""},
+		{"nilusage", 0, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), mainCaseEnv+"="+tc.name)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			status := testutil.RunStatus(t, cmd)
-			if status != tc.status || !strings.Contains(stderr.String(), tc.stderr) || tc.stderr == "" && stderr.Len() > 0 {
-				t.Errorf("exit status %d, stderr %q; want %d and %q", status, stderr.String(), tc.status, tc.stderr)
+			lines := strings.Count(stderr.String(), "\n")
+			if status != tc.status || !strings.HasPrefix(stderr.String(), tc.stderr) || (tc.stderr == "") != (lines == 0) || lines > 1 ||
+				!strings.HasPrefix(stdout.String(), tc.stdout) || tc.stdout == "" && stdout.Len() > 0 {
+				t.Errorf("exit status %d, stderr %q, stdout %q; want %d, %q and %q", status, stderr.String(), stdout.String(), tc.status, tc.stderr, tc.stdout)
 			}
 		})
-	}
-}
-
-func TestNoArgs(t *testing.T) {
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	if err := fs.Parse([]string{"stray"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := pluginops.NoArgs(fs); pluginops.ExitCode(err) != pluginops.ExitUsage || !strings.Contains(err.Error(), "stray") {
-		t.Errorf("NoArgs with a stray argument = %v (exit %d)", err, pluginops.ExitCode(err))
-	}
-	if err := pluginops.NoArgs(flag.NewFlagSet("y", flag.ContinueOnError)); err != nil {
-		t.Errorf("NoArgs without arguments = %v", err)
 	}
 }
 
@@ -98,13 +94,12 @@ func TestIdentity(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			fs := flag.NewFlagSet("x", flag.ContinueOnError)
-			name := fs.String("name", "podnet", "")
-			idx := fs.String("idx", "10", "")
-			if err := fs.Parse(tc.args); err != nil {
+			c := cli.New("x", "")
+			o := pluginops.AddFlags(c, "podnet", "10")
+			if err := c.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			s, err := plugin.New(runOnly{}, pluginops.Identity(fs, *name, *idx, "podnet", "10")...)
+			s, err := plugin.New(runOnly{}, o.Identity()...)
 			if err != nil {
 				t.Fatal(err)
 			}

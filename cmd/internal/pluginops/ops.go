@@ -1,8 +1,7 @@
 package pluginops
 
 import (
-	"errors"
-	"flag"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/cmd/internal/health"
 	"github.com/nrinet/nrinet/cmd/internal/logflags"
 	"github.com/nrinet/nrinet/internal/ttrpclog"
@@ -19,17 +19,20 @@ import (
 	"github.com/nrinet/nrinet/plugin"
 )
 
-// Ops are a plugin command's operability flags and what serves them.
+// Ops are a plugin command's common flags and what serves them.
 //
 // /readyz passes when every check in Checks does. The stub's (connected
 // to the runtime and configured now) is there from Start on, failing
 // until Joining hands over the stub; other parts add theirs with
 // Checks.Add.
 type Ops struct {
+	// Name and Idx are -name and -idx (see Identity).
+	Name, Idx string
 	// Version is -version: print "<name> <version>" and exit.
 	Version bool
-	// HealthAddress is -health-address; empty: no server.
-	HealthAddress string
+	// HTTPAddress is -http-address (deprecated name: -health-address);
+	// empty: no server.
+	HTTPAddress string
 	// Checks is the readiness of /readyz.
 	Checks health.Checks
 	// Handlers are more GET endpoints of the health server, by path
@@ -41,50 +44,47 @@ type Ops struct {
 
 	verbose bool
 
-	name string
-	stub atomic.Pointer[plugin.Stub]
-	addr string // the server's, once started
+	cmd             *cli.Command
+	defName, defIdx string
+	stub            atomic.Pointer[plugin.Stub]
+	addr            string // the server's, once started
 }
 
-// AddFlags defines -version, -health-address, -log-level, -log-format
-// and -verbose on fs for the command name (e.g. "nri-podnet").
-func AddFlags(fs *flag.FlagSet, name string) *Ops {
-	o := &Ops{name: name, Log: logflags.Add(fs)}
-	fs.BoolVar(&o.Version, "version", false, fmt.Sprintf("print %q and exit", name+" VERSION"))
-	fs.StringVar(&o.HealthAddress, "health-address", "", "serve /healthz, /readyz and /metrics (Prometheus) on this `host:port`, e.g. :9465; empty: off")
-	fs.BoolVar(&o.verbose, "verbose", false, "the same as -log-level debug (kept for existing command lines)")
+// AddFlags defines the flags every plugin command has on c, its command
+// line: -name and -idx (defaults defName and defIdx, e.g. "podnet" and
+// "10"), -version, -http-address (and its deprecated name
+// -health-address), -log-level, -log-format and -verbose.
+func AddFlags(c *cli.Command, defName, defIdx string) *Ops {
+	o := &Ops{cmd: c, defName: defName, defIdx: defIdx, Log: logflags.Add(c)}
+	c.StringVar(&o.Name, "name", defName, "plugin `name`, unless the runtime or the executable's NN-name file name gives one", checkName)
+	c.StringVar(&o.Idx, "idx", defIdx, "plugin `index`, two digits, unless the runtime or the executable's NN-name file name gives one", checkIdx)
+	c.Flags.BoolVar(&o.Version, "version", false, fmt.Sprintf("print %q and exit", c.Name+" VERSION"))
+	health.AddFlag(c, &o.HTTPAddress, "health-address", "/healthz, /readyz and /metrics (Prometheus)")
+	c.Flags.BoolVar(&o.verbose, "verbose", false, "the same as -log-level debug (kept for existing command lines)")
 	return o
 }
 
-// Parse parses args (the command line after the program name) into fs,
-// where AddFlags defined the flags, and does what every plugin command
-// does first: it refuses stray arguments and a malformed -health-address
-// (usage errors), prints "<name> <version>" on stdout for -version (done
-// is then true: the command exits 0), and returns the logger the logging
-// flags ask for, writing to stderr, with ttrpc's log routed to it.
-func (o *Ops) Parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (log *slog.Logger, done bool, err error) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, false, err // Main exits 0
-		}
-		return nil, false, Usage(err)
-	}
-	if err := NoArgs(fs); err != nil {
+// Parse parses args (the command line after the program name) with the
+// command line AddFlags was given (cli.Command.Parse: flag.ErrHelp for
+// -help, a usage error for a bad flag, a bad value, stray arguments), and
+// does what every plugin command does first: it prints "<name> <version>"
+// on stdout for -version (done is then true: the command exits 0), and
+// returns the logger the logging flags ask for, writing to stderr, with
+// ttrpc's log routed to it and a warning for each deprecated flag name
+// the command line used.
+func (o *Ops) Parse(args []string, stdout, stderr io.Writer) (log *slog.Logger, done bool, err error) {
+	if err := o.cmd.Parse(args); err != nil {
 		return nil, false, err
 	}
-	if o.HealthAddress != "" {
-		if err := health.CheckAddress(o.HealthAddress); err != nil {
-			return nil, false, Usage(fmt.Errorf("-health-address: %w", err))
-		}
-	}
 	if o.Version {
-		fmt.Fprintln(stdout, o.name, version.String())
+		fmt.Fprintln(stdout, o.cmd.Name, version.String())
 		return nil, true, nil
 	}
 	if log, err = o.Logger(stderr); err != nil {
-		return nil, false, Usage(err)
+		return nil, false, cli.Usage(err)
 	}
 	ttrpclog.Route(log)
+	o.cmd.WarnDeprecated(log)
 	return log, false, nil
 }
 
@@ -98,15 +98,15 @@ func (o *Ops) Logger(w io.Writer) (*slog.Logger, error) {
 	return f.Logger(w)
 }
 
-// Start serves the health endpoints, with -health-address, until stop is
+// Start serves the health endpoints, with -http-address, until stop is
 // called; register adds the plugin's metrics to the registry first.
-// Without -health-address it does nothing, and register is not called.
+// Without -http-address it does nothing, and register is not called.
 func (o *Ops) Start(log *slog.Logger, register func(prometheus.Registerer) error) (stop func(), err error) {
-	if o.HealthAddress == "" {
+	if o.HTTPAddress == "" {
 		return func() {}, nil
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), health.BuildInfo(o.name))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), health.BuildInfo(o.cmd.Name))
 	if err := register(reg); err != nil {
 		return nil, err
 	}
@@ -120,9 +120,9 @@ func (o *Ops) Start(log *slog.Logger, register func(prometheus.Registerer) error
 		}
 		h = mux
 	}
-	srv, err := health.Listen(o.HealthAddress, h)
+	srv, err := health.Listen(o.HTTPAddress, h)
 	if err != nil {
-		return nil, fmt.Errorf("-health-address: %w", err)
+		return nil, fmt.Errorf("-%s: %w", health.FlagName, err)
 	}
 	o.addr = srv.Addr().String()
 	log.Info("serving /healthz, /readyz and /metrics", "address", o.addr)
@@ -146,5 +146,30 @@ func (o *Ops) stubReady() (bool, string) {
 	if s := o.stub.Load(); s != nil {
 		return s.Ready()
 	}
-	return false, o.name + ": not connected to the runtime yet"
+	return false, o.cmd.Name + ": not connected to the runtime yet"
+}
+
+// Serve runs network plugin handler h as the plugin commands do, until
+// ctx ends: it refuses a runtime without nrinet's pod network extension
+// (which would drop its networks and set pods up its own way), takes its
+// name and index by Identity, dials socket if given, and reconnects
+// unless the runtime launched it (on the socket the runtime passed there
+// is nothing to reconnect to). Its readiness joins /readyz. It returns
+// nil after SIGINT/SIGTERM (ctx) and after the runtime shut a launched
+// plugin down, else why the plugin stopped.
+func (o *Ops) Serve(ctx context.Context, h any, log *slog.Logger, socket string, launched bool) error {
+	opts := []plugin.Option{plugin.WithLogger(log), plugin.WithRequiredNetworkExtension()}
+	opts = append(opts, o.Identity()...)
+	if socket != "" {
+		opts = append(opts, plugin.WithSocketPath(socket))
+	}
+	if !launched {
+		opts = append(opts, plugin.WithReconnect(0, 0))
+	}
+	s, err := plugin.New(h, opts...)
+	if err != nil {
+		return err
+	}
+	o.Joining(s)
+	return s.Run(ctx)
 }

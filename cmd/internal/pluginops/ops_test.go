@@ -2,20 +2,25 @@ package pluginops_test
 
 import (
 	"errors"
-	"flag"
-	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 func TestOps(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	for _, tc := range []struct {
 		name      string
 		args      []string
@@ -24,14 +29,15 @@ func TestOps(t *testing.T) {
 		wantServe bool
 	}{
 		{name: "off", args: nil},
-		{name: "on", args: []string{"-health-address", "127.0.0.1:0"}, wantServe: true},
-		{name: "metrics fail", args: []string{"-health-address", "127.0.0.1:0"}, register: errors.New("boom"), wantErr: "boom"},
-		{name: "bad address", args: []string{"-health-address", "256.0.0.1:1"}, wantErr: "-health-address"},
+		{name: "on", args: []string{"-http-address", "127.0.0.1:0"}, wantServe: true},
+		{name: "on, deprecated name", args: []string{"-health-address", "127.0.0.1:0"}, wantServe: true},
+		{name: "metrics fail", args: []string{"-http-address", "127.0.0.1:0"}, register: errors.New("boom"), wantErr: "boom"},
+		{name: "address in use", args: []string{"-http-address", busy.Addr().String()}, wantErr: "-http-address: health: listening on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			o := pluginops.AddFlags(fs, "nri-test")
-			if err := fs.Parse(append([]string{"-version"}, tc.args...)); err != nil {
+			c := cli.New("nri-test", "")
+			o := pluginops.AddFlags(c, "test", "10")
+			if err := c.Parse(append([]string{"-version"}, tc.args...)); err != nil {
 				t.Fatal(err)
 			}
 			if !o.Version {
@@ -93,24 +99,28 @@ func TestOps_Parse(t *testing.T) {
 	}{
 		{name: "defaults", args: nil},
 		{name: "version", args: []string{"-version"}, wantDone: true, wantOut: "nri-test "},
-		{name: "stray arguments", args: []string{"extra"}, wantErr: `unexpected arguments ["extra"]`, wantUsage: true},
-		{name: "bad log level", args: []string{"-log-level", "loud"}, wantErr: "loud", wantUsage: true},
+		{name: "stray arguments", args: []string{"extra"}, wantErr: `unexpected arguments ["extra"] (run 'nri-test -help' for usage)`, wantUsage: true},
+		{name: "bad log level", args: []string{"-log-level", "loud"}, wantErr: `-log-level "loud": want debug, info, warn or error`, wantUsage: true},
 		{name: "verbose", args: []string{"-verbose"}, wantLog: "level=DEBUG"},
 		{name: "json", args: []string{"-log-level", "debug", "-log-format", "json"}, wantLog: `"level":"DEBUG"`},
 		{name: "bad flag", args: []string{"-no-such-flag"}, wantErr: "no-such-flag", wantUsage: true},
-		{name: "health address without a port", args: []string{"-health-address", "9465"}, wantErr: `-health-address: address "9465": missing port`, wantUsage: true},
+		{name: "HTTP address without a port", args: []string{"-http-address", "9465"}, wantErr: `-http-address "9465": missing port`, wantUsage: true},
+		{name: "deprecated name, without a port", args: []string{"-health-address", "9465"}, wantErr: `-health-address "9465": missing port`, wantUsage: true},
+		{name: "deprecated name", args: []string{"-health-address", ":0"}, wantLog: `level=WARN msg="-health-address is deprecated: use -http-address"`},
+		{name: "bad index", args: []string{"-idx", "abc"}, wantErr: `-idx "abc": want two digits, 00 to 99`, wantUsage: true},
+		{name: "bad name", args: []string{"-name", "a b"}, wantErr: `-name "a b": want 1 to 128 ASCII letters, digits and _.+-`, wantUsage: true},
+		{name: "bad boolean", args: []string{"-verbose=maybe"}, wantErr: `-verbose "maybe": want true or false`, wantUsage: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			o := pluginops.AddFlags(fs, "nri-test")
+			c := cli.New("nri-test", "")
+			o := pluginops.AddFlags(c, "test", "10")
 			var stdout, stderr strings.Builder
-			log, done, err := o.Parse(fs, tc.args, &stdout, &stderr)
+			log, done, err := o.Parse(tc.args, &stdout, &stderr)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Parse: %v, want an error with %q", err, tc.wantErr)
 				}
-				if got := pluginops.ExitCode(err) == pluginops.ExitUsage; got != tc.wantUsage {
+				if got := pluginops.ExitCode(err) == cli.ExitUsage; got != tc.wantUsage {
 					t.Errorf("exit status %d for %v, want usage: %v", pluginops.ExitCode(err), err, tc.wantUsage)
 				}
 				return
@@ -125,7 +135,7 @@ func TestOps_Parse(t *testing.T) {
 				return
 			}
 			log.Debug("a debug line")
-			if got := stderr.String(); tc.wantLog != "" && !strings.Contains(got, tc.wantLog) || tc.wantLog == "" && got != "" {
+			if got := stderr.String(); tc.wantLog != "" && !strings.Contains(got, tc.wantLog) || tc.wantLog == "" && got != "" || strings.Count(got, "deprecated") > 1 {
 				t.Errorf("log: %q, want %q", got, tc.wantLog)
 			}
 		})
