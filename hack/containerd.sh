@@ -14,7 +14,7 @@
 #   NRINET_CONTAINERD_BIN=<directory holding the three binaries>
 # so that `eval "$(hack/containerd.sh)"` works; progress goes to stderr.
 # test/containerd runs it and then containerd's NRI unit tests in the source
-# tree; docs/containerd.md describes both.
+# tree; docs/dev/containerd-suites.md describes both.
 #
 # Environment:
 #   NRINET_CONTAINERD_NRI      which github.com/containerd/nri containerd is built against:
@@ -80,7 +80,7 @@ nrinet_version=${NRINET_CONTAINERD_NRINET_VERSION:-}
 cache_root=${NRINET_CONTAINERD_CACHE:-/var/cache/nrinet}
 nri_dir=${NRINET_CONTAINERD_NRI_DIR:-$repo/compat/nri}
 # nrinet's patch series against containerd, applied in compat mode only: the
-# CRI's network_mode "nri" (docs/containerd.md explains each patch).
+# CRI's network_mode "nri" (docs/dev/containerd-suites.md explains each patch).
 patch_dir=$repo/hack/containerd-patches
 GO=${GO:-go}
 

@@ -14,7 +14,7 @@
 #   NRINET_CRIO_BIN=<directory holding crio and pinns>
 # so that `eval "$(hack/crio.sh)"` works; progress goes to stderr.
 # test/crio runs it and then CRI-O's unit tests of the packages that use
-# NRI in the source tree; docs/crio.md describes both.
+# NRI in the source tree; docs/dev/crio-suites.md describes both.
 #
 # Environment:
 #   NRINET_CRIO_NRI      which github.com/containerd/nri CRI-O is built against:

@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-# compat/nri is a module outside go.work (docs/modules.md).
+# compat/nri is a module outside go.work (docs/dev/modules.md).
 export GOWORK=off
 version=v0.12.5
 dir=$(go mod download -json "github.com/containerd/nri@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')

@@ -27,7 +27,7 @@
 // plugin joining holds up no request: requests that start meanwhile go on
 // without it and queue their events for it, which it receives after its
 // Synchronize, so that it sees every pod and container once, in
-// Synchronize or as an event (see docs/architecture.md). Pre-installed
+// Synchronize or as an event (see docs/dev/architecture.md). Pre-installed
 // plugins whose process exits are launched again, with backoff
 // ([WithRestartBackoff]).
 //

@@ -404,7 +404,7 @@ func WithAllowedPluginUIDs(uids ...uint32) Option {
 // updates are not given to the UpdateFunc. fn must not make lifecycle
 // requests through the Runtime while cb runs for events the plugin
 // subscribed to, if they could wait for the plugin (see
-// docs/architecture.md, joining).
+// docs/dev/architecture.md, joining).
 func WithSyncCallback(fn func(ctx context.Context, cb SyncCB) error) Option {
 	return func(c *config) error {
 		if fn == nil {

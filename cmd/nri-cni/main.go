@@ -46,7 +46,8 @@
 // runtime's and the process's. -version prints "nri-cni VERSION" and
 // exits.
 //
-// It needs a runtime with nrinet's pod network extension (nrinetd).
+// It needs a runtime with nrinet's pod network extension (nrinetd, or
+// containerd or CRI-O on nrinet in network_mode "nri").
 // Launched or started by hand, it refuses a runtime whose Configure does
 // not advertise it (stock containerd, CRI-O, any runtime on containerd/nri
 // v0.12.5), which would drop the networks it returns and attach pods with
@@ -91,8 +92,9 @@ func command() (*cli.Command, *pluginops.Ops, *string, *string) {
 Attaches pods to a CNI network and returns their networks to the runtime.
 Started by hand, it waits until its CNI network loads (a conflist in confDir,
 its plugins in binDirs) before it connects. It needs a runtime with nrinet's
-pod network extension (nrinetd): it refuses to join a runtime without it
-(stock containerd, CRI-O), which would drop its networks, and exits with
+pod network extension (nrinetd, or containerd or CRI-O on nrinet in
+network_mode "nri"): it refuses to join a runtime without it (stock
+containerd, CRI-O), which would drop its networks, and exits with
 status 3. A usage or configuration error exits with status 2, before
 anything is done; any other error with status 1.`,
 		"[-config FILE] [-socket PATH] [flags]")

@@ -24,7 +24,8 @@
 // plugins/podnet.Metrics) and the Go runtime's and the process's. -version
 // prints "nri-podnet VERSION" and exits.
 //
-// It needs a runtime with nrinet's pod network extension (nrinetd).
+// It needs a runtime with nrinet's pod network extension (nrinetd, or
+// containerd or CRI-O on nrinet in network_mode "nri").
 // Launched or started by hand, it refuses a runtime whose Configure does
 // not advertise it (stock containerd, CRI-O, any runtime on containerd/nri
 // v0.12.5), which would drop the networks it returns while the interfaces
@@ -115,7 +116,8 @@ type flags struct {
 func command() *flags {
 	c := cli.New("nri-podnet", `
 nrinet's native pod network plugin. It needs a runtime with nrinet's pod
-network extension (nrinetd): it refuses to join a runtime without it (stock
+network extension (nrinetd, or containerd or CRI-O on nrinet in
+network_mode "nri"): it refuses to join a runtime without it (stock
 containerd, CRI-O), which would drop its networks, and exits with status 3.
 A usage or configuration error exits with status 2, before anything is done
 (-uninstall removes nothing then); any other error with status 1.`,

@@ -7,5 +7,5 @@
 //
 // k8s.io/apimachinery's wait.Backoff does the same, but the root module,
 // which runtimes link (containerd, CRI-O), must not require apimachinery
-// and its dependencies (docs/modules.md; test/gomod checks it).
+// and its dependencies (docs/dev/modules.md; test/gomod checks it).
 package backoff

@@ -159,7 +159,7 @@ func fromGoVersion(t *testing.T, bin string) string {
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		switch {
-		// The main module: the cmd module (docs/modules.md), whatever
+		// The main module: the cmd module (docs/dev/modules.md), whatever
 		// its path.
 		case len(f) >= 3 && f[0] == "mod":
 			mod = f[2]

@@ -13,7 +13,7 @@
 //	err = s.Run(ctx)
 //
 // The plugin needs a runtime with nrinet's pod network extension
-// (nrinetd). A runtime without it (stock containerd, CRI-O, any runtime on
+// (nrinetd, or containerd or CRI-O on nrinet in network_mode "nri"). A runtime without it (stock containerd, CRI-O, any runtime on
 // containerd/nri v0.12.5) would drop the networks the plugin returns, and
 // attaches pods with its own CNI setup as well. With
 // [github.com/nrinet/nrinet/plugin.WithRequiredNetworkExtension], as

@@ -23,7 +23,7 @@
 // # Runtimes
 //
 // nri-podnet needs a runtime with nrinet's pod network extension
-// (nrinetd). A runtime without it (stock containerd, CRI-O, any runtime
+// (nrinetd, or containerd or CRI-O on nrinet in network_mode "nri"). A runtime without it (stock containerd, CRI-O, any runtime
 // on containerd/nri v0.12.5) would drop the networks the plugin returns;
 // on containerd, whose own CNI setup makes eth0 first, creating the veth
 // then fails every pod. cmd/nri-podnet builds its stub with

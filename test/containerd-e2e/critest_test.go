@@ -72,7 +72,7 @@ const (
 // of registry.k8s.io and its web server image (containerd's hosts.toml),
 // and reports each spec's outcome per runtime. A failure containerd's log
 // explains as its own cleanup losing the race with the shim's exit is
-// excused (markShimRaces). See docs/containerd.md, "critest".
+// excused (markShimRaces). See docs/dev/containerd-suites.md, "critest".
 func TestCritest(t *testing.T) {
 	skipUnlessEnabled(t)
 	var variants []critest.Variant

@@ -21,6 +21,6 @@
 //
 // The tests need root, runc, /bin/busybox (a static build), crictl and the
 // CNI reference plugins, and run only with NRINET_CONTAINERD_E2E=1; without
-// it they skip. docs/containerd.md ("End-to-end suite") describes the
+// it they skip. docs/dev/containerd-suites.md ("End-to-end suite") describes the
 // scenarios and how to run one.
 package containerde2e

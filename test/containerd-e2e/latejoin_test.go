@@ -45,7 +45,7 @@ const (
 // On containerd on nrinet, in CNI mode and in network mode nri with
 // nri-podnet (patches 0001 to 0007), a problem fails the test. Stock
 // containerd is run for comparison: its problems are logged, not failed
-// (docs/containerd.md, "Containers created while a plugin joins").
+// (docs/dev/containerd-suites.md, "Containers created while a plugin joins").
 func TestLateJoin(t *testing.T) {
 	skipUnlessEnabled(t)
 	for _, v := range []struct {

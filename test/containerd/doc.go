@@ -26,6 +26,6 @@
 // and check go.mod are shared with test/crio, in test/internal/runtimesuite,
 // with their own tests; TestAddedTests always runs.
 //
-// docs/containerd.md lists the packages, why each is chosen, and the
+// docs/dev/containerd-suites.md lists the packages, why each is chosen, and the
 // baseline's outcomes.
 package containerd

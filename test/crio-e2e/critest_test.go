@@ -31,7 +31,7 @@ var critestVariants = []critestVariant{
 // cni and nri (with nri-podnet), all pulling critest's test image from the
 // suite's registry in place of registry.k8s.io, and reports each spec's
 // outcome per runtime. Every spec that passes on stock CRI-O must pass on
-// nrinet, in both modes. See docs/crio.md, "critest".
+// nrinet, in both modes. See docs/dev/crio-suites.md, "critest".
 func TestCritest(t *testing.T) {
 	skipUnlessEnabled(t)
 	var variants []critest.Variant

@@ -1,4 +1,4 @@
-// Package gomod checks the promise of docs/modules.md: the modules a
+// Package gomod checks the promise of docs/dev/modules.md: the modules a
 // container runtime links when it adopts nrinet (the root module, with
 // the NRI libraries, and compat/nri, the drop-in github.com/containerd/nri)
 // require no module at a version newer than the oldest runtime nrinet

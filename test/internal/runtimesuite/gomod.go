@@ -11,7 +11,7 @@ import (
 // GoModRules says what adopting nrinet may change in a runtime's go.mod
 // besides the two replace lines: modules it adds and modules it drops, each
 // with the reason. Any other change, a requirement moving to another
-// version above all, breaks the promise of docs/modules.md that the
+// version above all, breaks the promise of docs/dev/modules.md that the
 // modules a runtime links require nothing newer than the runtime does.
 type GoModRules struct {
 	// Runtime names the runtime in the problems Check reports.
@@ -83,7 +83,7 @@ func (g GoModRules) Check(diff string) []string {
 }
 
 // AdoptionRules are the go.mod rules of adopting compat/nri, the same for
-// every runtime (docs/modules.md): nrinet's root module and vtprotobuf
+// every runtime (docs/dev/modules.md): nrinet's root module and vtprotobuf
 // added, upstream's two WASM modules dropped.
 func AdoptionRules(runtime string) GoModRules {
 	return GoModRules{
