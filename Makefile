@@ -3,19 +3,30 @@
 # operators: see "Build, install, release" below and docs/install.md.
 GO ?= go
 
-.PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-adversarial bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
+.PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-migration e2e-adversarial bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
 
+## [test] the tests CI runs (make test): deps, lint, unit, interop, compat, deploy-test
 test: deps lint unit interop compat deploy-test
+
+# make help: every target, one line each, by group, from the
+# "## [group] text" line right above each rule (hack/make-help.awk, which
+# fails on a malformed one; internal/makehelp checks that no target is
+# left out).
+.PHONY: help
+## [dev] this list
+help:
+	@awk -f $(dir $(firstword $(MAKEFILE_LIST)))hack/make-help.awk $(firstword $(MAKEFILE_LIST))
 
 # What the tests need on the machine besides Go (internal/hostdeps, the one
 # list make demo and .ci/run share): anything missing is installed with
 # apt-get, saying what and why, before any build; without apt-get, one line
 # names each missing package and make stops.
+## [dev] install what the tests need on this machine with apt-get, or name what is missing (internal/hostdeps)
 deps:
 	@GOWORK=off $(GO) build -o _output/hostdeps ./internal/cmd/hostdeps && _output/hostdeps test
 unit interop compat deploy-test: deps
 
-# nrinet is several Go modules (docs/modules.md): the root module holds
+# nrinet is several Go modules (docs/dev/modules.md): the root module holds
 # the NRI libraries a runtime links, and nothing else, so that adopting
 # them moves none of a runtime's requirements; the commands, plugins, CRI
 # server, IPAM, tools and tests are modules of their own. go.work joins
@@ -32,6 +43,7 @@ GO_PKGS := $(foreach m,$(GO_MODULES),$(if $(filter .,$(m)),./...,./$(m)/...))
 # (CGO_ENABLED=0 -trimpath), so that on a fresh machine the dependency tree
 # is compiled once for both, not once more for vet (nrinet has no cgo).
 # The test modules are vetted as their go test builds them.
+## [test] gofmt and go vet of every module
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	CGO_ENABLED=0 $(GO) vet -trimpath $(GO_PKGS)
@@ -46,19 +58,23 @@ lint:
 # TestImages compiles every dependency for two architectures (over 10 minutes
 # on 2 cores beside the other packages' builds); with the cache kept the
 # whole target takes about 3 minutes.
+## [test] go test -race of the workspace's modules but the three test modules (GO_PKGS)
 unit:
 	$(GO) test -race -count=1 -timeout 30m $(GO_PKGS)
 
+## [test] test/interop: nrinet against upstream containerd/nri, both directions
 interop:
 	cd test/interop && $(GO) test -race -count=1 ./...
 
 # compat/nri, the module github.com/containerd/nri on nrinet (docs/compat.md).
+## [test] compat/nri, github.com/containerd/nri on nrinet: vet and tests
 compat:
 	cd compat/nri && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -race -count=1 ./...
 
 # The manifests under deploy/, rendered with kustomize and checked
 # (deploy/test, a module of its own; no cluster needed).
 # It runs helm-test's tests too.
+## [test] the manifests under deploy/ rendered with kustomize and checked, and the Helm chart's tests (deploy/test)
 deploy-test:
 	cd deploy/test && GOWORK=off $(GO) test -race -count=1 ./...
 
@@ -66,9 +82,25 @@ deploy-test:
 # Helm"): linted and rendered with Helm v4's library, its objects compared
 # with the kustomize overlays' for the same settings (deploy/test).
 .PHONY: helm-test manifest
+## [test] the Helm chart deploy/helm/nrinet alone: linted, rendered, equal to the kustomize overlays
 helm-test: deps
 	cd deploy/test && GOWORK=off $(GO) test -race -count=1 ./helmchart/... ./cmd/manifest/... && \
 		GOWORK=off $(GO) test -race -count=1 -run '^TestChart_' .
+
+# The alerts of deploy/monitoring (docs/metrics.md, "Dashboard and
+# alerts"): promtool check rules over rules.yaml, and promtool test rules
+# over rules_test.yaml (every alert fires on its condition and stays
+# silent otherwise). promtool v3.16.0 is built once from the Go module
+# proxy by hack/promtool.sh into
+# $(NRINET_PROMTOOL_CACHE)/promtool-v0.316.0 (default /var/cache/nrinet);
+# a cold build is minutes, so this is not part of make test (CI runs it
+# after). The dashboard and the PrometheusRule are checked in make test
+# (deploy, TestMonitoring_*).
+.PHONY: alerts-test
+## [test] deploy/monitoring's alerts: promtool check rules and promtool test rules (builds promtool once)
+alerts-test:
+	eval "$$(GO=$(GO) hack/promtool.sh)" && cd deploy/monitoring && \
+		"$$NRINET_PROMTOOL" check rules rules.yaml && "$$NRINET_PROMTOOL" test rules rules_test.yaml
 
 # nrinet's version, stamped into every binary that make build, install,
 # release and image produce (and containerd's, as v2.4.2+nrinet.<it
@@ -90,8 +122,10 @@ endif
 # only for localhost:PORT, loopback and private IPv4 addresses).
 IMAGE_ARCHS ?= amd64,arm64
 .PHONY: image image-push
+## [release] the nri-podnet and nri-cni OCI images for IMAGE_ARCHS into _output/images, offline
 image:
 	$(GO) run ./hack/image -arch $(IMAGE_ARCHS) $(if $(VERSION),-version $(VERSION))
+## [release] push the images to REGISTRY=host[:port]/path as VERSION and latest
 image-push:
 	@test -n "$(REGISTRY)" || { echo 'make image-push: set REGISTRY=host[:port]/path' >&2; exit 2; }
 	$(GO) run ./hack/image -arch $(IMAGE_ARCHS) $(if $(VERSION),-version $(VERSION)) -push $(REGISTRY)
@@ -102,6 +136,7 @@ image-push:
 # deploy/overlays/nri-podnet, tested), with its default values but the
 # image's tag, VERSION (the tag make image gives besides latest), and with
 # REGISTRY the repository make image-push pushes to, REGISTRY/nri-podnet.
+## [release] _output/nrinet.yaml: the Helm chart rendered with VERSION's image (and REGISTRY)
 manifest:
 	cd deploy/test && GOWORK=off $(GO) run ./cmd/manifest -chart ../helm/nrinet -o ../../_output/nrinet.yaml \
 		$(if $(VERSION),-set-string image.tag=$(VERSION)) $(if $(REGISTRY),-set-string image.repository=$(REGISTRY)/nri-podnet)
@@ -144,6 +179,7 @@ RELEASE_CACHE ?= $(or $(NRINET_CONTAINERD_CACHE),/var/cache/nrinet)/release
 COMMANDS := nrinetd nri-podnet nri-cni
 BUILD_DIR = _output/bin/linux-$(GOARCH)
 .PHONY: build install install-containerd install-crio uninstall uninstall-containerd uninstall-crio release release-test
+## [build] nrinet's commands, static, into _output/bin/linux-GOARCH
 build:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH) $(GO) build -trimpath -buildvcs=false \
 		-ldflags '-s -w -X github.com/nrinet/nrinet/internal/version.version=$(VERSION)' \
@@ -176,6 +212,7 @@ endef
 # (DATADIR/nrinet: nrinetd.toml for /etc/nrinetd/config.toml, which
 # nrinetd reads when it exists; 10-podnet.conf for nri-podnet run from
 # /opt/nri/plugins) and the license. Nothing under SYSCONFDIR.
+## [build] nrinet's commands, nrinetd's systemd unit and the example configurations (PREFIX, DESTDIR, ...)
 install: build
 	$(INSTALL) -d $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 0755 $(addprefix $(BUILD_DIR)/,$(COMMANDS)) $(DESTDIR)$(BINDIR)/
@@ -192,6 +229,7 @@ install: build
 # the stock config.toml that imports conf.d (DATADIR/nrinet/containerd-config.toml,
 # and as SYSCONFDIR/containerd/config.toml when there is none and
 # INSTALL_CONFIG=1), and containerd's LICENSE and NOTICE.
+## [build] containerd v2.4.2 on nrinet, its systemd unit and the network mode nri drop-in
 install-containerd:
 	@set -e; built=$$(NRINET_CONTAINERD_CACHE='$(RELEASE_CACHE)' NRINET_CONTAINERD_NRI=compat \
 		NRINET_CONTAINERD_GOARCH=$(GOARCH) NRINET_CONTAINERD_STATIC=1 \
@@ -222,6 +260,7 @@ endif
 # required, NRI on) in DATADIR/nrinet and, with INSTALL_CONFIG=1,
 # SYSCONFDIR/crio/crio.conf.d, and CRI-O's LICENSE. conmon, crun and
 # /etc/containers/policy.json come from the distribution (docs/install.md).
+## [build] CRI-O v1.36.3 on nrinet, its systemd unit and the network mode nri drop-in
 install-crio:
 	@set -e; built=$$(NRINET_CRIO_CACHE='$(RELEASE_CACHE)' NRINET_CRIO_GOARCH=$(GOARCH) NRINET_CRIO_STATIC=1 \
 		NRINET_CRIO_NRINET_VERSION='$(VERSION)' GO='$(GO)' hack/crio.sh); \
@@ -240,11 +279,13 @@ endif
 # stays (the drop-ins go, so containerd and CRI-O are back in network mode
 # cni at their next start), and so does SYSCONFDIR/nrinetd. Stop the
 # services first.
+## [build] remove what make install wrote
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(COMMANDS)) $(DESTDIR)$(SYSTEMDUNITDIR)/nrinetd.service
 	rm -f $(DESTDIR)$(DATADIR)/nrinet/nrinetd.toml $(DESTDIR)$(DATADIR)/nrinet/10-podnet.conf $(DESTDIR)$(DOCDIR)/nrinet/LICENSE
 	rmdir $(DESTDIR)$(DATADIR)/nrinet $(DESTDIR)$(DOCDIR)/nrinet 2>/dev/null || true
 
+## [build] remove what make install-containerd wrote but SYSCONFDIR/containerd/config.toml
 uninstall-containerd:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,containerd containerd-shim-runc-v2 ctr) $(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service
 	rm -f $(DESTDIR)$(SYSCONFDIR)/containerd/conf.d/nrinet-network-mode.toml $(DESTDIR)$(DATADIR)/nrinet/containerd-config.toml
@@ -252,6 +293,7 @@ uninstall-containerd:
 	rm -f $(DESTDIR)$(DOCDIR)/containerd-nrinet/LICENSE $(DESTDIR)$(DOCDIR)/containerd-nrinet/NOTICE
 	rmdir $(DESTDIR)$(DATADIR)/nrinet $(DESTDIR)$(DOCDIR)/containerd-nrinet 2>/dev/null || true
 
+## [build] remove what make install-crio wrote
 uninstall-crio:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,crio pinns) $(DESTDIR)$(SYSTEMDUNITDIR)/crio.service
 	rm -f $(DESTDIR)$(SYSCONFDIR)/crio/crio.conf.d/nrinet-network-mode.conf $(DESTDIR)$(DATADIR)/nrinet/nrinet-network-mode.conf
@@ -274,22 +316,27 @@ uninstall-crio:
 # (-version, containerd config dump and crio config over the shipped
 # drop-ins, dpkg install into a temporary root) and make install's paths.
 RELEASE_DIR ?= _output/release
+## [release] tarballs, SBOMs, .deb and .rpm for linux/amd64 and arm64 into RELEASE_DIR, checked
 release:
 	env -u GOARCH -u GOOS $(GO) run ./hack/release -version '$(VERSION)' -out '$(RELEASE_DIR)' -make '$(MAKE)' -cache '$(RELEASE_CACHE)'
 
+## [release] check the release in RELEASE_DIR again and run this machine's binaries from it
 release-test:
 	env -u GOARCH -u GOOS NRINET_RELEASE_DIR='$(abspath $(RELEASE_DIR))' $(GO) test -count=1 -v -run '^TestRelease' ./hack/release
 
 # Regenerate api/*.pb.go from api/api.proto with the generators pinned in go.mod.
+## [dev] regenerate api/*.pb.go from api/api.proto
 generate:
 	$(GO) generate ./api
 
 # nrinet against containerd/nri v0.12.5; results in test/interop/bench-results.
+## [bench] nrinet against containerd/nri v0.12.5 (test/interop/bench.sh)
 bench:
 	cd test/interop && ./bench.sh
 
 # The nri-podnet soak: NRINET_SOAK_CYCLES pod run/stop cycles (make test runs 200).
 NRINET_SOAK_CYCLES ?= 10000
+## [test] the nri-podnet soak: NRINET_SOAK_CYCLES pod run/stop cycles (10000)
 soak:
 	NRINET_SOAK_CYCLES=$(NRINET_SOAK_CYCLES) $(GO) test -race -count=1 -timeout 30m -run '^TestPodnet_Cycles$$' -v ./plugins/podnet
 
@@ -299,24 +346,29 @@ soak:
 # chaos-ci runs it for 60 s (CI, after make test).
 CHAOS_DURATION ?= 20m
 CHAOS_TIMEOUT ?= 60m
+## [test] the chaos test (root): random kill -9 of nrinetd and its plugins under load for CHAOS_DURATION (20m)
 chaos:
 	NRINET_CHAOS=$(CHAOS_DURATION) NRINET_CHAOS_RACE=1 $(GO) test -race -count=1 -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' -v ./test/chaos
 
+## [test] the chaos test for 60 s, as CI runs it
 chaos-ci:
 	$(MAKE) chaos CHAOS_DURATION=60s CHAOS_TIMEOUT=15m
 
 # Every fuzz target of the repository, FUZZTIME each (hack/fuzz.sh).
 # Crashers land in <package>/testdata/fuzz/<Target>/.
 FUZZTIME ?= 10s
+## [test] every fuzz target for FUZZTIME each (10s)
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
+## [dev] the demo (cmd/nrinet-demo)
 demo:
 	$(GO) run ./cmd/nrinet-demo
 
 # containerd/nri v0.12.5's own adaptation tests, run against
 # compat/nri/pkg/adaptation (hack/upstream-suite.sh; expected failures in
 # hack/upstream-suite.expected, explained in docs/compat.md).
+## [test] containerd/nri v0.12.5's own adaptation tests against compat/nri
 upstream-suite:
 	hack/upstream-suite.sh
 
@@ -326,10 +378,12 @@ upstream-suite:
 # $(NRINET_CONTAINERD_CACHE)/containerd-v2.4.2-<key>/bin; a no-op when built.
 # containerd-test runs containerd's unit tests of the packages that use NRI
 # in that tree and compares them with stock containerd's baseline
-# (test/containerd, docs/containerd.md).
+# (test/containerd, docs/dev/containerd-suites.md).
+## [build] containerd v2.4.2 on nrinet (NRINET_CONTAINERD_NRI=upstream: stock) into NRINET_CONTAINERD_CACHE
 containerd:
 	GO=$(GO) hack/containerd.sh
 
+## [test] containerd's own unit tests of its NRI packages on nrinet, against stock's baseline (root)
 containerd-test:
 	GO=$(GO) NRINET_CONTAINERD_TEST=1 $(GO) test -count=1 -v -timeout 45m -run '^TestContainerdNRIPackages$$' ./test/containerd
 	eval "$$(GO=$(GO) hack/containerd.sh)" && NRINET_CONTAINERD_BIN="$$NRINET_CONTAINERD_BIN" $(GO) test -count=1 -v -run '^TestContainerdImport$$' ./hack/image
@@ -341,11 +395,13 @@ containerd-test:
 # no-op when built. crio-test runs CRI-O's unit tests of the packages that
 # use NRI on CRI-O on nrinet (NRINET_CRIO_NRI=upstream: on stock CRI-O) and
 # compares them with stock CRI-O's baseline, recorded with
-# `go test ./test/crio -update` on stock (test/crio, docs/crio.md).
+# `go test ./test/crio -update` on stock (test/crio, docs/dev/crio-suites.md).
+## [build] CRI-O v1.36.3, stock and on nrinet, into NRINET_CONTAINERD_CACHE
 crio:
 	GO=$(GO) NRINET_CRIO_NRI=upstream hack/crio.sh >/dev/null
 	GO=$(GO) hack/crio.sh
 
+## [test] CRI-O's own unit tests of its NRI packages on nrinet, against stock's baseline (root)
 crio-test:
 	GO=$(GO) NRINET_CRIO_TEST=1 $(GO) test -count=1 -v -timeout 45m -run '^TestCrioNRIPackages$$' ./test/crio
 
@@ -357,16 +413,17 @@ crio-test:
 # containerd (the anchor), containerd on nrinet with CNI, and containerd on
 # nrinet in network_mode nri with nri-podnet; every test that passes on
 # stock must pass on the other two (test/containerd-e2e,
-# TestContainerdIntegration; docs/containerd.md, "containerd's NRI
+# TestContainerdIntegration; docs/dev/containerd-suites.md, "containerd's NRI
 # integration tests"). Not part of make test. Results, test output and
 # containerd's logs in INTEGRATION_OUT.
 INTEGRATION_OUT ?= $(CURDIR)/containerd-integration
+## [cluster] containerd's NRI integration tests on stock containerd and containerd on nrinet
 containerd-integration:
 	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
 	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 NRINET_CONTAINERD_INTEGRATION=1 NRINET_CONTAINERD_INTEGRATION_OUT=$(INTEGRATION_OUT) $(GO) test -count=1 -v -timeout 60m -run '^TestContainerdIntegration$$' .
 
-# The containerd end-to-end suite (test/containerd-e2e; docs/containerd.md,
+# The containerd end-to-end suite (test/containerd-e2e; docs/dev/containerd-suites.md,
 # "End-to-end suite"): builds, or finds built, stock containerd and
 # containerd on nrinet (hack/containerd.sh, both into NRINET_CONTAINERD_CACHE),
 # then runs real pods with runc, driven by crictl, with NRI plugins as
@@ -374,6 +431,7 @@ containerd-integration:
 # root, runc and busybox-static (.ci/run installs them). E2E_RUN is go test's
 # -run pattern, e.g. E2E_RUN='TestContainerd/^4-' for scenario 4 only.
 E2E_RUN ?= .
+## [cluster] pods on stock containerd and containerd on nrinet with NRI plugins, leak checks (E2E_RUN)
 e2e-containerd:
 	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
@@ -382,6 +440,7 @@ e2e-containerd:
 # CRI-O end to end (test/crio-e2e): stock CRI-O with CNI beside CRI-O on
 # nrinet with its patch series, in network_mode cni and nri (nri-podnet,
 # nri-cni), with conmon and runc, images from a registry on 127.0.0.1.
+## [cluster] pods on stock CRI-O and CRI-O on nrinet in network_mode cni and nri, leak checks
 e2e-crio:
 	NRINET_CRIO_NRI=upstream GO=$(GO) hack/crio.sh >/dev/null
 	NRINET_CRIO_NRI=compat GO=$(GO) hack/crio.sh >/dev/null
@@ -389,7 +448,8 @@ e2e-crio:
 
 # critest v1.37.0 against stock CRI-O and CRI-O on nrinet in network_mode
 # cni and nri (nri-podnet), its NRI specs unless CRITEST_FOCUS says other
-# (test/crio-e2e, docs/crio.md, "critest").
+# (test/crio-e2e, docs/dev/crio-suites.md, "critest").
+## [cluster] critest against stock CRI-O and CRI-O on nrinet (CRITEST_FOCUS, CRITEST_OUT)
 critest-crio:
 	NRINET_CRIO_NRI=upstream GO=$(GO) hack/crio.sh >/dev/null
 	NRINET_CRIO_NRI=compat GO=$(GO) hack/crio.sh >/dev/null
@@ -400,7 +460,7 @@ critest-crio:
 # containerd on nrinet (CNI mode with portmap, and network mode nri with
 # nri-podnet), each with a registry on 127.0.0.1 that serves critest's
 # busybox image as registry.k8s.io's and a busybox httpd as its web server
-# image (docs/containerd.md, "critest"). CRITEST_FOCUS is critest's
+# image (docs/dev/containerd-suites.md, "critest"). CRITEST_FOCUS is critest's
 # -ginkgo.focus; empty, each suite's default: 'NRI|Networking' (the NRI
 # and the networking specs) for containerd, 'NRI' for CRI-O. '.' runs
 # every spec, many of which need images only a real registry has.
@@ -408,6 +468,7 @@ critest-crio:
 CRITEST_FOCUS ?=
 CRITEST_OUT ?= $(CURDIR)/critest-results
 .PHONY: critest
+## [cluster] critest against stock containerd and containerd on nrinet (CRITEST_FOCUS, CRITEST_OUT)
 critest:
 	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
@@ -420,6 +481,7 @@ critest:
 BENCH_COUNT ?= 10
 BENCH_PODS ?= 10
 BENCH_OUT ?= $(CURDIR)/bench-containerd
+## [bench] crictl runp until READY on stock containerd and on nrinet, BENCH_COUNT samples
 bench-containerd:
 	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
@@ -435,25 +497,45 @@ bench-containerd:
 # /var/cache/nrinet); a no-op when built. A cold build took 49 minutes here
 # on 2 cores under heavy load from other work (23 minutes of CPU): etcd a
 # tenth of it, the Kubernetes binaries half, e2e.test and CoreDNS a third
-# (docs/kube-e2e.md has each step's time). NRINET_KUBE_E2E_SUITE=0 leaves
+# (docs/dev/kube-e2e.md has each step's time). NRINET_KUBE_E2E_SUITE=0 leaves
 # out e2e.test and CoreDNS, which only the conformance targets need (CI).
+## [build] etcd, Kubernetes v1.34.4, its e2e suite and CoreDNS into NRINET_KUBE_CACHE
 kube:
 	GO=$(GO) hack/kube.sh
 
-# The Kubernetes end-to-end suite (test/kube-e2e, docs/kube-e2e.md): builds,
-# or finds built, the Kubernetes binaries (hack/kube.sh) and containerd on
-# nrinet (hack/containerd.sh), then runs a control plane, two nodes of
-# nrinetd + nri-podnet and a real node (kubelet, containerd in network mode
-# nri, nri-podnet) with pods, and checks that nothing is left on the host.
+# The Kubernetes end-to-end suite (test/kube-e2e, docs/dev/kube-e2e.md): builds,
+# or finds built, the Kubernetes binaries (hack/kube.sh), containerd on
+# nrinet and stock containerd (hack/containerd.sh) and the CNI plugins
+# (hack/cni-plugins.sh), then runs a control plane, two nodes of nrinetd +
+# nri-podnet and a real node (kubelet, containerd in network mode nri,
+# nri-podnet) with pods, the migration of a two-node cluster from CNI to
+# nrinet and back (e2e-migration), and checks that nothing is left on the
+# host.
 # Needs root, iproute2, ping, runc and busybox-static, and for the images
 # of Kubernetes' own e2e specs (TestE2EImages) curl, bind9-dnsutils,
 # netcat-openbsd and nginx (.ci/run installs them). KUBE_E2E_RUN is go
 # test's -run pattern, e.g. 'TestKube/^2-'.
 KUBE_E2E_RUN ?= .
+## [cluster] the Kubernetes end-to-end suite: a control plane, nodes of nrinetd and real kubelets (KUBE_E2E_RUN)
 e2e-kube:
 	GO=$(GO) hack/kube.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
-	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 20m -run '$(KUBE_E2E_RUN)' .
+	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
+	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 20m -run '$(KUBE_E2E_RUN)' .
+
+# The migration of a live cluster alone (test/kube-e2e TestMigration,
+# which make e2e-kube runs too; docs/install.md, "Migrating a live
+# cluster, node by node"): two real kubelet nodes on stock containerd with
+# the CNI reference plugins, a Service requested every 100 ms from a
+# client pod; the runbook moves node a, then b, to containerd on nrinet
+# with nri-podnet's DaemonSet, and both back; no request fails outside a
+# drain window, every pod keeps its addresses, nothing is left behind.
+## [cluster] the migration of a live two-node cluster from CNI to nrinet and back alone (TestMigration)
+e2e-migration:
+	GO=$(GO) hack/kube.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
+	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 20m -run '^TestMigration' .
 
 # The port security suite alone (test/kube-e2e TestAdversarial, which
 # make e2e-kube runs too): two nodes of nrinetd with the real nri-podnet
@@ -461,7 +543,8 @@ e2e-kube:
 # VLAN tags, MACs, ARP, neighbour and router advertisements and redirects,
 # asks for host ports on addresses not its node's, and a policy of 20,000
 # excepts arrives; every attack is dropped, counted and unseen by its
-# victim, and every legitimate flow works (docs/deploy.md, "Security").
+# victim, and every legitimate flow works (docs/security.md).
+## [cluster] the port security suite alone (TestAdversarial)
 e2e-adversarial:
 	GO=$(GO) hack/kube.sh >/dev/null
 	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '^TestAdversarial$$' .
@@ -477,12 +560,14 @@ e2e-adversarial:
 # kube-apiserver holding 1,000 Nodes, 10,000 pods and 1,000 policies.
 BENCH_SCALE_OUT ?= $(CURDIR)/bench-netpol-scale
 BENCH_SCALE_N ?= 30
+## [bench] nri-podnet against a kube-apiserver with 1,000 Nodes, 10,000 pods and 1,000 policies
 bench-netpol-scale:
 	GO=$(GO) hack/kube.sh >/dev/null
 	mkdir -p $(BENCH_SCALE_OUT)
 	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -run '^$$' -bench NetpolScale -benchtime $(BENCH_SCALE_N)x -count 1 -timeout 60m -v . > $(BENCH_SCALE_OUT)/netpol-scale.txt; rc=$$?; grep -E '^(Benchmark|    scale_test)' $(BENCH_SCALE_OUT)/netpol-scale.txt; exit $$rc
 
 BENCH_KUBE_OUT ?= $(CURDIR)/bench-kube
+## [bench] a 20-replica Deployment's start, stock containerd with CNI against nrinet, BENCH_COUNT rounds
 bench-kube:
 	GO=$(GO) hack/kube.sh >/dev/null
 	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
@@ -493,7 +578,7 @@ bench-kube:
 	cd test/kube-e2e && $(GO) tool benchstat -col /network $(BENCH_KUBE_OUT)/deployment20.txt | tee $(BENCH_KUBE_OUT)/benchstat.txt
 
 # Kubernetes' e2e network specs (e2e.test of v1.34.4) against a conformance
-# cluster (test/kube-e2e TestConformance, docs/conformance.md): a control
+# cluster (test/kube-e2e TestConformance, docs/results/conformance.md): a control
 # plane, two real nodes with kube-proxy (nftables mode) and CoreDNS, first
 # with the baseline network (stock containerd, CNI bridge + host-local +
 # portmap), then with nrinet (containerd on nrinet, nri-podnet's
@@ -507,14 +592,17 @@ bench-kube:
 CONFORMANCE_PROCS ?= 4
 CONFORMANCE_OUT ?= $(CURDIR)/_output/conformance
 CONFORMANCE_ENV = NRINET_KUBE_E2E=1 NRINET_CONFORMANCE_PROCS=$(CONFORMANCE_PROCS) NRINET_CONFORMANCE_OUT=$(CONFORMANCE_OUT)
+## [helper] build what the conformance targets need: Kubernetes with its e2e suite, containerd, CNI plugins
 conformance-prepare:
 	GO=$(GO) NRINET_KUBE_E2E_SUITE=1 hack/kube.sh >/dev/null
 	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
 	GO=$(GO) hack/cni-plugins.sh >/dev/null
 
+## [cluster] Kubernetes' e2e network specs on a baseline cluster and on nrinet (hours)
 conformance: conformance-prepare
 	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && $(CONFORMANCE_ENV) NRINET_CONFORMANCE=full $(GO) test -count=1 -v -timeout 8h -run '^TestConformance$$' .
 
+## [cluster] the CI subset of Kubernetes' e2e network specs on nrinet alone
 conformance-ci: conformance-prepare
 	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && $(CONFORMANCE_ENV) NRINET_CONFORMANCE=ci $(GO) test -count=1 -v -timeout 1h -run '^TestConformance$$' .
