@@ -92,7 +92,7 @@ helm-test: deps
 # over rules_test.yaml (every alert fires on its condition and stays
 # silent otherwise). promtool v3.16.0 is built once from the Go module
 # proxy by hack/promtool.sh into
-# $(NRINET_PROMTOOL_CACHE)/promtool-v0.316.0 (default /var/cache/nrinet);
+# $(NRINET_PROMTOOL_CACHE)/promtool-v0.316.0-nosd (default /var/cache/nrinet);
 # a cold build is minutes, so this is not part of make test (CI runs it
 # after). The dashboard and the PrometheusRule are checked in make test
 # (deploy, TestMonitoring_*).
