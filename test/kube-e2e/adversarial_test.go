@@ -25,12 +25,12 @@ import (
 )
 
 // TestAdversarial is the port security suite (make e2e-adversarial;
-// docs/deploy.md, "Security"): two nodes of nrinetd with the real
+// docs/security.md): two nodes of nrinetd with the real
 // nri-podnet (-kube, NetworkPolicies on) and an outside host, as stage 2
 // builds them; a pod with CAP_NET_RAW's means (raw frames out of its
 // eth0) attacks the others. Every attack must be dropped at the
 // attacker's port, counted for it in nri-podnet's
-// nri_podnet_portsec_drops_total under its reason, and never reach its
+// nrinet_podnet_portsec_drops_total under its reason, and never reach its
 // victim, which a fence (legitimate traffic to the same victim, sent once
 // the drop is counted) proves; every legitimate flow beside it works, in
 // both families, without policies and with them.
@@ -352,7 +352,7 @@ func nthAddr(p netip.Prefix, n int) netip.Addr {
 // drops reads nri-podnet's drop counter of a pod and reason on node n.
 func (s *siege) drops(t testing.TB, n *node, pod, reason string) float64 {
 	t.Helper()
-	want := fmt.Sprintf(`nri_podnet_portsec_drops_total{pod=%q,reason=%q} `, pod, reason)
+	want := fmt.Sprintf(`nrinet_podnet_portsec_drops_total{pod=%q,reason=%q} `, pod, reason)
 	for _, l := range s.metrics(t, n) {
 		if v, ok := strings.CutPrefix(l, want); ok {
 			f, err := strconv.ParseFloat(v, 64)
@@ -608,7 +608,7 @@ func (s *siege) pathologicalPolicy(t *testing.T) {
 	start = time.Now()
 	s.a.runPodIn(advNS, "meanwhile", map[string]string{"app": "other"})
 	meanwhile := time.Since(start)
-	want := `nri_podnet_netpol_oversized_policy_elements{policy="adv/huge"} `
+	want := `nrinet_podnet_netpol_oversized_policy_elements{policy="adv/huge"} `
 	waitFor(t, "adv/huge reported as too big", policyTimeout, 100*time.Millisecond, func() (bool, string) {
 		for _, l := range s.metrics(t, s.a) {
 			if strings.HasPrefix(l, want) {

@@ -16,7 +16,7 @@ import (
 // conformance) or "ci" (make conformance-ci); unset, the test skips.
 const conformanceEnv = "NRINET_CONFORMANCE"
 
-// Further settings of TestConformance (docs/conformance.md):
+// Further settings of TestConformance (docs/results/conformance.md):
 const (
 	// networksEnv: the clusters to run, comma-separated, in order;
 	// default baseline,nrinet for full, nrinet for ci.
@@ -33,7 +33,7 @@ const (
 )
 
 // resultsDir holds the committed results of the full selection, one TSV
-// per network (docs/conformance.md).
+// per network (docs/results/conformance.md).
 var resultsDir = filepath.Join("conformance", "results")
 
 // ciFocus is the CI subset (make conformance-ci): the Networking Granular

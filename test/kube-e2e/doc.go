@@ -39,7 +39,7 @@
 // never reach its victim, and the legitimate flows must work, without
 // NetworkPolicies and with them.
 //
-// docs/kube-e2e.md says exactly what each stage checks and how long it
+// docs/dev/kube-e2e.md says exactly what each stage checks and how long it
 // all takes.
 //
 // For running Kubernetes' own [sig-network] e2e specs (e2e.test, which

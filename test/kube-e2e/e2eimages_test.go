@@ -26,7 +26,7 @@ import (
 // them against it). And the cluster's own: the pause image (kubeadm's
 // PauseVersion, the same tag as manifest.go's; containerd's sandbox image)
 // and CoreDNS (kubeadm's CoreDNSVersion). writeE2EImages builds them
-// offline; docs/kube-e2e.md says what each holds and how it differs from
+// offline; docs/dev/kube-e2e.md says what each holds and how it differs from
 // the published image.
 const (
 	e2eRegistry         = "registry.k8s.io/e2e-test-images"

@@ -15,7 +15,7 @@ import (
 )
 
 // The files selecting which specs of Kubernetes' e2e suite run against the
-// cluster network (docs/kube-e2e.md, "Kubernetes' own network specs"): the
+// cluster network (docs/dev/kube-e2e.md, "Kubernetes' own network specs"): the
 // focus and skip patterns, and the specs they select in e2e.test v1.34.4.
 const (
 	focusFile    = "conformance/focus.txt"
@@ -81,7 +81,7 @@ func selectionArgs(focus, skip []specPattern) []string {
 
 // e2eRunArgs returns e2e.test's arguments for a run of the selection
 // against the cluster of kubeconfig with nodes nodes, JUnit and other
-// reports in reportDir: docs/kube-e2e.md explains each.
+// reports in reportDir: docs/dev/kube-e2e.md explains each.
 func e2eRunArgs(kubeconfig, kubectl, reportDir string, nodes int, focus, skip []specPattern) []string {
 	args := []string{
 		"--provider=local",
@@ -157,7 +157,7 @@ func TestE2ESelection(t *testing.T) {
 	slices.Sort(selected)
 	got := fmt.Sprintf("# The specs of e2e.test %s that %s selects and %s does not skip: %d of %d\n"+
 		"# (%d of them [sig-network] [Conformance], all there are). Written by\n"+
-		"# NRINET_UPDATE_SELECTION=1 go test -run TestE2ESelection (docs/kube-e2e.md).\n"+
+		"# NRINET_UPDATE_SELECTION=1 go test -run TestE2ESelection (docs/dev/kube-e2e.md).\n"+
 		"# spec<TAB>its place in Kubernetes' source\n%s\n",
 		strings.TrimSpace(string(version)), filepath.Base(focusFile), filepath.Base(skipFile),
 		len(selected), len(specs), conformance, strings.Join(selected, "\n"))

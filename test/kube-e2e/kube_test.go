@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// TestKube runs the stages against one control plane (docs/kube-e2e.md).
+// TestKube runs the stages against one control plane (docs/dev/kube-e2e.md).
 // Each stage registers Nodes of its own, so that one runs alone too:
 // go test -run 'TestKube/^2-'.
 func TestKube(t *testing.T) {

@@ -45,7 +45,7 @@ type node struct {
 	pods            []*pod
 
 	opts nodeOptions
-	// healthAddr is nri-podnet's -health-address (host:port on the
+	// healthAddr is nri-podnet's -http-address (host:port on the
 	// node's underlay address), with opts.health.
 	healthAddr string
 }
@@ -57,7 +57,7 @@ type nodeOptions struct {
 	// set, are nri-podnet's -cluster-cidr instead of clusterCIDR4 and
 	// clusterCIDR6.
 	podCIDRs, clusterCIDRs []netip.Prefix
-	// health: nri-podnet serves /readyz and /metrics (-health-address)
+	// health: nri-podnet serves /readyz and /metrics (-http-address)
 	// on the node's underlay address.
 	health bool
 	// podnetEnv is nri-podnet's environment besides the test's
@@ -151,7 +151,7 @@ log_level = "info"
 // startPodnet writes nri-podnet's configuration and starts it in the
 // namespace, connecting to nrinetd's NRI socket as plugin 10-podnet.
 // It runs with -kube -kubeconfig -node-name -cluster-cidr
-// (docs/kube-e2e.md): subnets, routes and masquerade from Kubernetes; the
+// (docs/dev/kube-e2e.md): subnets, routes and masquerade from Kubernetes; the
 // configuration has no subnets.
 func (n *node) startPodnet() {
 	t := n.t
@@ -173,7 +173,7 @@ func (n *node) startPodnet() {
 	if n.opts.health {
 		// The node's namespace is the test's own: the port is free.
 		n.healthAddr = net.JoinHostPort(n.addr4.String(), "9465")
-		args = append(args, "-health-address", n.healthAddr)
+		args = append(args, "-http-address", n.healthAddr)
 	}
 	b, err := json.Marshal(cfg)
 	if err != nil {

@@ -525,7 +525,7 @@ func (s *scaleCluster) tableMetrics() string {
 	}
 	var out []string
 	for _, l := range strings.Split(body, "\n") {
-		if strings.HasPrefix(l, "nri_podnet_netpol_") && !strings.Contains(l, "_bucket") ||
+		if strings.HasPrefix(l, "nrinet_podnet_netpol_") && !strings.Contains(l, "_bucket") ||
 			slices.ContainsFunc([]string{"go_memstats_heap_inuse_bytes ", "go_memstats_heap_alloc_bytes ", "go_memstats_next_gc_bytes ", "go_memstats_sys_bytes "}, func(p string) bool { return strings.HasPrefix(l, p) }) {
 			out = append(out, l)
 		}
