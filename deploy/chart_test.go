@@ -54,6 +54,7 @@ func TestChartSchema_PodnetConfig(t *testing.T) {
 		}
 		want[name] = map[reflect.Kind]string{
 			reflect.String: "string", reflect.Int: "integer", reflect.Bool: "boolean", reflect.Slice: "array",
+			reflect.Pointer: "object", reflect.Struct: "object",
 		}[f.Type.Kind()]
 	}
 	got := map[string]string{}

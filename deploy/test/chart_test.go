@@ -72,6 +72,11 @@ var chartCases = []chartCase{
 		flags:  set("clusterCIDR=10.42.0.0/16"),
 		differ: []string{"ConfigMap nrinet-system/nri-podnet-config"},
 	},
+	{
+		name: "no opt-in label is not the default", kustomization: "../overlays/nri-podnet",
+		flags:  set("podNetworkLabel="),
+		differ: []string{"DaemonSet nrinet-system/nri-podnet"},
+	},
 }
 
 // set is helm's --set of each assignment.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -30,6 +31,10 @@ import (
 
 // namespace is where everything of nrinet runs.
 const namespace = "nrinet-system"
+
+// podNetworkLabel is the Node label that opts a node in: the DaemonSet's
+// pod runs only where it names the plugin (docs/deploy.md, "Which nodes").
+const podNetworkLabel = "nrinet.io/pod-network"
 
 // objects are the objects an overlay renders to, decoded.
 type objects struct {
@@ -145,6 +150,10 @@ type plugin struct {
 	kube  bool
 	// mounts are the container's volumes by mount path, exactly.
 	mounts map[string]mount
+	// podNetwork is the value of the opt-in label nrinet.io/pod-network
+	// the pod's nodeSelector asks for: the network plugin the node's
+	// runtime requires (podnet, cni).
+	podNetwork string
 	// checkConfig checks the configuration file against the mounts.
 	checkConfig func(t *testing.T, data []byte)
 }
@@ -156,7 +165,7 @@ func commonFlags(fs *flag.FlagSet) {
 	fs.String("name", "", "")
 	fs.String("idx", "", "")
 	fs.Bool("verbose", false, "")
-	fs.String("health-address", "", "")
+	fs.String("http-address", "", "")
 	fs.Bool("version", false, "")
 }
 
@@ -188,7 +197,8 @@ var plugins = []plugin{
 			fs.String("node-name", "", "")
 			fs.String("cluster-cidr", "", "")
 		},
-		kube: true,
+		kube:       true,
+		podNetwork: "podnet",
 		mounts: map[string]mount{
 			"/etc/nri-podnet":     {configMap: "nri-podnet-config", readOnly: true},
 			"/var/run/nri":        {hostPath: "/var/run/nri"},
@@ -213,6 +223,7 @@ var plugins = []plugin{
 		healthPort:     9466,
 		privileged:     true,
 		flags:          commonFlags,
+		podNetwork:     "cni",
 		mounts: map[string]mount{
 			"/etc/nri-cni":   {configMap: "nri-cni-config", readOnly: true},
 			"/var/run/nri":   {hostPath: "/var/run/nri"},
@@ -400,6 +411,12 @@ func checkDaemonSet(t *testing.T, o objects, p plugin, ds appsv1.DaemonSet) {
 	if !slices.Equal(pod.Tolerations, []corev1.Toleration{{Operator: corev1.TolerationOpExists}}) {
 		t.Errorf("pod: tolerations %+v, want one that tolerates every taint", pod.Tolerations)
 	}
+	// Every taint tolerated, but only on the Linux nodes opted in: a node
+	// whose runtime is not switched yet gets no pod, which would exit 3
+	// there and restart over and over.
+	if want := map[string]string{"kubernetes.io/os": "linux", podNetworkLabel: p.podNetwork}; !maps.Equal(pod.NodeSelector, want) {
+		t.Errorf("pod: nodeSelector %v, want %v", pod.NodeSelector, want)
+	}
 	if pod.ServiceAccountName != p.serviceAccount {
 		t.Errorf("pod: serviceAccountName %q, want %q", pod.ServiceAccountName, p.serviceAccount)
 	}
@@ -449,8 +466,8 @@ func checkDaemonSet(t *testing.T, o objects, p plugin, ds appsv1.DaemonSet) {
 	mounts := checkMounts(t, pod, c, p)
 	flags := parseArgs(t, o, c, p)
 	healthPort := checkProbes(t, c, p)
-	if want := ":" + strconv.Itoa(int(healthPort)); flags["health-address"] != want {
-		t.Errorf("-health-address %q, want %q: the health port", flags["health-address"], want)
+	if want := ":" + strconv.Itoa(int(healthPort)); flags["http-address"] != want {
+		t.Errorf("-http-address %q, want %q: the health port", flags["http-address"], want)
 	}
 	if flags["socket"] != "/var/run/nri/nri.sock" || !mounted(mounts, flags["socket"], "/var/run/nri") {
 		t.Errorf("-socket %q, want /var/run/nri/nri.sock, in the /var/run/nri volume", flags["socket"])

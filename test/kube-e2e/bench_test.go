@@ -97,7 +97,8 @@ func cniBin(t testing.TB) string {
 // the node's options: with metrics, a [metrics] address on port 1338 of
 // the node's underlay IPv4 address; with cni, no network mode nri and no
 // required network plugin, and CRI's CNI configuration directory (empty
-// until writeCNIConfig) and the CNI plugins instead.
+// until writeCNIConfig) and the CNI plugins instead; with dropIns, the
+// imports of the node's drop-in directory (importDropIns).
 func (n *kubeNode) adjustContainerdConfig(conf string) string {
 	t := n.t
 	t.Helper()
@@ -119,6 +120,9 @@ func (n *kubeNode) adjustContainerdConfig(conf string) string {
     conf_dir = %s
     max_conf_num = 1
 `, q(cniBin(t)), q(confDir))
+	}
+	if n.opts.dropIns {
+		conf = n.importDropIns(conf)
 	}
 	if n.opts.metrics {
 		// On the node's underlay address, which the test reaches from the

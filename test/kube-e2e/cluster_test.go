@@ -34,7 +34,7 @@ var (
 // clusterNodes are the suffixes of a cluster's nodes.
 var clusterNodes = []string{"a", "b"}
 
-// A cluster is a conformance cluster (docs/conformance.md): a control
+// A cluster is a conformance cluster (docs/results/conformance.md): a control
 // plane with the controllers and the scheduler the suite's specs need,
 // two real nodes, each running containerd, a kubelet and kube-proxy in
 // nftables mode, one pod network, and CoreDNS behind the kube-dns
@@ -54,23 +54,33 @@ type cluster struct {
 // The two kubelets run at the same time: the cluster takes the kubelet
 // host lock once for both (lockKubeletHost), so that no other run's
 // kubelet shares the host-wide paths with them, and its two kubelets share
-// /var/lib/kubelet/device-plugins (docs/conformance.md, "Two kubelets on
+// /var/lib/kubelet/device-plugins (docs/results/conformance.md, "Two kubelets on
 // one host").
 func startCluster(t testing.TB, cp *controlPlane, network clusterNetwork, images []imageArchive) *cluster {
+	t.Helper()
+	start := time.Now()
+	c := launchCluster(t, cp, network, kubeNodeOptions{
+		clusterDNS: []netip.Addr{kubeDNS4, kubeDNS6},
+		maxPods:    110,
+		images:     images,
+	})
+	c.deployCoreDNS()
+	t.Logf("cluster %s: up in %v", network, time.Since(start).Round(time.Millisecond))
+	return c
+}
+
+// launchCluster starts a cluster as startCluster does up to its Ready
+// Nodes, without CoreDNS: the scheduler, the two nodes with opts (and
+// what every cluster node has: kube-proxy, and with the baseline network
+// the CNI options), the routes and the pod network.
+func launchCluster(t testing.TB, cp *controlPlane, network clusterNetwork, opts kubeNodeOptions) *cluster {
 	t.Helper()
 	start := time.Now()
 	c := &cluster{t: t, cp: cp, network: network}
 	lockKubeletHost(t)
 	cp.startScheduler()
-	opts := kubeNodeOptions{
-		cni:         network == networkBaseline,
-		cniServices: true,
-		hostLocked:  true,
-		kubeProxy:   true,
-		clusterDNS:  []netip.Addr{kubeDNS4, kubeDNS6},
-		maxPods:     110,
-		images:      images,
-	}
+	opts.cni = network == networkBaseline
+	opts.cniServices, opts.hostLocked, opts.kubeProxy = true, true, true
 	for _, s := range clusterNodes {
 		c.nodes = append(c.nodes, launchKubeNode(t, cp, s, opts))
 	}
@@ -90,8 +100,6 @@ func startCluster(t testing.TB, cp *controlPlane, network clusterNetwork, images
 		t.Fatalf("unknown cluster network %q", network)
 	}
 	t.Logf("cluster %s: Nodes Ready %v after the start", network, time.Since(start).Round(time.Millisecond))
-	c.deployCoreDNS()
-	t.Logf("cluster %s: up in %v", network, time.Since(start).Round(time.Millisecond))
 	return c
 }
 

@@ -30,12 +30,18 @@ const (
 	// podnetAwayLabel is a label no Node has: with it as the DaemonSet's
 	// nodeSelector, the DaemonSet runs no pod (nri-podnet down).
 	podnetAwayLabel = "nrinet.io/e2e-no-such-node"
+	// podNetworkLabel opts a Node in: the DaemonSet of deploy/ runs only
+	// on Nodes labelled podNetworkLabel=podNetworkPodnet (its
+	// nodeSelector; docs/deploy.md), which say their runtime is on nrinet
+	// in network mode nri with podnet as its required network plugin.
+	podNetworkLabel  = "nrinet.io/pod-network"
+	podNetworkPodnet = "podnet"
 )
 
 // podnetOverlay writes the test's kustomize overlay on top of
 // deploy/overlays/nri-podnet into the control plane's directory (once:
 // one DaemonSet serves every node of the control plane) and returns its
-// directory. It changes only what the test's nodes need (docs/kube-e2e.md,
+// directory. It changes only what the test's nodes need (docs/dev/kube-e2e.md,
 // "The DaemonSet overlay"):
 //
 //   - the image (kustomize's images setting, as docs/install.md sets
@@ -79,7 +85,7 @@ func (cp *controlPlane) podnetOverlay(direct bool) string {
             - name: KUBERNETES_SERVICE_PORT
               value: %q`, u.Hostname(), u.Port())
 	}
-	writeFile(t, filepath.Join(dir, "kustomization.yaml"), fmt.Sprintf(`# Written by test/kube-e2e (docs/kube-e2e.md, "The DaemonSet overlay").
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), fmt.Sprintf(`# Written by test/kube-e2e (docs/dev/kube-e2e.md, "The DaemonSet overlay").
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
@@ -125,7 +131,8 @@ patches:
 }
 
 // deployPodnet applies the test's overlay (podnetOverlay) with kubectl
-// apply -k; each node's containerd pulls nri-podnet's image from the
+// apply -k and opts each node in (labelPodNetwork), as docs/deploy.md's
+// install does; each node's containerd pulls nri-podnet's image from the
 // suite's registry; then it waits until the DaemonSet's pod on each node
 // is Ready and the Node is Ready. Without kube-proxy on the nodes, the
 // pods reach the apiserver directly.
@@ -136,15 +143,40 @@ func deployPodnet(t testing.TB, nodes ...*kubeNode) {
 	for _, n := range nodes {
 		direct = direct || !n.opts.kubeProxy
 	}
-	overlay := cp.podnetOverlay(direct)
 	start := time.Now()
-	out := cp.kubectl("apply", "-k", overlay)
-	t.Logf("kubectl apply -k %s:\n%s", overlay, out)
+	overlay := cp.applyPodnet(direct)
 	for _, n := range nodes {
 		n.overlay = overlay
+		n.labelPodNetwork(true)
+	}
+	for _, n := range nodes {
 		p := n.waitPodnetPod("")
 		t.Logf("DaemonSet pod %s Ready on %s %v after kubectl apply", p.Name, n.name, time.Since(start).Round(time.Millisecond))
 	}
+}
+
+// applyPodnet writes the test's overlay (podnetOverlay) and applies it
+// with kubectl apply -k; it returns the overlay's directory. The
+// DaemonSet runs on no Node until one is labelled (labelPodNetwork).
+func (cp *controlPlane) applyPodnet(direct bool) string {
+	t := cp.t
+	t.Helper()
+	overlay := cp.podnetOverlay(direct)
+	out := cp.kubectl("apply", "-k", overlay)
+	t.Logf("kubectl apply -k %s:\n%s", overlay, out)
+	return overlay
+}
+
+// labelPodNetwork opts the node in (kubectl label node <node>
+// nrinet.io/pod-network=podnet: the DaemonSet puts its pod there) or out
+// (the label removed: the DaemonSet deletes its pod there).
+func (n *kubeNode) labelPodNetwork(on bool) {
+	n.t.Helper()
+	label := podNetworkLabel + "=" + podNetworkPodnet
+	if !on {
+		label = podNetworkLabel + "-"
+	}
+	n.cp.kubectl("label", "node", n.name, label)
 }
 
 // podnetPods returns the DaemonSet's pods on the node (deleted ones too).

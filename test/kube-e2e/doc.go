@@ -19,7 +19,7 @@
 //   - 3-real-node: a node namespace running the kubelet with containerd on
 //     nrinet (hack/containerd.sh) in network mode nri, kube-scheduler, and
 //     nri-podnet as the DaemonSet of deploy/ (kubectl apply -k of a test
-//     overlay) with the image hack/image builds from this checkout and
+//     overlay, the Node labelled nrinet.io/pod-network=podnet) with the image hack/image builds from this checkout and
 //     pushes to the suite's registry on 127.0.0.1, which the node pulls; a
 //     Deployment of busybox pods runs, each pod's addresses agree between
 //     the API, kubectl, CRI and its eth0, and the pods ping each other;
@@ -38,6 +38,18 @@
 // 20,000 excepts; each attack must be counted in nri-podnet's metrics and
 // never reach its victim, and the legitimate flows must work, without
 // NetworkPolicies and with them.
+//
+// TestMigration (make e2e-migration, and part of make e2e-kube) moves a
+// live two-node cluster of real kubelets from CNI (stock containerd, the
+// reference plugins) to nrinet (containerd on nrinet in network mode nri,
+// nri-podnet's DaemonSet) and back, node by node, with the runbook of
+// docs/install.md, whose steps it reads from the page
+// (TestMigrationRunbook_MatchesStage checks them without a cluster): a
+// Service requested every 100 ms from a client pod fails no request
+// outside a drain window, every pod keeps its addresses, the two
+// networks' pods reach each other while the cluster is mixed, nothing of a
+// network is left on a node that left it, and the DaemonSet's pod runs
+// only on the nodes labelled for it, never restarting.
 //
 // docs/dev/kube-e2e.md says exactly what each stage checks and how long it
 // all takes.

@@ -170,6 +170,10 @@ type kubeNodeOptions struct {
 	maxPods int
 	// images are more image archives to import into containerd.
 	images []imageArchive
+	// dropIns makes containerd's configuration import <dir>/conf.d/*.toml,
+	// as docs/install.md's config.toml imports /etc/containerd/conf.d
+	// (migration_test.go writes and removes nrinet's drop-in there).
+	dropIns bool
 }
 
 // An imageArchive is an image archive and the reference it holds.

@@ -25,8 +25,9 @@ type peerNode struct {
 
 // addPeerNode registers a peer Node (its cleanup deletes it) and waits
 // until nri-podnet on the node has routes to its pod CIDRs. The peer has
-// no label kubernetes.io/os, so the DaemonSet (nodeSelector
-// kubernetes.io/os: linux) puts no pod on it.
+// neither the label kubernetes.io/os nor nrinet.io/pod-network, so the
+// DaemonSet (nodeSelector kubernetes.io/os: linux,
+// nrinet.io/pod-network: podnet) puts no pod on it.
 func (n *kubeNode) addPeerNode() *peerNode {
 	t := n.t
 	t.Helper()

@@ -36,6 +36,7 @@ func TestRender_BadValues(t *testing.T) {
 		{"extraEnv GOMEMLIMIT", set("extraEnv[0].name=GOMEMLIMIT"), []string{"extraEnv GOMEMLIMIT", "goMemLimit"}},
 		{"extraEnv value a number", set("extraEnv[0].name=PORT", "extraEnv[0].value=6443"), []string{"/extraEnv/0/value"}},
 		{"extraArgs not strings", set("extraArgs={-idx,20}"), []string{"/extraArgs/1"}},
+		{"podNetworkLabel not a label key", set("podNetworkLabel=nrinet.io/pod network"), []string{"/podNetworkLabel"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vals, err := helmchart.Values(tc.flags)
@@ -67,6 +68,7 @@ func TestRender_Accepted(t *testing.T) {
 		{"no GOMEMLIMIT, then of extraEnv", set("goMemLimit=", "extraEnv[0].name=GOMEMLIMIT", "extraEnv[0].value=1GiB"), []string{"value: 1GiB"}},
 		{"noBridgeNetfilter without networkPolicy", set("networkPolicy=false", "config.noBridgeNetfilter=true"), []string{`"noBridgeNetfilter": true`, "-network-policy=false"}},
 		{"no priority class", set("priorityClassName="), nil},
+		{"an opt-in label of one's own, nri-cni", set("mode=nri-cni", "podNetworkLabel=example.com/network"), []string{"example.com/network: cni", "kubernetes.io/os: linux"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vals, err := helmchart.Values(tc.flags)

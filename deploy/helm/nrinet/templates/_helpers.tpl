@@ -26,6 +26,20 @@ with --skip-schema-validation.
 {{- if eq (include "nrinet.name" .) "nri-podnet" }}true{{ end -}}
 {{- end }}
 
+{{/*
+nrinet.nodeSelector: .Values.nodeSelector and, unless podNetworkLabel is
+empty, the opt-in label: <podNetworkLabel>: podnet (nri-podnet) or cni
+(nri-cni), the network plugin the node's runtime requires. YAML, {} when
+empty.
+*/}}
+{{- define "nrinet.nodeSelector" -}}
+{{- $selector := deepCopy (.Values.nodeSelector | default dict) -}}
+{{- with .Values.podNetworkLabel -}}
+{{- $_ := set $selector . (ternary "podnet" "cni" (eq (include "nrinet.podnet" $) "true")) -}}
+{{- end -}}
+{{- toYaml $selector -}}
+{{- end }}
+
 {{/* nrinet.labels: every object's labels. */}}
 {{- define "nrinet.labels" -}}
 app.kubernetes.io/name: {{ include "nrinet.name" . }}
