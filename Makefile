@@ -80,11 +80,13 @@ deploy-test:
 
 # The Helm chart deploy/helm/nrinet alone (docs/deploy.md, "Install with
 # Helm"): linted and rendered with Helm v4's library, its objects compared
-# with the kustomize overlays' for the same settings (deploy/test).
+# with the kustomize overlays' for the same settings and its monitoring
+# objects with deploy/monitoring's (deploy/test); cmd/helm-release's
+# tests (make e2e-helm installs the chart on a cluster with it).
 .PHONY: helm-test manifest
-## [test] the Helm chart deploy/helm/nrinet alone: linted, rendered, equal to the kustomize overlays
+## [test] the Helm chart deploy/helm/nrinet alone: linted, rendered, equal to the kustomize overlays and deploy/monitoring
 helm-test: deps
-	cd deploy/test && GOWORK=off $(GO) test -race -count=1 ./helmchart/... ./cmd/manifest/... && \
+	cd deploy/test && GOWORK=off $(GO) test -race -count=1 ./helmchart/... ./cmd/manifest/... ./cmd/helm-release/... && \
 		GOWORK=off $(GO) test -race -count=1 -run '^TestChart_' .
 
 # The alerts of deploy/monitoring (docs/metrics.md, "Dashboard and
@@ -509,8 +511,8 @@ kube:
 # (hack/cni-plugins.sh), then runs a control plane, two nodes of nrinetd +
 # nri-podnet and a real node (kubelet, containerd in network mode nri,
 # nri-podnet) with pods, the migration of a two-node cluster from CNI to
-# nrinet and back (e2e-migration), and checks that nothing is left on the
-# host.
+# nrinet and back (e2e-migration), the Helm chart installed on a real node
+# (e2e-helm), and checks that nothing is left on the host.
 # Needs root, iproute2, ping, runc and busybox-static, and for the images
 # of Kubernetes' own e2e specs (TestE2EImages) curl, bind9-dnsutils,
 # netcat-openbsd and nginx (.ci/run installs them). KUBE_E2E_RUN is go
@@ -548,6 +550,20 @@ e2e-migration:
 e2e-adversarial:
 	GO=$(GO) hack/kube.sh >/dev/null
 	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '^TestAdversarial$$' .
+
+# The Helm chart on a cluster alone (test/kube-e2e TestHelm, which make
+# e2e-kube runs too; docs/dev/kube-e2e.md): a control plane and a real
+# kubelet node with containerd on nrinet; deploy/test's cmd/helm-release
+# (Helm v4's library) installs deploy/helm/nrinet with the suite's image,
+# the pods get their network, helm upgrade with a changed value rolls the
+# DaemonSet, helm uninstall removes every object of the chart, and the
+# node is left as after the DaemonSet's uninstall.
+.PHONY: e2e-helm
+## [cluster] the Helm chart installed, upgraded and uninstalled on a real kubelet node alone (TestHelm)
+e2e-helm:
+	GO=$(GO) hack/kube.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '^TestHelm$$' .
 
 # Time from the creation of a 20-replica Deployment to all pods Running on
 # a real kubelet node: stock containerd with the CNI bridge plugin vs

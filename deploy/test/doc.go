@@ -16,12 +16,17 @@
 // for the default values and other sets of values (testdata/*/values.yaml,
 // beside the kustomization.yaml of the same settings) the chart's objects
 // equal the kustomize overlay's, decoded the same way; and it lints
-// clean. cmd/manifest renders the chart into the one manifest `make
-// manifest` writes. Helm v4.3.2 requires the kustomize (v0.21) and
+// clean. Its monitoring objects (chart_monitoring_test.go) equal
+// deploy/monitoring's files, and decode strictly into the Prometheus
+// Operator's types. cmd/manifest renders the chart into the one manifest
+// `make manifest` writes; cmd/helm-release installs, upgrades and
+// uninstalls it on a cluster with Helm's action package (test/kube-e2e's
+// TestHelm runs it). Helm v4.3.2 requires the kustomize (v0.21) and
 // Kubernetes (v0.37) modules this module had, so one module holds both.
 //
 // It is a Go module of its own, like test/interop, so that kustomize, Helm
 // and their dependencies stay out of the main module, which none of its
 // code needs. `make deploy-test` runs it (`make helm-test`, the chart's
-// tests only); no cluster and no network are needed.
+// tests only); no cluster and no network are needed (cmd/helm-release's
+// tests run it against an address where no API server listens).
 package deploytest

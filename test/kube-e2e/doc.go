@@ -51,6 +51,16 @@
 // network is left on a node that left it, and the DaemonSet's pod runs
 // only on the nodes labelled for it, never restarting.
 //
+// TestHelm (make e2e-helm, and part of make e2e-kube) installs nri-podnet
+// with the Helm chart deploy/helm/nrinet on a real kubelet node, with
+// Helm v4's library (deploy/test's cmd/helm-release: helm install,
+// upgrade, status, uninstall): the release deployed, every object of its
+// manifest Helm's and labelled as the chart's, the DaemonSet's pod Ready
+// on the labelled node, pods with their network; helm upgrade with a
+// changed value rolls the DaemonSet while the pods keep their addresses;
+// helm uninstall leaves nothing of the chart in the API and the node as
+// stage 4's kubectl delete -k does.
+//
 // docs/dev/kube-e2e.md says exactly what each stage checks and how long it
 // all takes.
 //

@@ -52,40 +52,10 @@ func testRealNode(t *testing.T, cp *controlPlane) {
 	peer := n.addPeerNode()
 	ctx := t.Context()
 	ns := "nrke-" + cp.token
-	if _, err := cp.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// The ServiceAccount admission refuses pods until the namespace's
-	// default service account exists.
-	waitFor(t, "service account "+ns+"/default", 30*time.Second, 100*time.Millisecond, func() (bool, string) {
-		_, err := cp.client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
+	createNamespace(t, cp, ns)
 
 	start := time.Now()
-	labels := map[string]string{"app": "busybox"}
-	deploy := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "busybox", Namespace: ns},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](deployReplicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{
-						Name: "busybox", Image: busyboxRef, ImagePullPolicy: corev1.PullNever,
-						Command: []string{"sleep", "3600"},
-					}},
-					TerminationGracePeriodSeconds: ptr.To[int64](1),
-					AutomountServiceAccountToken:  ptr.To(false),
-					EnableServiceLinks:            ptr.To(false),
-				},
-			},
-		},
-	}
-	if _, err := cp.client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createBusybox(t, cp, ns, deployReplicas)
 	pods := runningPods(t, cp, ns, deployReplicas)
 	t.Logf("%d pods Running %v after the Deployment was created", deployReplicas, time.Since(start).Round(time.Millisecond))
 	before := n.checkPods(pods, kubectlWide(t, cp, ns))
@@ -170,7 +140,62 @@ func testRealNode(t *testing.T, cp *controlPlane) {
 	}
 	n.pingAll(t, "ping-new", added, before)
 
-	start = time.Now()
+	deleteBusybox(t, cp, ns)
+
+	n.uninstallPodnet(peer, "kubectl delete -k "+n.overlay, func() string { return n.cp.kubectl("delete", "-k", n.overlay) })
+}
+
+// createNamespace creates namespace ns and waits until its default
+// service account exists: the ServiceAccount admission refuses pods until
+// then.
+func createNamespace(t testing.TB, cp *controlPlane, ns string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := cp.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "service account "+ns+"/default", 30*time.Second, 100*time.Millisecond, func() (bool, string) {
+		_, err := cp.client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+}
+
+// createBusybox creates Deployment busybox in ns: replicas busybox pods
+// (label app=busybox) sleeping, with the node's imported image, no
+// service account token, and a grace period of 1 s.
+func createBusybox(t testing.TB, cp *controlPlane, ns string, replicas int32) {
+	t.Helper()
+	labels := map[string]string{"app": "busybox"}
+	deploy := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "busybox", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{
+						Name: "busybox", Image: busyboxRef, ImagePullPolicy: corev1.PullNever,
+						Command: []string{"sleep", "3600"},
+					}},
+					TerminationGracePeriodSeconds: ptr.To[int64](1),
+					AutomountServiceAccountToken:  ptr.To(false),
+					EnableServiceLinks:            ptr.To(false),
+				},
+			},
+		},
+	}
+	if _, err := cp.client.AppsV1().Deployments(ns).Create(t.Context(), deploy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deleteBusybox deletes Deployment busybox in ns (foreground) and waits
+// until ns has no pod.
+func deleteBusybox(t testing.TB, cp *controlPlane, ns string) {
+	t.Helper()
+	ctx := t.Context()
+	start := time.Now()
 	fg := metav1.DeletePropagationForeground
 	if err := cp.client.AppsV1().Deployments(ns).Delete(ctx, "busybox", metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		t.Fatal(err)
@@ -183,8 +208,6 @@ func testRealNode(t *testing.T, cp *controlPlane) {
 		return len(list.Items) == 0, fmt.Sprintf("%d pods left", len(list.Items))
 	})
 	t.Logf("pods gone %v after the Deployment was deleted", time.Since(start).Round(time.Millisecond))
-
-	n.uninstallPodnet(peer)
 }
 
 // runningPods waits until Deployment busybox in ns has want Running pods

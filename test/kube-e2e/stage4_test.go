@@ -50,11 +50,13 @@ func (n *kubeNode) addPeerNode() *peerNode {
 // uninstallPodnet is stage 4: docs/deploy.md's uninstall, each step
 // checked. Before it, what nri-podnet made on the node is there (its
 // bridge, its routes to the peer's pod CIDRs, proto 78, and its nftables
-// table); then kubectl delete -k of the overlay removes the DaemonSet and
-// its pod; nri-podnet -uninstall -config <the ConfigMap's config.json>, run
-// in the node's namespace, removes the routes, the table and the bridge;
-// the state directory and the images are removed. Each is checked gone.
-func (n *kubeNode) uninstallPodnet(peer *peerNode) {
+// table); then remove, the command how (kubectl delete -k of the overlay;
+// TestHelm's helm uninstall), removes the DaemonSet and its pod, and the
+// namespace, and leaves what nri-podnet made in place; nri-podnet
+// -uninstall -config <the ConfigMap's config.json>, run in the node's
+// namespace, removes the routes, the table and the bridge; the state
+// directory and the images are removed. Each is checked gone.
+func (n *kubeNode) uninstallPodnet(peer *peerNode, how string, remove func() string) {
 	t := n.t
 	t.Helper()
 	nft, err := exec.LookPath("nft")
@@ -102,11 +104,11 @@ func (n *kubeNode) uninstallPodnet(peer *peerNode) {
 	t.Logf("before the uninstall: bridge %s, table inet %s, routes %q", bridge.Bridge, podnetTable, before.routes)
 
 	step := time.Now()
-	out := n.cp.kubectl("delete", "-k", n.overlay)
+	out := remove()
 	n.waitPodnetGone()
-	t.Logf("kubectl delete -k %s, pod gone in %v:\n%s", n.overlay, time.Since(step).Round(time.Millisecond), out)
+	t.Logf("%s, pod gone in %v:\n%s", how, time.Since(step).Round(time.Millisecond), out)
 	if _, err := n.cp.client.CoreV1().Namespaces().Get(t.Context(), podnetNamespace, metav1.GetOptions{}); err == nil {
-		t.Errorf("namespace %s still there after kubectl delete -k", podnetNamespace)
+		t.Errorf("namespace %s still there after %s", podnetNamespace, how)
 	}
 
 	// nri-podnet leaves what it made when it stops.
