@@ -5,32 +5,20 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+
+	"github.com/nrinet/nrinet/plugins/podnet/internal/l4proto"
 )
 
-// Protocol is the transport protocol of a [Mapping].
-type Protocol uint8
+// Protocol is the transport protocol of a [Mapping], by its IP protocol
+// number (nri-podnet's one protocol type, shared with netpol).
+type Protocol = l4proto.Protocol
 
 // Protocols, with the values of their IP protocol numbers.
 const (
-	TCP  Protocol = 6
-	UDP  Protocol = 17
-	SCTP Protocol = 132
+	TCP  = l4proto.TCP
+	UDP  = l4proto.UDP
+	SCTP = l4proto.SCTP
 )
-
-// String returns "tcp", "udp" or "sctp" (nft's words), or "proto N".
-func (p Protocol) String() string {
-	switch p {
-	case TCP:
-		return "tcp"
-	case UDP:
-		return "udp"
-	case SCTP:
-		return "sctp"
-	}
-	return "proto " + strconv.Itoa(int(p))
-}
-
-func (p Protocol) valid() bool { return p == TCP || p == UDP || p == SCTP }
 
 // Mapping publishes a pod's port on the node: traffic to HostIP:HostPort
 // (Protocol) goes to ContainerPort of the pod.
@@ -126,7 +114,7 @@ func (p Pod) binds() ([]bind, error) {
 		if m.HostPort == 0 {
 			continue
 		}
-		if !m.Protocol.valid() {
+		if !m.Protocol.Known() {
 			return nil, invalid(p.PodRef, m, "protocol %d is none of tcp, udp, sctp", m.Protocol)
 		}
 		if m.ContainerPort == 0 {

@@ -6,30 +6,20 @@ import (
 	"strconv"
 
 	"go4.org/netipx"
+
+	"github.com/nrinet/nrinet/plugins/podnet/internal/l4proto"
 )
 
 // Protocol is a transport protocol a policy port names, by its IP protocol
-// number.
-type Protocol uint8
+// number (nri-podnet's one protocol type, shared with hostport).
+type Protocol = l4proto.Protocol
 
 // The protocols of NetworkPolicy ports.
 const (
-	TCP  Protocol = 6
-	UDP  Protocol = 17
-	SCTP Protocol = 132
+	TCP  = l4proto.TCP
+	UDP  = l4proto.UDP
+	SCTP = l4proto.SCTP
 )
-
-func (p Protocol) String() string {
-	switch p {
-	case TCP:
-		return "tcp"
-	case UDP:
-		return "udp"
-	case SCTP:
-		return "sctp"
-	}
-	return "proto-" + strconv.Itoa(int(p))
-}
 
 // NamedPort is a container port with a name, which a policy port may name
 // instead of a number.
