@@ -32,7 +32,8 @@
 //
 // [Config] is JSON: the runtime passes it in Configure (for a pre-installed
 // plugin, the contents of NN-cni.conf), or [WithConfig] gives it from a
-// file ([ConfigFromFile]); the runtime's wins.
+// file ([ConfigFromFile]); the plugin's own ([WithConfig]) wins, and a
+// configuration the runtime sends beside it is ignored with a log line.
 //
 //	{"confDir": "/etc/cni/net.d", "binDirs": ["/opt/cni/bin"], "cacheDir": "/var/lib/cni", "network": "",
 //	 "useInternalLoopback": false}

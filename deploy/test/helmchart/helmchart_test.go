@@ -36,6 +36,9 @@ func TestRender_BadValues(t *testing.T) {
 		{"extraEnv GOMEMLIMIT", set("extraEnv[0].name=GOMEMLIMIT"), []string{"extraEnv GOMEMLIMIT", "goMemLimit"}},
 		{"extraEnv value a number", set("extraEnv[0].name=PORT", "extraEnv[0].value=6443"), []string{"/extraEnv/0/value"}},
 		{"extraArgs not strings", set("extraArgs={-idx,20}"), []string{"/extraArgs/1"}},
+		{"a host path not absolute", set("hostPaths.nri=run/nri"), []string{"/hostPaths/nri"}},
+		{"an unknown host path", set("hostPaths.cni=/etc/cni"), []string{"cni"}},
+		{"monitoring not a boolean", set("monitoring.rules=yes"), []string{"/monitoring/rules"}},
 		{"podNetworkLabel not a label key", set("podNetworkLabel=nrinet.io/pod network"), []string{"/podNetworkLabel"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
