@@ -97,32 +97,8 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *api.RunPodSandboxReque
 		if rsp == nil {
 			continue // answered through StateChange: no network
 		}
-		if r.cfg.noNetExtension {
-			if rsp.GetAdjust().GetNetwork() != nil {
-				p.logger().Warn("ignoring the network a plugin returned: this runtime has no pod network extension",
-					"pod", podName(pod), "sandbox", pod.GetId(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
-			}
-			continue
-		}
-		if p.netExt.Load() == 0 {
-			if rsp.GetAdjust().GetNetwork() != nil {
-				p.logger().Warn("ignoring the network a plugin returned: it did not take the pod network extension",
-					"pod", podName(pod), "sandbox", pod.GetId(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
-			}
-			continue
-		}
-		if hostNetwork {
-			if rsp.GetAdjust().GetNetwork() != nil {
-				p.logger().Warn("ignoring the network a plugin returned for a host-network pod",
-					"pod", podName(pod), "sandbox", pod.GetId(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
-			}
-			continue
-		}
-		if runtimeOwned {
-			if rsp.GetAdjust().GetNetwork() != nil {
-				p.logger().Warn("ignoring the network a plugin returned for a pod whose network the runtime owns",
-					"pod", podName(pod), "sandbox", pod.GetId(), "ips", rsp.GetAdjust().GetNetwork().GetIps())
-			}
+		if why := r.networkIgnored(p, hostNetwork, runtimeOwned); why != "" {
+			warnIgnoredNetwork(p, pod, rsp.GetAdjust().GetNetwork(), why)
 			continue
 		}
 		n, err := normalizePluginNetwork(p.fullName(), "RunPodSandbox", rsp.GetAdjust().GetNetwork())
@@ -200,6 +176,32 @@ func requiredMatches(want, full string) bool {
 	return ok && name == want
 }
 
+// networkIgnored says why a network p returns for a pod is not the pod's
+// (": this runtime has no pod network extension", " for a host-network
+// pod", ...), or "" when it is to be merged.
+func (r *Runtime) networkIgnored(p *plugin, hostNetwork, runtimeOwned bool) string {
+	switch {
+	case r.cfg.noNetExtension:
+		return ": this runtime has no pod network extension"
+	case p.netExt.Load() == 0:
+		return ": it did not take the pod network extension"
+	case hostNetwork:
+		return " for a host-network pod"
+	case runtimeOwned:
+		return " for a pod whose network the runtime owns"
+	}
+	return ""
+}
+
+// warnIgnoredNetwork logs that the network n p returned for pod is
+// ignored, and why (networkIgnored); a plugin that returned none is not
+// told of.
+func warnIgnoredNetwork(p *plugin, pod *api.PodSandbox, n *api.PodSandboxNetwork, why string) {
+	if n != nil {
+		p.logger().Warn("ignoring the network a plugin returned"+why, "pod", podName(pod), "sandbox", pod.GetId(), "ips", n.GetIps())
+	}
+}
+
 // lateRunPodSandbox delivers a pod created while a plugin joined (req, as
 // the request was made): the network the plugin returns is merged into the
 // pod's record like an UpdatePodSandboxNetwork, or, if that cannot be done
@@ -212,12 +214,8 @@ func (r *Runtime) lateRunPodSandbox(ctx context.Context, p *plugin, req *api.Run
 		return err
 	}
 	n := rsp.GetAdjust().GetNetwork()
-	if n != nil && p.netExt.Load() == 0 {
-		p.logger().Warn("ignoring the network a plugin returned: it did not take the pod network extension", "pod", podName(pod), "sandbox", pod.GetId())
-		return nil
-	}
-	if n != nil && req.GetRuntimeOwnsNetwork() {
-		p.logger().Warn("ignoring the network a plugin returned for a pod whose network the runtime owns", "pod", podName(pod), "sandbox", pod.GetId())
+	if why := r.networkIgnored(p, false, req.GetRuntimeOwnsNetwork()); why != "" {
+		warnIgnoredNetwork(p, pod, n, why)
 		return nil
 	}
 	if n == nil || pod.NetNSPath() == "" || !r.track() {
