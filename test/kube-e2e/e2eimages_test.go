@@ -430,7 +430,7 @@ func writeCachedImage(dir, ref string, files []imageFile, cfg v1.Config) (string
 		fmt.Fprintf(h, "%d\n", len(b))
 		h.Write(b)
 	}
-	base := ref[strings.LastIndex(ref, "/")+1:] // "agnhost:2.56"
+	base := ref[strings.LastIndex(ref, "/")+1:] // "agnhost:2.66.1"
 	base = strings.ReplaceAll(base, ":", "-")
 	archive := filepath.Join(dir, base+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".tar")
 	if _, err := os.Stat(archive); err == nil {
