@@ -491,17 +491,17 @@ bench-containerd:
 	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -run '^$$' -bench RunPodSandbox -benchtime $(BENCH_PODS)x -count $(BENCH_COUNT) -timeout 30m . > $(BENCH_OUT)/runp.txt
 	cd test/containerd-e2e && $(GO) tool benchstat $(BENCH_OUT)/runp.txt | tee $(BENCH_OUT)/benchstat.txt
 
-# etcd v3.6.16, Kubernetes v1.34.4 (kube-apiserver, kube-controller-manager,
+# etcd v3.7.0, Kubernetes v1.37.2 (kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubelet, kubectl, kube-proxy), Kubernetes' e2e suite
-# (e2e.test, agnhost, the ginkgo CLI it requires) and CoreDNS v1.12.1, all
+# (e2e.test, agnhost, the ginkgo CLI it requires) and CoreDNS v1.14.6, all
 # from the Go module proxy, built into
-# $(NRINET_KUBE_CACHE)/kubernetes-v1.34.4-<key>/bin (default cache
+# $(NRINET_KUBE_CACHE)/kubernetes-v1.37.2-<key>/bin (default cache
 # /var/cache/nrinet); a no-op when built. A cold build took 49 minutes here
 # on 2 cores under heavy load from other work (23 minutes of CPU): etcd a
 # tenth of it, the Kubernetes binaries half, e2e.test and CoreDNS a third
 # (docs/dev/kube-e2e.md has each step's time). NRINET_KUBE_E2E_SUITE=0 leaves
 # out e2e.test and CoreDNS, which only the conformance targets need (CI).
-## [build] etcd, Kubernetes v1.34.4, its e2e suite and CoreDNS into NRINET_KUBE_CACHE
+## [build] etcd, Kubernetes v1.37.2, its e2e suite and CoreDNS into NRINET_KUBE_CACHE
 kube:
 	GO=$(GO) hack/kube.sh
 
@@ -593,7 +593,7 @@ bench-kube:
 	sed -E 's/^(Benchmark[^ \t]*)#[0-9]+/\1/' $(BENCH_KUBE_OUT)/deployment20.raw.txt > $(BENCH_KUBE_OUT)/deployment20.txt
 	cd test/kube-e2e && $(GO) tool benchstat -col /network $(BENCH_KUBE_OUT)/deployment20.txt | tee $(BENCH_KUBE_OUT)/benchstat.txt
 
-# Kubernetes' e2e network specs (e2e.test of v1.34.4) against a conformance
+# Kubernetes' e2e network specs (e2e.test of v1.37.2) against a conformance
 # cluster (test/kube-e2e TestConformance, docs/results/conformance.md): a control
 # plane, two real nodes with kube-proxy (nftables mode) and CoreDNS, first
 # with the baseline network (stock containerd, CNI bridge + host-local +

@@ -38,9 +38,9 @@
 # Environment:
 #   NRINET_KUBE_CACHE    where the cache directories go. Default: /var/cache/nrinet. CI keeps it
 #                        fixed so that it can be kept between runs.
-#   NRINET_KUBE_VERSION  the Kubernetes version. Default: v1.34.4.
-#   NRINET_ETCD_VERSION  the etcd version. Default: v3.6.16.
-#   NRINET_COREDNS_VERSION  the CoreDNS version. Default: v1.12.1 (kubeadm v1.34's).
+#   NRINET_KUBE_VERSION  the Kubernetes version. Default: v1.37.2.
+#   NRINET_ETCD_VERSION  the etcd version. Default: v3.7.0.
+#   NRINET_COREDNS_VERSION  the CoreDNS version. Default: v1.14.6 (kubeadm v1.37's).
 #   NRINET_KUBE_E2E_SUITE  1 (the default): build e2e.test and CoreDNS too; 0: the cluster's
 #                        binaries only (etcd to ginkgo above), a third less CPU cold. CI
 #                        (.ci/run) sets 0: it runs no conformance target.
@@ -73,9 +73,9 @@ set -euo pipefail
 main() {
 	local repo version etcd_version coredns_version cache_root GO
 	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-	version=${NRINET_KUBE_VERSION:-v1.34.4}
-	etcd_version=${NRINET_ETCD_VERSION:-v3.6.16}
-	coredns_version=${NRINET_COREDNS_VERSION:-v1.12.1}
+	version=${NRINET_KUBE_VERSION:-v1.37.2}
+	etcd_version=${NRINET_ETCD_VERSION:-v3.7.0}
+	coredns_version=${NRINET_COREDNS_VERSION:-v1.14.6}
 	cache_root=${NRINET_KUBE_CACHE:-/var/cache/nrinet}
 	GO=${GO:-go}
 
@@ -195,7 +195,7 @@ cgo 0"
 	# without staging/ (a nested module is not part of a module's zip), so it
 	# is copied and made writable, and go.mod's replace lines pointing into
 	# ./staging become requirements of the published modules of the same
-	# release (v1.34.4 -> v0.34.4).
+	# release (v1.37.2 -> v0.37.2).
 	if [ ! -f "$src/go.mod.orig" ]; then
 		log "downloading $kube_mod@$version through the Go module proxy"
 		local modjson moddir

@@ -23,8 +23,11 @@ import (
 	"github.com/vishvananda/netns"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/nrinet/nrinet/internal/testutil"
@@ -62,6 +65,12 @@ func inNetNS(t *testing.T, path string, fn func()) {
 // NetworkPolicies, Namespaces and Pods (its NetworkPolicy engine).
 // watching is closed when the first watch of Nodes is in place (the
 // fake's watch sees no change made before it starts).
+//
+// A watch with sendInitialEvents=true is a streaming list, as
+// kube-apiserver serves it: the objects there as ADDED events, then a
+// BOOKMARK annotated k8s.io/initial-events-end, then the changes.
+// client-go's informers list that way by default since v0.35 (its
+// WatchListClient feature), and wait for that bookmark.
 type nodeAPI struct {
 	cs       *fake.Clientset
 	watching chan struct{}
@@ -109,6 +118,31 @@ func (a *nodeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.once.Do(func() { close(a.watching) })
 	}
 	enc := json.NewEncoder(w)
+	if r.URL.Query().Get("sendInitialEvents") == "true" {
+		// The watch is open first, so that nothing made meanwhile is
+		// missed (an object made in between comes twice: an ADDED the
+		// informer takes as an update).
+		obj, err := a.cs.Tracker().List(res.gvr, gv.WithKind(res.kind), "")
+		if err != nil {
+			enc.Encode(map[string]any{"type": watch.Error, "object": apierrors.NewInternalError(err).Status()})
+			return
+		}
+		items, err := meta.ExtractList(obj)
+		if err != nil {
+			enc.Encode(map[string]any{"type": watch.Error, "object": apierrors.NewInternalError(err).Status()})
+			return
+		}
+		for _, o := range items {
+			o = o.DeepCopyObject()
+			o.GetObjectKind().SetGroupVersionKind(gv.WithKind(res.kind))
+			enc.Encode(map[string]any{"type": watch.Added, "object": o})
+		}
+		enc.Encode(map[string]any{"type": watch.Bookmark, "object": &metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gv.String(), Kind: res.kind},
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}},
+		}})
+		w.(http.Flusher).Flush()
+	}
 	for {
 		select {
 		case ev, ok := <-wi.ResultChan():

@@ -260,7 +260,7 @@ func (n *kubeNode) netSetupSum() float64 {
 	return 0 // no pod set up yet
 }
 
-// BenchmarkDeployment20 measures, on a real node (kubelet v1.34, one
+// BenchmarkDeployment20 measures, on a real node (kubelet v1.37, one
 // control plane for the whole run), the time from the creation of a
 // 20-replica Deployment of busybox pods (client-go, as kubectl apply
 // creates it) until a watch sees all 20 pods Running, for two runtimes:

@@ -15,7 +15,7 @@ import (
 // until the kube-dns Service answers on every node.
 const corednsReadyTimeout = 2 * time.Minute
 
-// corednsManifest is CoreDNS as kubeadm v1.34 deploys it (its
+// corednsManifest is CoreDNS as kubeadm v1.37 deploys it (its
 // ServiceAccount, RBAC, Corefile, two replicas spread over the nodes, the
 // kube-dns Service), written here rather than copied, with the Service's
 // cluster IPs fixed in both families (%[1]s, %[2]s: the kubelets'

@@ -1,6 +1,6 @@
 // Package kubee2e is the Kubernetes end-to-end suite (make e2e-kube):
 // nri-podnet against a real Kubernetes control plane, built from the Go
-// module proxy by hack/kube.sh (etcd v3.6.16, Kubernetes v1.34.4).
+// module proxy by hack/kube.sh (etcd v3.7.0, Kubernetes v1.37.2).
 //
 // TestKube starts one control plane for its stages, everything under one
 // temporary directory: etcd on loopback ports of its own, kube-apiserver
@@ -67,7 +67,7 @@
 // For running Kubernetes' own [sig-network] e2e specs (e2e.test, which
 // hack/kube.sh builds) against the cluster network, the package also has
 // writeE2EImages, which writes the images those specs run (agnhost,
-// jessie-dnsutils, nginx, busybox, pause, CoreDNS) offline under their
+// glibc-dns-testing, nginx, busybox, pause, CoreDNS) offline under their
 // published names, and the selection of specs in conformance/ (focus.txt,
 // skip.txt, and the specs they select, selected-specs.txt);
 // TestE2EImages and TestE2ESelection check both.

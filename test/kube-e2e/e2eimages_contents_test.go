@@ -52,7 +52,7 @@ var wantImages = map[string]wantImage{
 		runs: []imageRun{
 			{[]string{"/agnhost", "--help"}, "netexec"},
 			{[]string{"/agnhost-2", "--help"}, "porter"},
-			{[]string{"/coredns", "-version"}, "CoreDNS-1.12.1"},
+			{[]string{"/coredns", "-version"}, "CoreDNS-1.14.6"},
 			{[]string{"curl", "--version"}, "curl "},
 			{[]string{"dig", "-v"}, "DiG 9."},
 			{[]string{"nslookup", "-version"}, "nslookup 9."},
@@ -82,7 +82,7 @@ var wantImages = map[string]wantImage{
 			{[]string{"sh", "-c", "echo $((6*7)); nc --help 2>&1 | head -n 1; nslookup --help 2>&1 | head -n 1"}, "42\nBusyBox"},
 		},
 	},
-	jessieDnsutilsImage: {
+	glibcDNSTestingImage: {
 		cmd: []string{"bash"},
 		runs: []imageRun{
 			{[]string{"dig", "-v"}, "DiG 9."},
@@ -113,7 +113,7 @@ var wantImages = map[string]wantImage{
 		entrypoint: []string{"/coredns"}, user: "65532:65532", workDir: "/",
 		files: []string{"coredns", "etc/ssl/certs/ca-certificates.crt"},
 		runs: []imageRun{
-			{[]string{"/coredns", "-version"}, "CoreDNS-1.12.1"},
+			{[]string{"/coredns", "-version"}, "CoreDNS-1.14.6"},
 		},
 	},
 }
@@ -452,7 +452,7 @@ func checkPauseRuns(t *testing.T, root string) {
 // kubeadm's constants for the pause image's tag and CoreDNS's version, in
 // the module cache (hack/kube.sh downloads the module there).
 func TestE2EImages_RefsMatchManifest(t *testing.T) {
-	const kubeModule = "k8s.io/kubernetes@v1.34.4"
+	const kubeModule = "k8s.io/kubernetes@v1.37.2"
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -484,7 +484,7 @@ func TestE2EImages_RefsMatchManifest(t *testing.T) {
 	for _, c := range []struct{ got, want, from string }{
 		{agnhostImage, refs["Agnhost"], "manifest.go Agnhost"},
 		{busyboxE2EImage, refs["BusyBox"], "manifest.go BusyBox"},
-		{jessieDnsutilsImage, refs["JessieDnsutils"], "manifest.go JessieDnsutils"},
+		{glibcDNSTestingImage, refs["GlibcDnsTesting"], "manifest.go GlibcDnsTesting"},
 		{nginxImage, refs["Nginx"], "manifest.go Nginx"},
 		{pauseImage, refs["Pause"], "manifest.go Pause"},
 		{pauseImage, "registry.k8s.io/pause:" + kubeadm("PauseVersion"), "kubeadm PauseVersion"},

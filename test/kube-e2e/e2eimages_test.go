@@ -18,9 +18,9 @@ import (
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
-// The images Kubernetes' e2e suite (e2e.test of v1.34.4) runs in the
+// The images Kubernetes' e2e suite (e2e.test of v1.37.2) runs in the
 // selected network specs (conformance/selected-specs.txt: agnhost,
-// jessie-dnsutils, nginx and pause), and busybox, the framework's default
+// glibc-dns-testing, nginx and pause), and busybox, the framework's default
 // test image, which no selected spec runs; under the names and tags of
 // its test/utils/image/manifest.go (TestE2EImages_RefsMatchManifest checks
 // them against it). And the cluster's own: the pause image (kubeadm's
@@ -29,13 +29,13 @@ import (
 // offline; docs/dev/kube-e2e.md says what each holds and how it differs from
 // the published image.
 const (
-	e2eRegistry         = "registry.k8s.io/e2e-test-images"
-	agnhostImage        = e2eRegistry + "/agnhost:2.56"
-	busyboxE2EImage     = e2eRegistry + "/busybox:1.37.0-1"
-	jessieDnsutilsImage = e2eRegistry + "/jessie-dnsutils:1.7"
-	nginxImage          = e2eRegistry + "/nginx:1.14-4"
-	pauseImage          = "registry.k8s.io/pause:3.10.1"
-	corednsImage        = "registry.k8s.io/coredns/coredns:v1.12.1"
+	e2eRegistry          = "registry.k8s.io/e2e-test-images"
+	agnhostImage         = e2eRegistry + "/agnhost:2.66.1"
+	busyboxE2EImage      = e2eRegistry + "/busybox:1.37.0-2"
+	glibcDNSTestingImage = e2eRegistry + "/glibc-dns-testing:2.1.1"
+	nginxImage           = e2eRegistry + "/nginx:1.27.0-2"
+	pauseImage           = "registry.k8s.io/pause:3.10.2"
+	corednsImage         = "registry.k8s.io/coredns/coredns:v1.14.6"
 )
 
 // e2eImageBins are the programs the e2e images are made of, besides this
@@ -113,7 +113,7 @@ type e2eImage struct {
 var e2eImages = []e2eImage{
 	{agnhostImage, agnhostFiles},
 	{busyboxE2EImage, busyboxE2EFiles},
-	{jessieDnsutilsImage, jessieDnsutilsFiles},
+	{glibcDNSTestingImage, glibcDNSTestingFiles},
 	{nginxImage, nginxFiles},
 	{pauseImage, pauseFiles},
 	{corednsImage, corednsFiles},
@@ -133,7 +133,7 @@ const nsswitch = "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n
 // supplemental groups specs): busybox's applets, the Debian programs the
 // specs run in it (curl, dig, nslookup, host, nc, getent, ip, ss, bash,
 // and wget: toolWget says why) with their libraries, dash as /bin/sh
-// (toolSh says why), and CoreDNS from hack/kube.sh (v1.12.1; the image has
+// (toolSh says why), and CoreDNS from hack/kube.sh (v1.14.6; the image has
 // v1.6.2). ENTRYPOINT ["/agnhost"], CMD ["pause"].
 func agnhostFiles(bins e2eImageBins) ([]imageFile, v1.Config, error) {
 	tools := []hostTool{toolSh, toolCurl, toolDig, toolNslookup, toolHost, toolNc, toolGetent, toolIP, toolSs, toolBash, toolWget}
@@ -184,12 +184,13 @@ func busyboxE2EFiles(bins e2eImageBins) ([]imageFile, v1.Config, error) {
 	return files, v1.Config{Cmd: []string{"sh"}, Env: []string{defaultPath}}, nil
 }
 
-// jessieDnsutilsFiles is jessie-dnsutils' image (test/images/jessie-dnsutils:
-// Debian jessie with dnsutils, and CoreDNS 1.5.0, which no network spec
+// glibcDNSTestingFiles is glibc-dns-testing's image
+// (test/images/glibc-dns-testing, jessie-dnsutils' successor: Debian
+// bookworm with dnsutils, and CoreDNS 1.5.0, which no network spec
 // runs): busybox's applets, and Debian's dash as /bin/sh (as Debian's),
 // dig, nslookup, host, getent and bash with their libraries. CMD ["bash"],
 // Debian's.
-func jessieDnsutilsFiles(bins e2eImageBins) ([]imageFile, v1.Config, error) {
+func glibcDNSTestingFiles(bins e2eImageBins) ([]imageFile, v1.Config, error) {
 	files, err := busyboxAndTools(bins.Busybox, []hostTool{toolSh, toolDig, toolNslookup, toolHost, toolGetent, toolBash})
 	if err != nil {
 		return nil, v1.Config{}, err
@@ -429,7 +430,7 @@ func writeCachedImage(dir, ref string, files []imageFile, cfg v1.Config) (string
 		fmt.Fprintf(h, "%d\n", len(b))
 		h.Write(b)
 	}
-	base := ref[strings.LastIndex(ref, "/")+1:] // "agnhost:2.56"
+	base := ref[strings.LastIndex(ref, "/")+1:] // "agnhost:2.66.1"
 	base = strings.ReplaceAll(base, ":", "-")
 	archive := filepath.Join(dir, base+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".tar")
 	if _, err := os.Stat(archive); err == nil {

@@ -16,7 +16,7 @@ import (
 
 // The files selecting which specs of Kubernetes' e2e suite run against the
 // cluster network (docs/dev/kube-e2e.md, "Kubernetes' own network specs"): the
-// focus and skip patterns, and the specs they select in e2e.test v1.34.4.
+// focus and skip patterns, and the specs they select in e2e.test v1.37.2.
 const (
 	focusFile    = "conformance/focus.txt"
 	skipFile     = "conformance/skip.txt"

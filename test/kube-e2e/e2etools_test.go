@@ -35,7 +35,7 @@ type hostTool struct {
 // The host tools the e2e images take from Debian, by image name. The real
 // images install them from Alpine (agnhost: bind-tools, curl,
 // netcat-openbsd, bash; the musl C library brings getent) or Debian
-// (jessie-dnsutils: dnsutils, and bash and getent from the base image), or
+// (glibc-dns-testing: dnsutils, and bash and getent from the base image), or
 // are the image's program (nginx).
 var (
 	toolCurl     = hostTool{"curl", "usr/bin", "/usr/bin/curl", "curl"}

@@ -499,7 +499,10 @@ func (n *kubeNode) importImage(archive, ref string) {
 // It posts the Node's status every second (default 10 s), so that the
 // Node turns NotReady and Ready again promptly when nri-podnet goes and
 // comes back.
-// Its ports (10250, 10248) are the namespace's own.
+// Its ports (10250, 10248) are the namespace's own. failCgroupV1 is off:
+// since v1.35 the kubelet refuses to start on a cgroup v1 host by default,
+// and this machine's hierarchies are v1 (the setting changes nothing on
+// cgroup v2).
 func (n *kubeNode) startKubelet() {
 	t := n.t
 	kubeconfig := n.cp.kubeconfig("kubelet-"+n.name, "system:node:"+n.name, "system:nodes")
@@ -513,6 +516,7 @@ func (n *kubeNode) startKubelet() {
 kind: KubeletConfiguration
 cgroupDriver: cgroupfs
 cgroupRoot: %s
+failCgroupV1: false
 failSwapOn: false
 containerRuntimeEndpoint: %s
 staticPodPath: %s

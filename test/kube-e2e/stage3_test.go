@@ -29,7 +29,7 @@ const (
 )
 
 // testRealNode is stages 3 and 4: kube-scheduler joins the control
-// plane; a real node runs the kubelet v1.34 with containerd on nrinet in
+// plane; a real node runs the kubelet v1.37 with containerd on nrinet in
 // network mode nri, and nri-podnet as the DaemonSet of deploy/ with the
 // image of this checkout; its Node turns Ready; a Deployment of busybox
 // pods runs on it and every pod's addresses agree between the API

@@ -16,8 +16,12 @@ import (
 
 // This file checks Program.Explain against the cases of Kubernetes'
 // e2e Netpol suite (test/e2e/network/netpol/network_policy.go of
-// k8s.io/kubernetes v1.34.4): its model, its policies and, transcribed
+// k8s.io/kubernetes v1.37.2): its model, its policies and, transcribed
 // here, its expected reachability, for every pair of the model's pods.
+// Up to v1.34 every spec ran the whole model below; since v1.37 each spec
+// runs only the pods it needs (x/a and y/a, say) and checks the same
+// policies and expectations on them, so the truth tables here, over all
+// nine pods, are the v1.34 suite's, and hold the v1.37 ones.
 //
 // The suite's model: namespaces x, y and z (each labelled
 // kubernetes.io/metadata.name with its name), each with pods a, b and c
@@ -260,9 +264,9 @@ func policies(p ...*networkingv1.NetworkPolicy) func(bool) []*networkingv1.Netwo
 	return func(bool) []*networkingv1.NetworkPolicy { return p }
 }
 
-// suiteSteps are the suite's specs (v1.34.4), in its order; the SCTP and
+// suiteSteps are the suite's specs (v1.37.2), in its order; the SCTP and
 // UDP variants follow the TCP ones, and two cases of the model that the
-// v1.34 suite lacks (endPort, egress to DNS only) close the list.
+// suite lacks (endPort, egress to DNS only) close the list.
 func suiteSteps() []suiteStep {
 	denyIngressX := suitePolicy("x", "deny-ingress", &all, ins(), nil)
 	allowPort81 := suitePolicy("x", "allow-client-a-via-ns-selector", podIs("a"), ins(networkingv1.NetworkPolicyIngressRule{
@@ -449,6 +453,15 @@ func suiteSteps() []suiteStep {
 			spec: "should allow egress access on one named port (port 81)", ports: []int32{80, 81},
 			policies: policies(allowEgressNamed80), port: 81, proto: tcp,
 			want: allReachable().peer("x/", "", false),
+		},
+		{
+			// New in v1.37: a rule whose only port is a name no container
+			// port has allows nothing, and the pod stays isolated.
+			spec: "should not allow all ports if it cannot limit to the requested port",
+			policies: policies(suitePolicy("x", "allow-ingress-on-nonexistent-port", podIs("a"), ins(networkingv1.NetworkPolicyIngressRule{
+				Ports: []networkingv1.NetworkPolicyPort{{Port: ptrNamed("no-such-port"), Protocol: &tcp}}}), nil)),
+			port: 80, proto: tcp,
+			want: allReachable().in("x/a", false),
 		},
 		{
 			spec:     "should enforce updated policy (allow all)",
@@ -665,7 +678,7 @@ func suiteSteps() []suiteStep {
 		defaultDeny(sctp),
 		byPorts(sctp),
 		onlyFromYA(sctp),
-		// Not in the v1.34 suite: an endPort range, in its model (ports
+		// Not in the suite: an endPort range, in its model (ports
 		// 80 to 82; from namespace y to x/a on 80-81).
 		{
 			spec: "nrinet: endPort range (port 81, in the range)", ports: []int32{80, 81, 82},
@@ -681,7 +694,7 @@ func suiteSteps() []suiteStep {
 			port: 82, proto: tcp,
 			want: allReachable().in("x/a", false),
 		},
-		// Not in the v1.34 suite: namespace x's pods may send DNS only
+		// Not in the suite: namespace x's pods may send DNS only
 		// (port 53, UDP and TCP, to the DNS pods: z/c here), the usual
 		// lockdown.
 		{
