@@ -64,48 +64,56 @@ import (
 )
 
 func main() {
-	log, o, status := start(os.Args[1:])
-	if log == nil {
-		os.Exit(status)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	n := notifier{addr: os.Getenv("NOTIFY_SOCKET")}
-	os.Unsetenv("NOTIFY_SOCKET") // not for the plugins nrinetd launches
-	if err := run(ctx, o, log, n); err != nil {
-		log.Error("nrinetd failed", "error", err)
-		stop()
-		os.Exit(cli.ExitFailure)
-	}
-}
-
-// start reads the command line and the configuration, all of it before
-// anything is done, and returns the logger to run with; or nil and the
-// exit status after -help, -version or a usage or configuration error
-// (status 2), reported on standard output or error (cli.Command.Report).
-func start(args []string) (*slog.Logger, options, int) {
 	var (
 		o        options
 		f        daemonConfig
 		required string
 	)
 	c := command(&o, &f, &required)
-	if err := parseFlags(c, &o, &f, &required, args); err != nil {
-		return nil, o, c.Report(err, os.Stdout, os.Stderr)
+	c.Main(func() error { return startAndRun(c, &o, &f, &required, os.Args[1:]) })
+}
+
+// startAndRun reads the command line and the configuration, all of it
+// before anything is done, and runs nrinetd until SIGTERM or SIGINT. Its
+// error is what cli.Command.Main reports: a usage or configuration error
+// (status 2, nothing done), flag.ErrHelp after -help, or run's failure
+// (status 1), which is logged as well.
+func startAndRun(c *cli.Command, o *options, f *daemonConfig, required *string, args []string) error {
+	log, err := start(c, o, f, required, args)
+	if err != nil || log == nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	n := notifier{addr: os.Getenv("NOTIFY_SOCKET")}
+	os.Unsetenv("NOTIFY_SOCKET") // not for the plugins nrinetd launches
+	if err := run(ctx, *o, log, n); err != nil {
+		log.Error("nrinetd failed", "error", err)
+		return err
+	}
+	return nil
+}
+
+// start parses args into o, f and required and returns the logger to run
+// with; or a nil logger and nil after -version (printed here), or the
+// usage or configuration error.
+func start(c *cli.Command, o *options, f *daemonConfig, required *string, args []string) (*slog.Logger, error) {
+	if err := parseFlags(c, o, f, required, args); err != nil {
+		return nil, err
 	}
 	if o.showVersion {
 		fmt.Println("nrinetd", version.String())
-		return nil, o, 0
+		return nil, nil
 	}
 	log, err := o.config.logger(os.Stderr)
 	if err != nil { // Validate checked it
-		return nil, o, c.Report(cli.Usage(err), os.Stdout, os.Stderr)
+		return nil, cli.Usage(err)
 	}
 	for _, d := range o.deprecated {
 		log.Warn(d)
 	}
 	ttrpclog.Route(log)
-	return log, o, 0
+	return log, nil
 }
 
 // run serves until ctx ends, then shuts down gracefully; n hears when it
