@@ -60,11 +60,12 @@
 //
 // # Reconcile
 //
-// Every Node event, every [Options.ResyncPeriod] and, after a failure,
-// sooner (1 s doubling up to the period) the Watcher reads the whole Node
-// list from the informer's cache and reconciles routes, masquerade and
-// forwarding from it: level-triggered, so a missed event or a route
-// deleted by hand is repaired at the next round. Nothing is reconciled
+// On every Node event, [Options.ResyncPeriod] after the last round and,
+// after a failure, sooner (1 s doubling up to the period), the Watcher
+// (on nri-podnet's one reconcile runner, package internal/reconcile)
+// reads the whole Node list from the informer's cache and reconciles
+// routes, masquerade and forwarding from it: level-triggered, so a missed
+// event or a route deleted by hand is repaired at the next round. Nothing is reconciled
 // before the informer has the full list, so a starting Watcher never
 // deletes routes of Nodes it has not seen yet.
 package kube

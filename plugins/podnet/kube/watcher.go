@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/nrinet/nrinet/internal/backoff"
+	"github.com/nrinet/nrinet/plugins/podnet/internal/reconcile"
 )
 
 // Kinds of reconcile, as passed to [Options.OnReconcile].
@@ -72,7 +72,6 @@ type Watcher struct {
 	node   string
 	opts   Options
 	log    *slog.Logger
-	poke   chan struct{} // a Node changed
 	known  chan struct{} // closed when the pod CIDRs are first known
 
 	mu       sync.Mutex // guards the fields below
@@ -102,7 +101,6 @@ func NewWatcher(client kubernetes.Interface, node string, opts Options) (*Watche
 		node:     node,
 		opts:     opts,
 		log:      opts.Logger.With("node", node),
-		poke:     make(chan struct{}, 1),
 		known:    make(chan struct{}),
 		notReady: "waiting for the list of Nodes from the API server",
 	}, nil
@@ -159,16 +157,16 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer cancel()
 	nodes := factory.Core().V1().Nodes()
 	informer := nodes.Informer()
-	poke := func() {
-		select {
-		case w.poke <- struct{}{}:
-		default:
-		}
+	runner, err := reconcile.New("kube: Node watcher", func(context.Context) error {
+		return w.reconcile(nodes.Lister().List(labels.Everything()))
+	}, reconcile.WithRetry(time.Second, max(time.Second, w.opts.ResyncPeriod)), reconcile.WithResync(w.opts.ResyncPeriod))
+	if err != nil {
+		return err
 	}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { poke() },
-		UpdateFunc: func(any, any) { poke() },
-		DeleteFunc: func(any) { poke() },
+		AddFunc:    func(any) { runner.Poke() },
+		UpdateFunc: func(any, any) { runner.Poke() },
+		DeleteFunc: func(any) { runner.Poke() },
 	}); err != nil {
 		return fmt.Errorf("kube: watching Nodes: %w", err)
 	}
@@ -177,28 +175,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return nil // ctx done
 	}
 	w.log.Debug("Node list synced")
-
-	resync := time.NewTicker(w.opts.ResyncPeriod)
-	defer resync.Stop()
-	retry := time.NewTimer(0)
-	retry.Stop()
-	defer retry.Stop()
-	b := backoff.New(time.Second, max(time.Second, w.opts.ResyncPeriod))
-	for {
-		if err := w.reconcile(nodes.Lister().List(labels.Everything())); err != nil {
-			retry.Reset(b.Next())
-		} else {
-			retry.Stop()
-			b.Reset()
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-w.poke:
-		case <-resync.C:
-		case <-retry.C:
-		}
-	}
+	return runner.Run(ctx)
 }
 
 // reconcile takes the Node list from the informer's cache: this node's

@@ -15,12 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/nrinet/nrinet/plugins/podnet"
+	"github.com/nrinet/nrinet/plugins/podnet/internal/reconcile"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
 )
 
@@ -41,9 +41,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics, if set, records the controller's metrics.
 	Metrics *Metrics
-	// Backoff is the retry of a failed apply (default: 100 ms doubling up
-	// to 10 s).
-	Backoff *wait.Backoff
 }
 
 // Controller keeps the node's NetworkPolicy table in step with the API
@@ -56,8 +53,9 @@ type Controller struct {
 	enforcer Enforcer
 	log      *slog.Logger
 	metrics  *Metrics
-	backoff  wait.Backoff
-	poke     chan struct{}
+	// runner runs sync: at Run's start, on every change (kick), and
+	// after a failed apply, again from 100 ms doubling up to 10 s.
+	runner *reconcile.Runner
 
 	mu      sync.Mutex // guards the fields below
 	running bool
@@ -108,24 +106,26 @@ func New(client kubernetes.Interface, node string, enforcer Enforcer, opts Optio
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	b := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 10 * time.Second}
-	if opts.Backoff != nil {
-		b = *opts.Backoff
-	}
 	if r, ok := enforcer.(CounterReader); ok {
 		if err := opts.Metrics.bindCounters(r, opts.Logger.With("component", "netpol")); err != nil {
 			return nil, err
 		}
 	}
-	return &Controller{
-		client: client, node: node, enforcer: enforcer, metrics: opts.Metrics, backoff: b,
+	c := &Controller{
+		client: client, node: node, enforcer: enforcer, metrics: opts.Metrics,
 		log:      opts.Logger.With("component", "netpol"),
-		poke:     make(chan struct{}, 1),
 		local:    map[string]LocalPod{},
 		blocks:   netpol.NewCache(),
 		changed:  make(chan struct{}),
 		notReady: "waiting for the lists of NetworkPolicies, Namespaces and Pods from the API server",
-	}, nil
+	}
+	var err error
+	c.runner, err = reconcile.New("policies", func(context.Context) error { return c.sync() },
+		reconcile.WithRetry(100*time.Millisecond, 10*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // notReadyUntilPodsKnown is why the Controller is not ready between its
@@ -166,12 +166,8 @@ func (c *Controller) WaitSynced(ctx context.Context) error {
 	}
 }
 
-func (c *Controller) kick() {
-	select {
-	case c.poke <- struct{}{}:
-	default:
-	}
-}
+// kick asks for a sync; kicks before the running sync ends are one.
+func (c *Controller) kick() { c.runner.Poke() }
 
 // SetPod adds or updates a pod of this node and waits until the table in
 // the kernel covers it (the policies that select it, and its address as
@@ -321,31 +317,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	c.log.Info("NetworkPolicies, Namespaces and Pods listed", "after", time.Since(start).Round(time.Millisecond))
 	// Every object of the initial lists is in the caches the first sync
-	// reads: the pokes their events left would only repeat it (at
-	// cluster scale, a whole sync in the way of the first change).
-	select {
-	case <-c.poke:
-	default:
-	}
-
-	retry := time.NewTimer(0)
-	retry.Stop()
-	defer retry.Stop()
-	backoff := c.backoff
-	for {
-		if err := c.sync(); err != nil {
-			retry.Reset(backoff.Step())
-		} else {
-			retry.Stop()
-			backoff = c.backoff
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-c.poke:
-		case <-retry.C:
-		}
-	}
+	// reads, and the kicks their events left are that one sync (the
+	// runner coalesces them): no whole sync in the way of the first change
+	// at cluster scale.
+	return c.runner.Run(ctx)
 }
 
 // sync compiles the program from the caches and the local pods and

@@ -9,8 +9,9 @@
 // On every change, and on every change of the node's pods, it compiles
 // the whole program and writes the table in one nftables transaction
 // (changes that arrive meanwhile are folded into the next write); a
-// failed write is retried with backoff (apimachinery's wait.Backoff) and
-// counted.
+// failed write is retried with backoff and counted (nri-podnet's one
+// reconcile runner, package internal/reconcile: client-go's rate-limited
+// work queue with a single key).
 //
 // # When a new pod is covered
 //
