@@ -353,7 +353,22 @@ func removeMasquerade() error {
 	if err != nil {
 		return err
 	}
-	return m.Remove()
+	return m.Uninstall()
+}
+
+// nftAgents are the agents of every nftables table nri-podnet owns on a
+// node with bridge, in the order -uninstall removes them: the host ports'
+// last, whose Uninstall turns route_localnet of the bridge back to 0
+// before its table, and the guard in it, go.
+func nftAgents(bridge string) ([]podnet.Agent, error) {
+	m, err1 := masq.New()
+	e, err2 := netpol.New()
+	g, err3 := portsec.New(bridge, podnet.HostVethPrefix)
+	h, err4 := hostport.New(hostport.WithLocalhost(bridge))
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return nil, err
+	}
+	return []podnet.Agent{m, e, g, h}, nil
 }
 
 // syncMasquerade sets the masquerade up once for a static configuration,
@@ -410,34 +425,17 @@ func warnUnmasqueraded(pods, cluster []netip.Prefix, log *slog.Logger) {
 // its ports. It leaves the state directory.
 func uninstall(bridge string, log *slog.Logger) error {
 	var errs []error
-	n, err := kube.NewRouter(nil, log).Remove()
+	n, err := kube.NewRouter(nil, log).Uninstall()
 	errs = append(errs, err)
 	log.Info("uninstall: routes to other nodes removed", "routes", n)
-	if err := removeMasquerade(); err != nil {
-		errs = append(errs, err)
-	} else {
-		log.Info("uninstall: nftables table removed", "table", "inet "+masq.TableName)
-	}
-	if err := removeNetworkPolicies(); err != nil {
-		errs = append(errs, err)
-	} else {
-		log.Info("uninstall: nftables table removed", "table", "inet "+netpol.TableName)
-	}
-	if g, err := portsec.New(bridge, podnet.HostVethPrefix); err != nil {
-		errs = append(errs, err)
-	} else if err := g.Uninstall(); err != nil {
-		errs = append(errs, err)
-	} else {
-		log.Info("uninstall: nftables table removed", "table", "bridge "+portsec.TableName(bridge))
-	}
-	// route_localnet of the bridge goes back to 0 before the table,
-	// and its guard, go.
-	if hp, err := hostport.New(hostport.WithLocalhost(bridge)); err != nil {
-		errs = append(errs, err)
-	} else if err := hp.Uninstall(); err != nil {
-		errs = append(errs, err)
-	} else {
-		log.Info("uninstall: nftables table removed, route_localnet of the bridge off", "table", "inet "+hostport.TableName, "bridge", bridge)
+	agents, err := nftAgents(bridge)
+	errs = append(errs, err)
+	for _, a := range agents {
+		if err := a.Uninstall(); err != nil {
+			errs = append(errs, err)
+		} else {
+			log.Info("uninstall: nftables table removed", "table", a.Table())
+		}
 	}
 	link, err := netlink.LinkByName(bridge)
 	var notFound netlink.LinkNotFoundError

@@ -1,10 +1,8 @@
 package podnet
 
 import (
-	"context"
 	"errors"
 	"log/slog"
-	"net/netip"
 )
 
 // Option configures a Plugin in [New].
@@ -42,29 +40,6 @@ func WithConfig(cfg Config) Option {
 		o.cfg = &cfg
 		return nil
 	}
-}
-
-// Policies is the node's NetworkPolicy engine, told of the plugin's pods;
-// [github.com/nrinet/nrinet/plugins/podnet/policies.Controller] is one.
-type Policies interface {
-	// SetPod returns once the policies cover the pod in the kernel.
-	SetPod(ctx context.Context, pod PolicyPod) error
-	RemovePod(id string)
-	// SyncPods replaces the pods and returns once the policies cover them.
-	SyncPods(ctx context.Context, pods []PolicyPod) error
-}
-
-// PolicyPod is a pod of this node with the addresses nri-podnet gave it,
-// as the runtime describes it (NRI), for the NetworkPolicy engine: known
-// before the API server has its addresses.
-type PolicyPod struct {
-	// ID is the pod sandbox's ID.
-	ID                   string
-	Namespace, Name, UID string
-	// Labels are the sandbox's labels: the pod's, and the kubelet's own
-	// io.kubernetes.pod.* ones.
-	Labels map[string]string
-	IPs    []netip.Addr
 }
 
 // WithPolicies makes the plugin tell pe of every pod it sets up (before

@@ -84,4 +84,4 @@ func setRouteLocalnet(iface string, on bool) error {
 }
 
 // inNetNS runs f in the Mapper's network namespace (nsconn.Do).
-func (m *Mapper) inNetNS(f func() error) error { return nsconn.Do(m.netnsFD, f) }
+func (m *Mapper) inNetNS(f func() error) error { return nsconn.Do(m.ns.FD(), f) }

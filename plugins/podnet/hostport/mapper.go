@@ -24,16 +24,7 @@ type Option func(*Mapper) error
 // (an open /var/run/netns/NAME or /proc/PID/ns/net) instead of the
 // process's. The caller keeps fd open while the Mapper is used.
 func WithNetNS(fd int) Option {
-	return func(m *Mapper) error {
-		if fd <= 0 {
-			return fmt.Errorf("hostport: network namespace file descriptor %d is not valid", fd)
-		}
-		if m.netnsFD != 0 {
-			return errors.New("hostport: WithNetNS given twice")
-		}
-		m.netnsFD = fd
-		return nil
-	}
+	return func(m *Mapper) error { return m.ns.Set("hostport", fd) }
 }
 
 // Mapper keeps the table [TableName] in line with the mappings of the
@@ -41,7 +32,7 @@ func WithNetNS(fd int) Option {
 // from several goroutines, for different pods at once; calls for one pod
 // must come one after the other, as the runtime's do.
 type Mapper struct {
-	netnsFD   int    // 0: the process's network namespace
+	ns        nsconn.NetNS
 	localhost string // WithLocalhost's interface; "": none
 
 	mu   sync.Mutex          // guards pods
@@ -72,13 +63,10 @@ func New(opts ...Option) (*Mapper, error) {
 	return m, nil
 }
 
-func (m *Mapper) conn() (*nftables.Conn, error) {
-	c, err := nsconn.NFTables(m.netnsFD)
-	if err != nil {
-		return nil, fmt.Errorf("hostport: %w", err)
-	}
-	return c, nil
-}
+func (m *Mapper) conn() (*nftables.Conn, error) { return m.ns.NFTables("hostport") }
+
+// Table names the table the Mapper owns: "inet nrinet-podnet-hostport".
+func (m *Mapper) Table() string { return "inet " + TableName }
 
 // checkLocal returns a [*NotLocalError] for the first of binds whose host
 // IP is not one of the node's addresses. *cache, if not nil, holds the

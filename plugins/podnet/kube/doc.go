@@ -45,7 +45,7 @@
 //
 // When nri-podnet stops (SIGTERM, SIGINT), routes, masquerade and
 // forwarding stay, so that pods keep their connectivity across a restart or
-// an upgrade of the DaemonSet. [Router.Remove] deletes the routes; the
+// an upgrade of the DaemonSet. [Router.Uninstall] deletes the routes; the
 // command's -uninstall flag removes routes, the masquerade table, the host
 // port table (package [github.com/nrinet/nrinet/plugins/podnet/hostport])
 // and the bridge.

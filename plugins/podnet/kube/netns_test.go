@@ -145,8 +145,8 @@ func TestRouterInNetNS(t *testing.T) {
 		t.Errorf("the foreign route changed: %q", got)
 	}
 
-	if n, err := r.Remove(); n != 1 || err != nil {
-		t.Errorf("Remove() = %d, %v; want 1 route", n, err)
+	if n, err := r.Uninstall(); n != 1 || err != nil {
+		t.Errorf("Uninstall() = %d, %v; want 1 route", n, err)
 	}
 	if got := ipRoutes(t, ns); len(got) != 0 {
 		t.Errorf("after Remove: %q", got)

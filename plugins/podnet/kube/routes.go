@@ -163,7 +163,7 @@ func (r *Router) Sync(want []Route) (changed bool, err error) {
 }
 
 // Remove deletes every route the Router owns, and reports how many.
-func (r *Router) Remove() (int, error) {
+func (r *Router) Uninstall() (int, error) {
 	ours, _, err := r.list()
 	if err != nil {
 		return 0, err

@@ -102,7 +102,7 @@ func TestWatcher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Remove()
+	defer m.Uninstall()
 
 	cs, watching := fakeAPI(t,
 		node("self", nil, "198.18.100.1", "fd00:198:18:100::1"),

@@ -25,7 +25,7 @@
 // the rules wanted (their comments say which), it changes nothing;
 // otherwise it replaces the whole table in one nftables transaction
 // (create it if missing, delete it, create it again with its chain and
-// rules), so no packet ever sees half a rule set. [Masquerader.Remove]
+// rules), so no packet ever sees half a rule set. [Masquerader.Uninstall]
 // deletes the table, and is a no-op when it is absent.
 //
 // A [Masquerader] works in the network namespace of the process, or in the

@@ -37,26 +37,17 @@ type Option func(*Masquerader) error
 // to (an open /var/run/netns/NAME or /proc/PID/ns/net) instead of the
 // process's. The caller keeps fd open while the Masquerader is used.
 func WithNetNS(fd int) Option {
-	return func(m *Masquerader) error {
-		if fd <= 0 {
-			return fmt.Errorf("masq: network namespace file descriptor %d is not valid", fd)
-		}
-		if m.netnsFD != 0 {
-			return errors.New("masq: WithNetNS given twice")
-		}
-		m.netnsFD = fd
-		return nil
-	}
+	return func(m *Masquerader) error { return m.ns.Set("masq", fd) }
 }
 
 // Masquerader keeps the table [TableName]: see the package documentation.
 // Its methods may be called from several goroutines; nftables
 // transactions keep each change whole.
 type Masquerader struct {
-	netnsFD int // 0: the process's network namespace
+	ns nsconn.NetNS
 }
 
-// New returns a Masquerader. It touches nothing until Sync or Remove.
+// New returns a Masquerader. It touches nothing until Sync or Uninstall.
 func New(opts ...Option) (*Masquerader, error) {
 	m := &Masquerader{}
 	for _, o := range opts {
@@ -67,13 +58,10 @@ func New(opts ...Option) (*Masquerader, error) {
 	return m, nil
 }
 
-func (m *Masquerader) conn() (*nftables.Conn, error) {
-	c, err := nsconn.NFTables(m.netnsFD)
-	if err != nil {
-		return nil, fmt.Errorf("masq: %w", err)
-	}
-	return c, nil
-}
+func (m *Masquerader) conn() (*nftables.Conn, error) { return m.ns.NFTables("masq") }
+
+// Table names the table the Masquerader owns: "inet nrinet-podnet".
+func (m *Masquerader) Table() string { return "inet " + TableName }
 
 func table() *nftables.Table {
 	return &nftables.Table{Name: TableName, Family: nftables.TableFamilyINet}
@@ -96,7 +84,7 @@ func chain(t *nftables.Table) *nftables.Chain {
 // as the package documentation describes. It reports whether it changed
 // anything. With no rule to hold (no family has both a pod CIDR and a
 // cluster CIDR) the table is still made, empty of rules, so that its
-// presence says the masquerade is managed; use Remove for none.
+// presence says the masquerade is managed; use Uninstall for none.
 func (m *Masquerader) Sync(podCIDRs, clusterCIDRs []netip.Prefix) (bool, error) {
 	rules, err := plan(podCIDRs, clusterCIDRs)
 	if err != nil {
@@ -136,17 +124,14 @@ func (m *Masquerader) Sync(podCIDRs, clusterCIDRs []netip.Prefix) (bool, error) 
 	return true, nil
 }
 
-// Remove deletes the table and everything in it. An absent table is not
-// an error.
-func (m *Masquerader) Remove() error {
+// Uninstall deletes the table and everything in it. An absent table is
+// not an error.
+func (m *Masquerader) Uninstall() error {
 	c, err := m.conn()
 	if err != nil {
 		return err
 	}
-	t := table()
-	c.AddTable(t)
-	c.DelTable(t)
-	if err := c.Flush(); err != nil {
+	if err := nsconn.DeleteTable(c, table()); err != nil {
 		return fmt.Errorf("masq: deleting table inet %s: %w", TableName, err)
 	}
 	return nil

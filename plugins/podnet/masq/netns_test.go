@@ -189,7 +189,7 @@ func TestSyncAndRemoveInNetNS(t *testing.T) {
 	}
 
 	for i := range 2 {
-		if err := m.Remove(); err != nil {
+		if err := m.Uninstall(); err != nil {
 			t.Fatalf("Remove %d: %v", i, err)
 		}
 	}
@@ -265,7 +265,7 @@ func TestMasqueradeTraffic(t *testing.T) {
 	pods := []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24"), netip.MustParsePrefix("fd00:198:18:1::/64")}
 	cluster := []netip.Prefix{netip.MustParsePrefix("198.18.0.0/16"), netip.MustParsePrefix("fd00:198:18::/60")}
 	m := newMasquerader(t, openNS(t, nodePath))
-	t.Cleanup(func() { m.Remove() })
+	t.Cleanup(func() { m.Uninstall() })
 
 	// seen sends one datagram from the pod to dst (port 4789 in the
 	// namespace at dstPath) and returns the source the receiver saw.
@@ -322,7 +322,7 @@ func TestMasqueradeTraffic(t *testing.T) {
 		t.Errorf("ping to the outside while masquerading: %v", err)
 	}
 
-	if err := m.Remove(); err != nil {
+	if err := m.Uninstall(); err != nil {
 		t.Fatal(err)
 	}
 	check("after Remove", outPath, "198.19.20.2", "198.18.1.2")

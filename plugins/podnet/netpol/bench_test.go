@@ -74,10 +74,10 @@ func BenchmarkCompile(b *testing.B) {
 	}
 }
 
-// BenchmarkApply: the whole table written in one transaction, in a
-// network namespace (each op by a new Enforcer, whose first Apply writes
+// BenchmarkSync: the whole table written in one transaction, in a
+// network namespace (each op by a new Enforcer, whose first Sync writes
 // the whole table); it reports the table's size.
-func BenchmarkApply(b *testing.B) {
+func BenchmarkSync(b *testing.B) {
 	testutil.SkipUnlessRoot(b)
 	f, err := os.Open(testutil.NewNetNS(b, "nrnb"+randHex(4)))
 	if err != nil {
@@ -97,11 +97,11 @@ func BenchmarkApply(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if st, err = e.Apply(p); err != nil {
+				if st, err = e.Sync(p); err != nil {
 					b.Fatal(err)
 				}
 				if !st.Full {
-					b.Fatal("a new Enforcer's Apply did not write the whole table")
+					b.Fatal("a new Enforcer's Sync did not write the whole table")
 				}
 			}
 			b.ReportMetric(float64(st.Rules), "rules")
@@ -111,12 +111,12 @@ func BenchmarkApply(b *testing.B) {
 	}
 }
 
-// BenchmarkApplyChange: one change at a time written as changes to the
+// BenchmarkSyncChange: one change at a time written as changes to the
 // table in place (each op alternates between the program and the program
 // changed): a peer pod that comes and goes (a pod of app a1 in a
 // namespace of team t0, a peer of the policies isolating app a0 in ns0),
 // and a policy whose port changes. It reports the transaction's size.
-func BenchmarkApplyChange(b *testing.B) {
+func BenchmarkSyncChange(b *testing.B) {
 	testutil.SkipUnlessRoot(b)
 	f, err := os.Open(testutil.NewNetNS(b, "nrnc"+randHex(4)))
 	if err != nil {
@@ -151,7 +151,7 @@ func BenchmarkApplyChange(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := e.Apply(base); err != nil {
+				if _, err := e.Sync(base); err != nil {
 					b.Fatal(err)
 				}
 				var written int
@@ -160,12 +160,12 @@ func BenchmarkApplyChange(b *testing.B) {
 					if i%2 == 0 {
 						p = c.variant
 					}
-					st, err := e.Apply(p)
+					st, err := e.Sync(p)
 					if err != nil {
 						b.Fatal(err)
 					}
 					if st.Full || st.Written == 0 {
-						b.Fatalf("Apply wrote %d objects, whole table %v: want a change", st.Written, st.Full)
+						b.Fatalf("Sync wrote %d objects, whole table %v: want a change", st.Written, st.Full)
 					}
 					written = st.Written
 				}
@@ -206,7 +206,7 @@ func BenchmarkPathological(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if st, err = e.Apply(p); err != nil {
+				if st, err = e.Sync(p); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -161,12 +161,12 @@ func (b *batch) deleteObjects(prev, rs *ruleset) {
 	}
 }
 
-// Counters reads the table's counters of the program of the last Apply
-// from the kernel: a policy's or a pod's from the Apply that first wrote
+// Counters reads the table's counters of the program of the last Sync
+// from the kernel: a policy's or a pod's from the Sync that first wrote
 // its rules until the one that removed them. They start again at 0 when
-// the table is written whole (an Enforcer's first Apply, as when
+// the table is written whole (an Enforcer's first Sync, as when
 // nri-podnet restarts, or one after a failed change). Before the first
-// Apply there are none.
+// Sync there are none.
 func (e *Enforcer) Counters() (Counters, error) {
 	e.mu.Lock()
 	rs := e.prev

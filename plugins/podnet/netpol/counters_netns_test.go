@@ -78,7 +78,7 @@ func TestEnforcer_Counters(t *testing.T) {
 		[]networkingv1.NetworkPolicyEgressRule{{To: []networkingv1.NetworkPolicyPeer{{PodSelector: sel("b")}}, Ports: []networkingv1.NetworkPolicyPort{udpPort(8080)}}})
 
 	if c := counters(t, n.enf); len(c.Allowed)+len(c.Denied) != 0 || c.Logging {
-		t.Errorf("Counters before any Apply = %+v, want none", c)
+		t.Errorf("Counters before any Sync = %+v, want none", c)
 	}
 	n.apply([]*networkingv1.NetworkPolicy{bFromA, bDeny, cToB}, nil, pods)
 	c := counters(t, n.enf)
@@ -89,7 +89,7 @@ func TestEnforcer_Counters(t *testing.T) {
 	}
 	wantDenied := []netpol.Count{{Pod: "prod/b", Direction: netpol.Ingress}, {Pod: "prod/c", Direction: netpol.Egress}}
 	if !slices.Equal(c.Allowed, wantAllowed) || !slices.Equal(c.Denied, wantDenied) {
-		t.Fatalf("Counters after Apply = %+v, want allowed %+v and denied %+v, all at 0", c, wantAllowed, wantDenied)
+		t.Fatalf("Counters after Sync = %+v, want allowed %+v and denied %+v, all at 0", c, wantAllowed, wantDenied)
 	}
 
 	for _, i := range []int{0, 1} { // IPv4, IPv6

@@ -151,7 +151,7 @@ func randomProgram(r *rand.Rand) *netpol.Program {
 }
 
 // TestEnforcer_Changes: over a random sequence of programs, the table an
-// Enforcer keeps by changing it is, after every Apply, the table a new
+// Enforcer keeps by changing it is, after every Sync, the table a new
 // Enforcer writes whole for the same program; applying a program again
 // writes nothing.
 func TestEnforcer_Changes(t *testing.T) {
@@ -169,7 +169,7 @@ func TestEnforcer_Changes(t *testing.T) {
 	var full, changes int
 	for step := range 80 {
 		p := randomProgram(r)
-		st, err := kept.Apply(p)
+		st, err := kept.Sync(p)
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
@@ -182,18 +182,18 @@ func TestEnforcer_Changes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fst, err := fresh.Apply(p)
+		fst, err := fresh.Sync(p)
 		if err != nil {
 			t.Fatalf("step %d, whole table: %v", step, err)
 		}
 		if !fst.Full {
-			t.Fatalf("step %d: a new Enforcer's first Apply did not write the whole table", step)
+			t.Fatalf("step %d: a new Enforcer's first Sync did not write the whole table", step)
 		}
 		got, want := dumpTable(t, keptFD), dumpTable(t, freshFD)
 		if got != want {
 			t.Fatalf("step %d: the table changed step by step differs from the table written whole\nchanged:\n%s\nwhole:\n%s", step, got, want)
 		}
-		if st, err := kept.Apply(p); err != nil || st.Written != 0 {
+		if st, err := kept.Sync(p); err != nil || st.Written != 0 {
 			t.Fatalf("step %d: the same program again: wrote %d objects, %v; want nothing", step, st.Written, err)
 		}
 	}
@@ -218,7 +218,7 @@ func TestEnforcer_ChangedUnderfoot(t *testing.T) {
 	p2 := &netpol.Program{Pods: append(slices.Clone(p1.Pods), netpol.PodRules{
 		Pod: "ns/zz", IPs: []netip.Addr{netip.MustParseAddr("198.18.81.1")}, Ingress: &netpol.Direction{}, Policies: []string{"ns/deny"},
 	})}
-	if _, err := e.Apply(p1); err != nil {
+	if _, err := e.Sync(p1); err != nil {
 		t.Fatal(err)
 	}
 	other, err := netpol.New(netpol.WithNetNS(fd))
@@ -228,19 +228,19 @@ func TestEnforcer_ChangedUnderfoot(t *testing.T) {
 	if err := other.Uninstall(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.Apply(p2)
+	st, err := e.Sync(p2)
 	if err != nil {
-		t.Fatalf("Apply after the table was deleted: %v", err)
+		t.Fatalf("Sync after the table was deleted: %v", err)
 	}
 	if !st.Full {
-		t.Errorf("Apply after the table was deleted: changed it (Full false), want it written whole")
+		t.Errorf("Sync after the table was deleted: changed it (Full false), want it written whole")
 	}
 	freshFD := netnsFD(t, "nrnv"+randHex(3))
 	fresh, err := netpol.New(netpol.WithNetNS(freshFD))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fresh.Apply(p2); err != nil {
+	if _, err := fresh.Sync(p2); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := dumpTable(t, fd), dumpTable(t, freshFD); got != want {
@@ -248,9 +248,9 @@ func TestEnforcer_ChangedUnderfoot(t *testing.T) {
 	}
 }
 
-// TestEnforcer_ApplyAfterUninstall: an Apply after Uninstall writes the
+// TestEnforcer_SyncAfterUninstall: an Sync after Uninstall writes the
 // table again, even the program applied before.
-func TestEnforcer_ApplyAfterUninstall(t *testing.T) {
+func TestEnforcer_SyncAfterUninstall(t *testing.T) {
 	testutil.SkipUnlessRoot(t)
 	fd := netnsFD(t, "nrnu"+randHex(4))
 	e, err := netpol.New(netpol.WithNetNS(fd))
@@ -262,17 +262,17 @@ func TestEnforcer_ApplyAfterUninstall(t *testing.T) {
 	for len(p.Pods) == 0 {
 		p = randomProgram(r)
 	}
-	if _, err := e.Apply(p); err != nil {
+	if _, err := e.Sync(p); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Uninstall(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.Apply(p)
+	st, err := e.Sync(p)
 	if err != nil || !st.Full {
-		t.Fatalf("Apply after Uninstall: %+v, %v; want the whole table written", st, err)
+		t.Fatalf("Sync after Uninstall: %+v, %v; want the whole table written", st, err)
 	}
 	if dump := dumpTable(t, fd); dump == "" {
-		t.Errorf("no table after Apply")
+		t.Errorf("no table after Sync")
 	}
 }

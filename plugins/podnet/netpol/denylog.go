@@ -139,7 +139,7 @@ func (e *Enforcer) OpenDenyLog(log *slog.Logger) (*DenyLog, error) {
 func (e *Enforcer) openDenyLog(log *slog.Logger, readBuffer int) (*DenyLog, error) {
 	group := e.logDenied.Group
 	nf, err := nflog.Open(&nflog.Config{
-		NetNS: e.netnsFD, Group: group, Copymode: nflog.CopyPacket, Bufsize: logSnaplen,
+		NetNS: e.ns.FD(), Group: group, Copymode: nflog.CopyPacket, Bufsize: logSnaplen,
 		// One message per packet, at once (the kernel's default waits
 		// for 100 or a second).
 		QThresh: 1,

@@ -223,8 +223,8 @@ func TestOpenDenyLog_Refused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Apply(prog); err != nil {
-			t.Errorf("Apply with %+v: %v", ld, err)
+		if _, err := e.Sync(prog); err != nil {
+			t.Errorf("Sync with %+v: %v", ld, err)
 		}
 	}
 	e, err := netpol.New(netpol.WithNetNS(fd), netpol.WithLogDenied(netpol.LogDenied{Group: 9, Rate: 1, Per: time.Second}))

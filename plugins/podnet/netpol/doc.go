@@ -40,9 +40,9 @@
 // allowed (conntrack's established state) after a policy change; a new
 // connection meets the rules in force when its first packet passes.
 //
-// Every Apply is one nftables transaction: a packet meets the old rules or
+// Every Sync is one nftables transaction: a packet meets the old rules or
 // the new ones, so a change never opens a window in which a denied
-// connection can start. An Enforcer's first Apply deletes and writes the
+// connection can start. An Enforcer's first Sync deletes and writes the
 // whole table in one batch; later ones change only what differs from the
 // program before (the chains of the pods whose rules changed, flushed and
 // written again; the intervals of addresses that left or joined a set,

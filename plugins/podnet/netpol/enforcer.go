@@ -2,7 +2,6 @@ package netpol
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,38 +23,29 @@ type Option func(*Enforcer) error
 // (an open /var/run/netns/NAME or /proc/PID/ns/net) instead of the
 // process's. The caller keeps fd open while the Enforcer is used.
 func WithNetNS(fd int) Option {
-	return func(e *Enforcer) error {
-		if fd <= 0 {
-			return fmt.Errorf("netpol: network namespace file descriptor %d is not valid", fd)
-		}
-		if e.netnsFD != 0 {
-			return errors.New("netpol: WithNetNS given twice")
-		}
-		e.netnsFD = fd
-		return nil
-	}
+	return func(e *Enforcer) error { return e.ns.Set("netpol", fd) }
 }
 
 // Enforcer keeps the table [TableName]: see the package documentation.
-// Each Apply changes the table in one nftables transaction, so a packet
+// Each Sync changes the table in one nftables transaction, so a packet
 // meets either the old rules or the new ones, never a mix and never none.
-// The first Apply (and any after a failed one) replaces the whole table;
+// The first Sync (and any after a failed one) replaces the whole table;
 // the others change only the chains, sets and map elements that differ
 // from the program before, and write nothing when nothing does.
 type Enforcer struct {
-	netnsFD int
+	ns nsconn.NetNS
 	// logDenied, if set, makes the table log denied packets
 	// (WithLogDenied); logged and overruns are its DenyLog's counts.
 	logDenied        *LogDenied
 	logged, overruns atomic.Uint64
 
-	mu sync.Mutex // guards prev and serialises Apply
-	// prev is the ruleset in the kernel (as the last Apply wrote it); nil
-	// when unknown: the next Apply writes the whole table.
+	mu sync.Mutex // guards prev and serialises Sync
+	// prev is the ruleset in the kernel (as the last Sync wrote it); nil
+	// when unknown: the next Sync writes the whole table.
 	prev *ruleset
 }
 
-// New returns an Enforcer. It touches nothing until Apply or Uninstall.
+// New returns an Enforcer. It touches nothing until Sync or Uninstall.
 func New(opts ...Option) (*Enforcer, error) {
 	e := &Enforcer{}
 	for _, o := range opts {
@@ -66,13 +56,10 @@ func New(opts ...Option) (*Enforcer, error) {
 	return e, nil
 }
 
-func (e *Enforcer) conn() (*nftables.Conn, error) {
-	c, err := nsconn.NFTables(e.netnsFD)
-	if err != nil {
-		return nil, fmt.Errorf("netpol: %w", err)
-	}
-	return c, nil
-}
+func (e *Enforcer) conn() (*nftables.Conn, error) { return e.ns.NFTables("netpol") }
+
+// Table names the table the Enforcer owns: "inet nrinet-podnet-netpol".
+func (e *Enforcer) Table() string { return "inet " + TableName }
 
 // setChunk is how many elements one netlink message adds to a set: a
 // message's element list is one attribute, whose length is 16 bits (64
@@ -80,7 +67,7 @@ func (e *Enforcer) conn() (*nftables.Conn, error) {
 // An interval's start and end (two elements) stay in one chunk.
 const setChunk = 1000
 
-// Stats are the sizes of the table an Apply left, and of its
+// Stats are the sizes of the table an Sync left, and of its
 // transaction.
 type Stats struct {
 	// Pods are the local pods some policy isolates; Chains, Rules and
@@ -95,12 +82,12 @@ type Stats struct {
 	Full bool
 }
 
-// Apply makes the table hold p, in one transaction: the whole table when
-// the Enforcer does not know what the kernel holds (its first Apply, or
+// Sync makes the table hold p, in one transaction: the whole table when
+// the Enforcer does not know what the kernel holds (its first Sync, or
 // one after a failure), else what differs from the program of the last
-// Apply. If changing the table fails (someone else changed it), Apply
+// Sync. If changing the table fails (someone else changed it), Sync
 // replaces it whole.
-func (e *Enforcer) Apply(p *Program) (Stats, error) {
+func (e *Enforcer) Sync(p *Program) (Stats, error) {
 	rs, err := build(p, e.logDenied)
 	if err != nil {
 		return Stats{}, err
@@ -467,17 +454,14 @@ func mapDelta(prev, next []nftables.SetElement) (del, add []nftables.SetElement)
 func (e *Enforcer) Uninstall() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	// Whatever happens, the table is no longer what the last Apply wrote:
-	// the next Apply writes it whole.
+	// Whatever happens, the table is no longer what the last Sync wrote:
+	// the next Sync writes it whole.
 	e.prev = nil
 	c, err := e.conn()
 	if err != nil {
 		return err
 	}
-	t := table()
-	c.AddTable(t)
-	c.DelTable(t)
-	if err := c.Flush(); err != nil {
+	if err := nsconn.DeleteTable(c, table()); err != nil {
 		return fmt.Errorf("netpol: removing table %s: %w", TableName, err)
 	}
 	return nil

@@ -61,7 +61,7 @@ func ExampleEnforcer_OpenDenyLog() {
 		return
 	}
 	defer dl.Close()
-	// ... e.Apply(program) on every change ...
+	// ... e.Sync(program) on every change ...
 	c, err := e.Counters()
 	if err != nil {
 		fmt.Println(err)

@@ -52,7 +52,7 @@ func TestEnforcer_LargeTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.Apply(p)
+	st, err := e.Sync(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -230,7 +230,7 @@ func (n *testNet) apply(policies []*networkingv1.NetworkPolicy, namespaces []net
 	if err != nil {
 		n.t.Fatal(err)
 	}
-	if _, err := n.enf.Apply(p); err != nil {
+	if _, err := n.enf.Sync(p); err != nil {
 		n.t.Fatal(err)
 	}
 	n.program = p

@@ -86,7 +86,7 @@ func TestEnforcer_SharedPeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.Apply(p)
+	st, err := e.Sync(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestEnforcer_SharedPeers(t *testing.T) {
 	if p, err = netpol.Compile(pols, nil, pods); err != nil {
 		t.Fatal(err)
 	}
-	if st, err = e.Apply(p); err != nil || st.Full || st.Written > 10 {
+	if st, err = e.Sync(p); err != nil || st.Full || st.Written > 10 {
 		t.Errorf("a pod more: %v, %+v; want a change of a few objects", err, st)
 	}
 }

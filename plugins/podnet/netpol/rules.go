@@ -52,7 +52,7 @@ const (
 	ctStateRelated     = 1 << 2
 )
 
-// ruleset is the table's content for a program: what Apply writes in one
+// ruleset is the table's content for a program: what Sync writes in one
 // transaction.
 type ruleset struct {
 	chains []*chainRules

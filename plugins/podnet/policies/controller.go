@@ -26,13 +26,8 @@ import (
 
 // Enforcer applies a compiled program; *netpol.Enforcer is one.
 type Enforcer interface {
-	Apply(p *netpol.Program) (netpol.Stats, error)
+	Sync(p *netpol.Program) (netpol.Stats, error)
 }
-
-// LocalPod is a pod of this node with the addresses nri-podnet gave it,
-// as the runtime describes it; the kubelet's io.kubernetes.pod.* labels
-// are left out of its labels.
-type LocalPod = podnet.PolicyPod
 
 var _ podnet.Policies = (*Controller)(nil)
 
@@ -59,7 +54,7 @@ type Controller struct {
 
 	mu      sync.Mutex // guards the fields below
 	running bool
-	local   map[string]LocalPod // by sandbox ID
+	local   map[string]podnet.PolicyPod // by sandbox ID
 	// localKnown: SyncPods or SetPod has told the node's pods. Until then
 	// nothing is written: the table a previous nri-podnet left keeps
 	// enforcing for the pods that run (an empty program would open them
@@ -114,7 +109,7 @@ func New(client kubernetes.Interface, node string, enforcer Enforcer, opts Optio
 	c := &Controller{
 		client: client, node: node, enforcer: enforcer, metrics: opts.Metrics,
 		log:      opts.Logger.With("component", "netpol"),
-		local:    map[string]LocalPod{},
+		local:    map[string]podnet.PolicyPod{},
 		blocks:   netpol.NewCache(),
 		changed:  make(chan struct{}),
 		notReady: "waiting for the lists of NetworkPolicies, Namespaces and Pods from the API server",
@@ -173,7 +168,7 @@ func (c *Controller) kick() { c.runner.Poke() }
 // the kernel covers it (the policies that select it, and its address as
 // a peer of the node's other pods), so that its first packet meets them.
 // It returns the apply's error, or ctx's.
-func (c *Controller) SetPod(ctx context.Context, pod LocalPod) error {
+func (c *Controller) SetPod(ctx context.Context, pod podnet.PolicyPod) error {
 	c.mu.Lock()
 	c.local[pod.ID] = pod
 	c.localKnown = true
@@ -198,9 +193,9 @@ func (c *Controller) RemovePod(id string) {
 
 // SyncPods replaces the node's pods with pods (the runtime's, at
 // Synchronize) and waits until the table covers them.
-func (c *Controller) SyncPods(ctx context.Context, pods []LocalPod) error {
+func (c *Controller) SyncPods(ctx context.Context, pods []podnet.PolicyPod) error {
 	c.mu.Lock()
-	c.local = make(map[string]LocalPod, len(pods))
+	c.local = make(map[string]podnet.PolicyPod, len(pods))
 	for _, p := range pods {
 		c.local[p.ID] = p
 	}
@@ -364,7 +359,7 @@ func (c *Controller) sync() error {
 		return nil
 	}
 	if err == nil {
-		st, err = c.enforcer.Apply(p)
+		st, err = c.enforcer.Sync(p)
 	}
 	c.metrics.synced(start, npol, st, err)
 	c.mu.Lock()
@@ -451,7 +446,7 @@ func unjoin(err error) []error {
 // labels and named ports taken from the API object of the same UID when
 // the cache has it. Once the node's pods are known, the API's other pods
 // of this node are left out.
-func (c *Controller) compile(local []LocalPod, known bool) (*netpol.Program, []*networkingv1.NetworkPolicy, error) {
+func (c *Controller) compile(local []podnet.PolicyPod, known bool) (*netpol.Program, []*networkingv1.NetworkPolicy, error) {
 	pols, err := c.lister.policies()
 	if err != nil {
 		return nil, nil, err

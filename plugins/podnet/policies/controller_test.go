@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	nrtest "github.com/nrinet/nrinet/internal/testutil"
+	"github.com/nrinet/nrinet/plugins/podnet"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
 	"github.com/nrinet/nrinet/plugins/podnet/policies"
 )
@@ -84,7 +85,7 @@ func TestController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := policies.LocalPod{ID: "sb-db", Namespace: "prod", Name: "db-0", UID: "uid-db",
+	db := podnet.PolicyPod{ID: "sb-db", Namespace: "prod", Name: "db-0", UID: "uid-db",
 		Labels: map[string]string{"app": "old", "io.kubernetes.pod.name": "db-0"}, IPs: []netip.Addr{netip.MustParseAddr("198.18.0.3")}}
 	if err := c.SetPod(t.Context(), db); err == nil || !strings.Contains(err.Error(), "not running") {
 		t.Errorf("SetPod before Run = %v, want an error saying the controller is not running", err)
@@ -154,13 +155,13 @@ func TestController_KeepsTheTableUntilThePodsAreKnown(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "deny"},
 		Spec:       networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{}},
 	}
-	db := policies.LocalPod{ID: "sb-db", Namespace: "prod", Name: "db-0", UID: "uid-db", IPs: []netip.Addr{netip.MustParseAddr("198.18.0.3")}}
+	db := podnet.PolicyPod{ID: "sb-db", Namespace: "prod", Name: "db-0", UID: "uid-db", IPs: []netip.Addr{netip.MustParseAddr("198.18.0.3")}}
 	// What the previous nri-podnet wrote.
 	prev, err := netpol.Compile([]*networkingv1.NetworkPolicy{deny}, nil, []netpol.Pod{{Namespace: "prod", Name: "db-0", IPs: db.IPs, Local: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(prev); err != nil {
+	if _, err := e.Sync(prev); err != nil {
 		t.Fatal(err)
 	}
 	client := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}}, deny)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	nrtest "github.com/nrinet/nrinet/internal/testutil"
+	"github.com/nrinet/nrinet/plugins/podnet"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
 	"github.com/nrinet/nrinet/plugins/podnet/policies"
 )
@@ -69,7 +70,7 @@ func TestMetrics_Counters(t *testing.T) {
 			if n, err := prometheustestutil.GatherAndCount(reg, strings.Fields(names)...); err != nil || n != map[bool]int{false: 0, true: 3}[logging] {
 				t.Errorf("before the table is written: %d series, %v", n, err)
 			}
-			db := policies.LocalPod{ID: "sb-db", Namespace: "prod", Name: "db-0", UID: "uid-db",
+			db := podnet.PolicyPod{ID: "sb-db", Namespace: "prod", Name: "db-0", UID: "uid-db",
 				Labels: map[string]string{"app": "db"}, IPs: []netip.Addr{netip.MustParseAddr("198.18.0.3")}}
 			if err := c.SetPod(ctx, db); err != nil {
 				t.Fatal(err)

@@ -104,16 +104,7 @@ type Option func(*Guard) error
 // WithNetNS makes the Guard work in the network namespace fd refers to
 // instead of the process's; the caller keeps fd open while it is used.
 func WithNetNS(fd int) Option {
-	return func(g *Guard) error {
-		if fd <= 0 {
-			return fmt.Errorf("portsec: network namespace file descriptor %d is not valid", fd)
-		}
-		if g.netnsFD != 0 {
-			return errors.New("portsec: WithNetNS given twice")
-		}
-		g.netnsFD = fd
-		return nil
-	}
+	return func(g *Guard) error { return g.ns.Set("portsec", fd) }
 }
 
 // TableName is the name of the table that guards the ports of bridge:
@@ -125,9 +116,9 @@ func TableName(bridge string) string { return TablePrefix + bridge }
 // Its methods may be called from several goroutines; each writes one
 // nftables transaction under the Guard's lock (kernel work only).
 type Guard struct {
-	bridge  string // whose ports are guarded
-	prefix  string // the host veth prefix whose unknown ports are dropped
-	netnsFD int
+	bridge string // whose ports are guarded
+	prefix string // the host veth prefix whose unknown ports are dropped
+	ns     nsconn.NetNS
 
 	mu        sync.Mutex
 	ports     map[string]Port // by pod ID
@@ -154,13 +145,10 @@ func New(bridge, prefix string, opts ...Option) (*Guard, error) {
 	return g, nil
 }
 
-func (g *Guard) conn() (*nftables.Conn, error) {
-	c, err := nsconn.NFTables(g.netnsFD)
-	if err != nil {
-		return nil, fmt.Errorf("portsec: %w", err)
-	}
-	return c, nil
-}
+func (g *Guard) conn() (*nftables.Conn, error) { return g.ns.NFTables("portsec") }
+
+// Table names the table the Guard owns: "bridge nrinet-podnet-portsec-BRIDGE".
+func (g *Guard) Table() string { return "bridge " + TableName(g.bridge) }
 
 // Add guards p's port: its chain, counters and map entry, in one
 // transaction (the whole table, if it is not there yet). Add again
@@ -273,10 +261,7 @@ func (g *Guard) Uninstall() error {
 	if err != nil {
 		return err
 	}
-	t := g.table()
-	c.AddTable(t) // so that the deletion never fails
-	c.DelTable(t)
-	if err := c.Flush(); err != nil {
+	if err := nsconn.DeleteTable(c, g.table()); err != nil {
 		return fmt.Errorf("portsec: deleting table bridge %s: %w", TableName(g.bridge), err)
 	}
 	g.ports, g.installed = map[string]Port{}, false

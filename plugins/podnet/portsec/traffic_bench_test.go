@@ -125,7 +125,7 @@ func newTrafficNet(b *testing.B) *trafficNet {
 			e.Uninstall()
 		}
 		if m, err := masq.New(masq.WithNetNS(n.nodeFD)); err == nil {
-			m.Remove()
+			m.Uninstall()
 		}
 		n.guard.Uninstall()
 	})
@@ -143,7 +143,7 @@ func newTrafficNet(b *testing.B) *trafficNet {
 // trafficCluster is what is in force with rules=portsec+netpol1000: a
 // cluster of 100 namespaces (ns0 to ns99, labelled team=t0 to t9) and the
 // namespace "bench" (team=bench); 10,000 pods of the shape of netpol's
-// BenchmarkApply (pod i in ns<i%100>, labelled app=a<(i/100)%10>), of
+// BenchmarkSync (pod i in ns<i%100>, labelled app=a<(i/100)%10>), of
 // which the first 100 are on this node (198.18.83.100 to .199 and
 // fd00:198:18:83::100 to ::163 on the bridge's subnet, with no interface:
 // nobody sends from them) and 9,900 on other nodes (198.18.128.0/18 and
@@ -249,7 +249,7 @@ func trafficCluster(a, b *trafficPod) ([]*networkingv1.NetworkPolicy, []netpol.N
 }
 
 // install writes both tables: portsec's, guarding a's and b's ports, and
-// netpol's, by a new Enforcer (whose first Apply writes the whole table).
+// netpol's, by a new Enforcer (whose first Sync writes the whole table).
 // It checks that the policies are in force: a's connection to b on a port
 // they do not open to a times out instead of being refused.
 func (n *trafficNet) install(b *testing.B) {
@@ -260,7 +260,7 @@ func (n *trafficNet) install(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := e.Apply(n.program)
+	st, err := e.Sync(n.program)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func (n *trafficNet) masquerade(b *testing.B, on bool) {
 	if on {
 		_, err = m.Sync(trafficPodCIDRs, trafficClusterCIDRs)
 	} else {
-		err = m.Remove()
+		err = m.Uninstall()
 	}
 	if err != nil {
 		b.Fatal(err)

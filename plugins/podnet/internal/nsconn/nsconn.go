@@ -58,3 +58,45 @@ func bigBuffers(c *netlink.Conn) error {
 	}
 	return nil
 }
+
+// NetNS is the network namespace an agent works in, which its WithNetNS
+// option sets: every agent embeds one, so that they check the option and
+// connect alike. The zero value is the process's namespace.
+type NetNS struct {
+	fd int // 0: the process's network namespace
+}
+
+// Set makes n the namespace fd refers to (an open /var/run/netns/NAME or
+// /proc/PID/ns/net), which the caller keeps open while the agent is used.
+// Its errors start with pkg, the agent's package.
+func (n *NetNS) Set(pkg string, fd int) error {
+	if fd <= 0 {
+		return fmt.Errorf("%s: network namespace file descriptor %d is not valid", pkg, fd)
+	}
+	if n.fd != 0 {
+		return fmt.Errorf("%s: WithNetNS given twice", pkg)
+	}
+	n.fd = fd
+	return nil
+}
+
+// FD returns the namespace's file descriptor, 0 for the process's.
+func (n *NetNS) FD() int { return n.fd }
+
+// NFTables returns an nftables connection in n (NFTables); its error
+// starts with pkg.
+func (n *NetNS) NFTables(pkg string) (*nftables.Conn, error) {
+	c, err := NFTables(n.fd)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	return c, nil
+}
+
+// DeleteTable deletes t and everything in it, in one transaction on c; an
+// absent table is not an error.
+func DeleteTable(c *nftables.Conn, t *nftables.Table) error {
+	c.AddTable(t) // so that the deletion of an absent table succeeds
+	c.DelTable(t)
+	return c.Flush()
+}
