@@ -160,24 +160,26 @@ func startCluster(ctx context.Context, p *clusterPlan, log *slog.Logger, metrics
 		log.Warn("-kube on a plugin the runtime launched: the runtime's configuration is not used")
 	}
 	klog.SetSlogLogger(log.With("component", "client-go"))
-	opts := kube.Options{
-		Logger: log, Router: kube.NewRouter(nil, log), Forwarding: true,
-		OnReconcile: func(kind string, _ bool, err error) {
+	router, err := kube.NewRouter(kube.WithRouterLogger(log))
+	if err != nil {
+		return nil, err
+	}
+	opts := []kube.Option{kube.WithLogger(log), kube.WithRouter(router), kube.WithForwarding(),
+		kube.WithReconcileHook(func(kind string, _ bool, err error) {
 			if kind == kube.KindRoutes || kind == kube.KindMasquerade {
 				metrics.Reconciled(kind) // podnet.ReconcileRoutes, podnet.ReconcileMasquerade
 			}
 			if err != nil {
 				metrics.Failed(podnet.OpSync)
 			}
-		},
+		}),
 	}
 	if m != nil {
-		opts.Masquerade, opts.ClusterCIDRs = m, p.cluster
+		opts = append(opts, kube.WithMasquerade(m, p.cluster))
 	} else if err := removeMasquerade(); err != nil {
 		return nil, err // no -cluster-cidr: no masquerade, not even from before
 	}
-	var err error
-	if c.watcher, err = kube.NewWatcher(p.client, p.nodeName, opts); err != nil {
+	if c.watcher, err = kube.NewWatcher(p.client, p.nodeName, opts...); err != nil {
 		return nil, err
 	}
 	if p.networkPolicy {
@@ -193,7 +195,7 @@ func startCluster(ctx context.Context, p *clusterPlan, log *slog.Logger, metrics
 		if err != nil {
 			return nil, err
 		}
-		if c.policies, err = policies.New(p.client, p.nodeName, enf, policies.Options{Logger: log, Metrics: polMetrics}); err != nil {
+		if c.policies, err = policies.New(p.client, p.nodeName, enf, policies.WithLogger(log), policies.WithMetrics(polMetrics)); err != nil {
 			return nil, err
 		}
 		if p.kubeFile.LogDenied != nil {
@@ -425,9 +427,13 @@ func warnUnmasqueraded(pods, cluster []netip.Prefix, log *slog.Logger) {
 // its ports. It leaves the state directory.
 func uninstall(bridge string, log *slog.Logger) error {
 	var errs []error
-	n, err := kube.NewRouter(nil, log).Uninstall()
-	errs = append(errs, err)
-	log.Info("uninstall: routes to other nodes removed", "routes", n)
+	if r, err := kube.NewRouter(kube.WithRouterLogger(log)); err != nil {
+		errs = append(errs, err)
+	} else {
+		n, err := r.Uninstall()
+		errs = append(errs, err)
+		log.Info("uninstall: routes to other nodes removed", "routes", n)
+	}
 	agents, err := nftAgents(bridge)
 	errs = append(errs, err)
 	for _, a := range agents {

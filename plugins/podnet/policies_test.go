@@ -46,7 +46,7 @@ func TestPodnet_Policies(t *testing.T) {
 		&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "deny-web"},
 			Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}},
 	)
-	ctl, err := policies.New(client, "n1", enf, policies.Options{})
+	ctl, err := policies.New(client, "n1", enf)
 	if err != nil {
 		t.Fatal(err)
 	}

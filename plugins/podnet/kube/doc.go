@@ -52,7 +52,7 @@
 //
 // # Forwarding
 //
-// With [Options.Forwarding], the Watcher turns on net.ipv4.ip_forward and
+// With [WithForwarding], the Watcher turns on net.ipv4.ip_forward and
 // net.ipv6.conf.all.forwarding (for the families of the pod CIDRs) in the
 // process's network namespace when they are off, and never turns them off.
 // Note that IPv6 forwarding makes the kernel ignore router advertisements
@@ -60,7 +60,7 @@
 //
 // # Reconcile
 //
-// On every Node event, [Options.ResyncPeriod] after the last round and,
+// On every Node event, [WithResyncPeriod] after the last round and,
 // after a failure, sooner (1 s doubling up to the period), the Watcher
 // (on nri-podnet's one reconcile runner, package internal/reconcile)
 // reads the whole Node list from the informer's cache and reconciles

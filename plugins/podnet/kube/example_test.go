@@ -34,13 +34,16 @@ func ExampleWatcher() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	w, err := kube.NewWatcher(client, os.Getenv("NODE_NAME"), kube.Options{
-		Logger:       logger,
-		Router:       kube.NewRouter(nil, logger), // this namespace
-		Masquerade:   m,
-		ClusterCIDRs: cluster,
-		Forwarding:   true,
-	})
+	r, err := kube.NewRouter(kube.WithRouterLogger(logger)) // this namespace
+	if err != nil {
+		log.Fatal(err)
+	}
+	w, err := kube.NewWatcher(client, os.Getenv("NODE_NAME"),
+		kube.WithLogger(logger),
+		kube.WithRouter(r),
+		kube.WithMasquerade(m, cluster),
+		kube.WithForwarding(),
+	)
 	if err != nil {
 		log.Fatal(err)
 	}

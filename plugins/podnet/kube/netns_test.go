@@ -81,7 +81,10 @@ func route(dst, via string) kube.Route {
 
 func TestRouterInNetNS(t *testing.T) {
 	ns, h := nodeNS(t)
-	r := kube.NewRouter(h, nil)
+	r, err := kube.NewRouter(kube.WithRouterHandle(h))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Someone else's route, which the Router must leave alone.
 	testutil.Run(t, "ip", "-n", ns, "route", "add", "198.18.9.0/24", "via", "198.18.100.9", "proto", "static")
 

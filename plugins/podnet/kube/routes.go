@@ -28,17 +28,44 @@ type Router struct {
 	log *slog.Logger
 }
 
-// NewRouter returns a Router working through h, a netlink handle of the
-// namespace to route in (netlink.NewHandleAt for another one). A nil h
-// means the namespace of the calling process. The caller closes h.
-func NewRouter(h *netlink.Handle, log *slog.Logger) *Router {
-	if h == nil {
-		h = &netlink.Handle{} // the zero Handle works in the current namespace
+// RouterOption configures a [Router].
+type RouterOption func(*Router) error
+
+// WithRouterHandle makes the Router work through h, a netlink handle of
+// the namespace to route in (netlink.NewHandleAt), instead of the calling
+// process's namespace. The caller closes h.
+func WithRouterHandle(h *netlink.Handle) RouterOption {
+	return func(r *Router) error {
+		if h == nil {
+			return errors.New("kube: WithRouterHandle: nil handle")
+		}
+		r.h = h
+		return nil
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+}
+
+// WithRouterLogger gives the Router a logger for the routes it skips and
+// changes (default: none).
+func WithRouterLogger(l *slog.Logger) RouterOption {
+	return func(r *Router) error {
+		if l == nil {
+			return errors.New("kube: WithRouterLogger: nil logger")
+		}
+		r.log = l
+		return nil
 	}
-	return &Router{h: h, log: log}
+}
+
+// NewRouter returns a Router of the calling process's network namespace,
+// or of WithRouterHandle's.
+func NewRouter(opts ...RouterOption) (*Router, error) {
+	r := &Router{h: &netlink.Handle{}, log: slog.New(slog.DiscardHandler)} // the zero Handle works in the current namespace
+	for _, o := range opts {
+		if err := o(r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // list returns the main table's routes, ours and the others, both

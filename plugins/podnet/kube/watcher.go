@@ -20,7 +20,7 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet/internal/reconcile"
 )
 
-// Kinds of reconcile, as passed to [Options.OnReconcile].
+// Kinds of reconcile, as passed to [WithReconcileHook]'s function.
 const (
 	KindRoutes     = "routes"
 	KindMasquerade = "masquerade"
@@ -37,30 +37,92 @@ type Masquerader interface {
 	Sync(podCIDRs, clusterCIDRs []netip.Prefix) (changed bool, err error)
 }
 
-// Options configure a [Watcher]. The zero value watches the Node's pod
-// CIDRs and manages nothing.
-type Options struct {
-	// Logger gets what the Watcher waits for, changes and fails at.
-	Logger *slog.Logger
-	// Router, if set, keeps a route to every other Node's pod CIDRs.
-	Router *Router
-	// Masquerade, if set, is synced with this node's pod CIDRs (the ones
-	// in use) and ClusterCIDRs once the pod CIDRs are known.
-	Masquerade   Masquerader
-	ClusterCIDRs []netip.Prefix
-	// Forwarding, if set, turns on IP forwarding in the process's network
-	// namespace for the families of the pod CIDRs in use
-	// (net.ipv4.ip_forward, net.ipv6.conf.all.forwarding).
-	Forwarding bool
-	// ResyncPeriod is how often routes, masquerade and forwarding are
-	// checked again without a Node event (default DefaultResyncPeriod).
-	// A failed reconcile is retried sooner, from 1 s doubling up to it.
-	ResyncPeriod time.Duration
-	// OnReconcile, if set, is called after each reconcile of a kind
-	// (KindRoutes, KindMasquerade, KindForwarding) with whether it changed
-	// anything and its error: the hook for metrics. It runs on the
-	// Watcher's goroutine and must not block.
-	OnReconcile func(kind string, changed bool, err error)
+// config is a [Watcher]'s, set by its options. The zero value watches
+// the Node's pod CIDRs and manages nothing.
+type config struct {
+	logger       *slog.Logger
+	router       *Router
+	masquerade   Masquerader
+	clusterCIDRs []netip.Prefix
+	forwarding   bool
+	resyncPeriod time.Duration
+	onReconcile  func(kind string, changed bool, err error)
+}
+
+// Option configures a [Watcher].
+type Option func(*config) error
+
+// WithLogger gives the Watcher a logger for what it waits for, changes
+// and fails at (default: none).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return errors.New("kube: WithLogger: nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithRouter makes the Watcher keep, through r, a route to every other
+// Node's pod CIDRs.
+func WithRouter(r *Router) Option {
+	return func(c *config) error {
+		if r == nil {
+			return errors.New("kube: WithRouter: nil Router")
+		}
+		c.router = r
+		return nil
+	}
+}
+
+// WithMasquerade makes the Watcher sync m with this node's pod CIDRs (the
+// ones in use) and clusterCIDRs, once the pod CIDRs are known.
+func WithMasquerade(m Masquerader, clusterCIDRs []netip.Prefix) Option {
+	return func(c *config) error {
+		if m == nil {
+			return errors.New("kube: WithMasquerade: nil Masquerader")
+		}
+		c.masquerade, c.clusterCIDRs = m, clusterCIDRs
+		return nil
+	}
+}
+
+// WithForwarding makes the Watcher turn on IP forwarding in the process's
+// network namespace for the families of the pod CIDRs in use
+// (net.ipv4.ip_forward, net.ipv6.conf.all.forwarding).
+func WithForwarding() Option {
+	return func(c *config) error {
+		c.forwarding = true
+		return nil
+	}
+}
+
+// WithResyncPeriod sets how often routes, masquerade and forwarding are
+// checked again without a Node event (default [DefaultResyncPeriod]). A
+// failed reconcile is retried sooner, from 1 s doubling up to it.
+func WithResyncPeriod(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("kube: resync period %v: want > 0", d)
+		}
+		c.resyncPeriod = d
+		return nil
+	}
+}
+
+// WithReconcileHook makes the Watcher call f after each reconcile of a
+// kind (KindRoutes, KindMasquerade, KindForwarding) with whether it
+// changed anything and its error: the hook for metrics. f runs on the
+// Watcher's goroutine and must not block.
+func WithReconcileHook(f func(kind string, changed bool, err error)) Option {
+	return func(c *config) error {
+		if f == nil {
+			return errors.New("kube: WithReconcileHook: nil function")
+		}
+		c.onReconcile = f
+		return nil
+	}
 }
 
 // Watcher watches the Nodes through a client-go informer: this node's pod
@@ -70,7 +132,7 @@ type Options struct {
 type Watcher struct {
 	client kubernetes.Interface
 	node   string
-	opts   Options
+	opts   config
 	log    *slog.Logger
 	known  chan struct{} // closed when the pod CIDRs are first known
 
@@ -83,24 +145,24 @@ type Watcher struct {
 
 // NewWatcher returns a Watcher of node (this node's name) through client.
 // Nothing happens until Run.
-func NewWatcher(client kubernetes.Interface, node string, opts Options) (*Watcher, error) {
+func NewWatcher(client kubernetes.Interface, node string, opts ...Option) (*Watcher, error) {
 	if client == nil {
 		return nil, errors.New("kube: no Kubernetes client")
 	}
 	if node == "" {
 		return nil, errors.New("kube: no node name (give -node-name or set NODE_NAME)")
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.ResyncPeriod <= 0 {
-		opts.ResyncPeriod = DefaultResyncPeriod
+	c := config{logger: slog.New(slog.DiscardHandler), resyncPeriod: DefaultResyncPeriod}
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
 	}
 	return &Watcher{
 		client:   client,
 		node:     node,
-		opts:     opts,
-		log:      opts.Logger.With("node", node),
+		opts:     c,
+		log:      c.logger.With("node", node),
 		known:    make(chan struct{}),
 		notReady: "waiting for the list of Nodes from the API server",
 	}, nil
@@ -159,7 +221,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	informer := nodes.Informer()
 	runner, err := reconcile.New("kube: Node watcher", func(context.Context) error {
 		return w.reconcile(nodes.Lister().List(labels.Everything()))
-	}, reconcile.WithRetry(time.Second, max(time.Second, w.opts.ResyncPeriod)), reconcile.WithResync(w.opts.ResyncPeriod))
+	}, reconcile.WithRetry(time.Second, max(time.Second, w.opts.resyncPeriod)), reconcile.WithResync(w.opts.resyncPeriod))
 	if err != nil {
 		return err
 	}
@@ -207,21 +269,21 @@ func (w *Watcher) reconcile(objs []*corev1.Node, listErr error) error {
 	inUse := w.updateSelf(found, self, selfErr)
 
 	var errs []error
-	if w.opts.Router != nil {
+	if w.opts.router != nil {
 		own := slices.Concat(inUse, self.PodCIDRs)
 		routes, skipped := RoutesFor(w.node, own, others)
 		w.logSkipped(append(problems, skipped...))
-		changed, err := w.opts.Router.Sync(routes)
+		changed, err := w.opts.router.Sync(routes)
 		w.done(KindRoutes, changed, err, &errs)
 	}
 	if inUse == nil {
 		return errors.Join(errs...)
 	}
-	if w.opts.Masquerade != nil {
-		changed, err := w.opts.Masquerade.Sync(inUse, w.opts.ClusterCIDRs)
+	if w.opts.masquerade != nil {
+		changed, err := w.opts.masquerade.Sync(inUse, w.opts.clusterCIDRs)
 		w.done(KindMasquerade, changed, err, &errs)
 	}
-	if w.opts.Forwarding {
+	if w.opts.forwarding {
 		var v4, v6 bool
 		for _, p := range inUse {
 			v4, v6 = v4 || p.Addr().Is4(), v6 || p.Addr().Is6()
@@ -238,8 +300,8 @@ func (w *Watcher) done(kind string, changed bool, err error, errs *[]error) {
 		w.log.Error("reconcile failed; retrying", "kind", kind, "error", err)
 		*errs = append(*errs, err)
 	}
-	if w.opts.OnReconcile != nil {
-		w.opts.OnReconcile(kind, changed, err)
+	if w.opts.onReconcile != nil {
+		w.opts.onReconcile(kind, changed, err)
 	}
 }
 

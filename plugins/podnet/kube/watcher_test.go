@@ -110,13 +110,16 @@ func TestWatcher(t *testing.T) {
 	)
 	logs := &testutil.LogBuffer{}
 	rec := &reconciles{}
-	w, err := kube.NewWatcher(cs, "self", kube.Options{
-		Logger:       slog.New(slog.NewTextHandler(logs, nil)),
-		Router:       kube.NewRouter(h, nil),
-		Masquerade:   m,
-		ClusterCIDRs: []netip.Prefix{mustPrefix("198.18.0.0/16"), mustPrefix("fd00:198:18::/56")},
-		OnReconcile:  rec.hook,
-	})
+	r, err := kube.NewRouter(kube.WithRouterHandle(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := kube.NewWatcher(cs, "self",
+		kube.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
+		kube.WithRouter(r),
+		kube.WithMasquerade(m, []netip.Prefix{mustPrefix("198.18.0.0/16"), mustPrefix("fd00:198:18::/56")}),
+		kube.WithReconcileHook(rec.hook),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,9 +271,9 @@ func TestNewWatcherErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
 			if tc.client == nil {
-				_, err = kube.NewWatcher(nil, tc.node, kube.Options{})
+				_, err = kube.NewWatcher(nil, tc.node)
 			} else {
-				_, err = kube.NewWatcher(tc.client, tc.node, kube.Options{})
+				_, err = kube.NewWatcher(tc.client, tc.node)
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
@@ -281,7 +284,7 @@ func TestNewWatcherErrors(t *testing.T) {
 
 func TestRunTwice(t *testing.T) {
 	cs, watching := fakeAPI(t)
-	w, err := kube.NewWatcher(cs, "self", kube.Options{})
+	w, err := kube.NewWatcher(cs, "self")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,11 +31,33 @@ type Enforcer interface {
 
 var _ podnet.Policies = (*Controller)(nil)
 
-// Options configure a [Controller].
-type Options struct {
-	Logger *slog.Logger
-	// Metrics, if set, records the controller's metrics.
-	Metrics *Metrics
+// config is a [Controller]'s, set by its options.
+type config struct {
+	logger  *slog.Logger
+	metrics *Metrics
+}
+
+// Option configures a [Controller].
+type Option func(*config) error
+
+// WithLogger gives the Controller a logger (default: none).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return errors.New("policies: WithLogger: nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithMetrics makes the Controller record its metrics in m; a nil m
+// records none, as without the option.
+func WithMetrics(m *Metrics) Option {
+	return func(c *config) error {
+		c.metrics = m
+		return nil
+	}
 }
 
 // Controller keeps the node's NetworkPolicy table in step with the API
@@ -91,24 +113,27 @@ type listers struct {
 
 // New returns a Controller for node (this node's name) that writes its
 // programs with enforcer. Nothing happens until Run.
-func New(client kubernetes.Interface, node string, enforcer Enforcer, opts Options) (*Controller, error) {
+func New(client kubernetes.Interface, node string, enforcer Enforcer, opts ...Option) (*Controller, error) {
 	if client == nil || enforcer == nil {
 		return nil, errors.New("policies: New needs a Kubernetes client and an enforcer")
 	}
 	if node == "" {
 		return nil, errors.New("policies: no node name")
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+	o := config{logger: slog.New(slog.DiscardHandler)}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
 	if r, ok := enforcer.(CounterReader); ok {
-		if err := opts.Metrics.bindCounters(r, opts.Logger.With("component", "netpol")); err != nil {
+		if err := o.metrics.bindCounters(r, o.logger.With("component", "netpol")); err != nil {
 			return nil, err
 		}
 	}
 	c := &Controller{
-		client: client, node: node, enforcer: enforcer, metrics: opts.Metrics,
-		log:      opts.Logger.With("component", "netpol"),
+		client: client, node: node, enforcer: enforcer, metrics: o.metrics,
+		log:      o.logger.With("component", "netpol"),
 		local:    map[string]podnet.PolicyPod{},
 		blocks:   netpol.NewCache(),
 		changed:  make(chan struct{}),

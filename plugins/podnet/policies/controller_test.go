@@ -81,7 +81,7 @@ func TestController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := policies.New(client, "n1", e, policies.Options{Metrics: m})
+	c, err := policies.New(client, "n1", e, policies.WithMetrics(m))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestController_KeepsTheTableUntilThePodsAreKnown(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}}, deny)
-	c, err := policies.New(client, "n1", e, policies.Options{})
+	c, err := policies.New(client, "n1", e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,11 +45,11 @@ func TestMetrics_Counters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := policies.New(client, "n1", e, policies.Options{Metrics: m})
+			c, err := policies.New(client, "n1", e, policies.WithMetrics(m))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := policies.New(client, "n1", newEnforcer(t), policies.Options{Metrics: m}); err == nil {
+			if _, err := policies.New(client, "n1", newEnforcer(t), policies.WithMetrics(m)); err == nil {
 				t.Error("a second Controller on the same Metrics: no error")
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
