@@ -59,7 +59,11 @@ func ApplyAdjustment(spec *rspec.Spec, adj *api.ContainerAdjustment, opts ...Opt
 	if adj == nil {
 		return nil
 	}
-	p, err := preparePlan(adj, newOptions(opts))
+	o, err := newOptions(opts)
+	if err != nil {
+		return err
+	}
+	p, err := preparePlan(adj, o)
 	if err != nil {
 		return err
 	}
@@ -90,7 +94,11 @@ func applyResources(spec *rspec.Spec, field string, r *api.LinuxResources, opts 
 	if spec == nil {
 		return errNilSpec
 	}
-	p, err := prepareResources(field, r, newOptions(opts))
+	o, err := newOptions(opts)
+	if err != nil {
+		return err
+	}
+	p, err := prepareResources(field, r, o)
 	if err != nil {
 		return err
 	}

@@ -169,3 +169,30 @@ func TestNilSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestNilResolver: a nil resolver is an option's error, which each Apply
+// returns before touching the spec.
+func TestNilResolver(t *testing.T) {
+	adj := resources(&api.LinuxResources{BlockioClass: oString("gold")})
+	for _, tc := range []struct {
+		opt  ocispec.Option
+		want string
+	}{
+		{ocispec.WithBlockIOClassResolver(nil), "ocispec: WithBlockIOClassResolver: nil function"},
+		{ocispec.WithRDTClassResolver(nil), "ocispec: WithRDTClassResolver: nil function"},
+	} {
+		for name, apply := range map[string]func(*rspec.Spec) error{
+			"ApplyAdjustment": func(s *rspec.Spec) error { return ocispec.ApplyAdjustment(s, adj, tc.opt) },
+			"ApplyResources":  func(s *rspec.Spec) error { return ocispec.ApplyResources(s, adj.Linux.Resources, tc.opt) },
+			"ApplyUpdate": func(s *rspec.Spec) error {
+				return ocispec.ApplyUpdate(s, &api.ContainerUpdate{Linux: &api.LinuxContainerUpdate{Resources: adj.Linux.Resources}}, tc.opt)
+			},
+		} {
+			spec := baseSpec()
+			if err := apply(spec); err == nil || err.Error() != tc.want {
+				t.Errorf("%s: %v, want %s", name, err, tc.want)
+			}
+			check(t, baseSpec(), spec)
+		}
+	}
+}

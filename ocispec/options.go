@@ -1,13 +1,15 @@
 package ocispec
 
 import (
+	"errors"
 	"slices"
 
 	rspec "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// Option configures ApplyAdjustment, ApplyResources and ApplyUpdate.
-type Option func(*options)
+// Option configures ApplyAdjustment, ApplyResources and ApplyUpdate; an
+// option's error is theirs, before the spec is touched.
+type Option func(*options) error
 
 // options holds the configuration built from a list of Options.
 type options struct {
@@ -15,14 +17,17 @@ type options struct {
 	rdt     func(class string) (*rspec.LinuxIntelRdt, error)
 }
 
-func newOptions(opts []Option) *options {
+func newOptions(opts []Option) (*options, error) {
 	o := &options{}
 	for _, opt := range opts {
-		if opt != nil {
-			opt(o)
+		if opt == nil {
+			continue
+		}
+		if err := opt(o); err != nil {
+			return nil, err
 		}
 	}
-	return o
+	return o, nil
 }
 
 // WithBlockIOClassResolver sets the function that turns the block I/O class
@@ -32,7 +37,13 @@ func newOptions(opts []Option) *options {
 // spec is touched; the value it returns is copied into the spec, so it may
 // return shared, cached settings. Returning nil settings is an error.
 func WithBlockIOClassResolver(fn func(class string) (*rspec.LinuxBlockIO, error)) Option {
-	return func(o *options) { o.blockIO = fn }
+	return func(o *options) error {
+		if fn == nil {
+			return errors.New("ocispec: WithBlockIOClassResolver: nil function")
+		}
+		o.blockIO = fn
+		return nil
+	}
 }
 
 // WithRDTClassResolver sets the function that turns the RDT class named by
@@ -41,7 +52,13 @@ func WithBlockIOClassResolver(fn func(class string) (*rspec.LinuxBlockIO, error)
 // The resolver is called before the spec is touched; the value it returns
 // is copied into the spec. Returning nil settings is an error.
 func WithRDTClassResolver(fn func(class string) (*rspec.LinuxIntelRdt, error)) Option {
-	return func(o *options) { o.rdt = fn }
+	return func(o *options) error {
+		if fn == nil {
+			return errors.New("ocispec: WithRDTClassResolver: nil function")
+		}
+		o.rdt = fn
+		return nil
+	}
 }
 
 // resolveBlockIO resolves a present blockio_class. The empty class means
