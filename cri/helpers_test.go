@@ -346,7 +346,7 @@ func (e *env) podnetOwners() []string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	a, err := ipam.Open(filepath.Join(e.dir, "podnet", "ipam.db"), icfg, nil)
+	a, err := ipam.Open(filepath.Join(e.dir, "podnet", "ipam.db"), icfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -268,15 +269,30 @@ func TestAllocator_Gateways(t *testing.T) {
 
 func TestOpen_errors(t *testing.T) {
 	s := mustOpen(t, cfg("198.18.0.0/24"))
-	_, err := ipam.Open(s.path, s.cfg, &ipam.Options{Timeout: 50 * time.Millisecond})
+	_, err := ipam.Open(s.path, s.cfg, ipam.WithTimeout(50*time.Millisecond))
 	if !errors.Is(err, ipam.ErrLocked) || !strings.Contains(err.Error(), s.path) {
 		t.Errorf("second Open = %v, want ErrLocked naming the path", err)
 	}
-	if _, err := ipam.Open(s.path+".x", ipam.Config{}, nil); !errors.Is(err, ipam.ErrInvalidConfig) {
+	if _, err := ipam.Open(s.path+".x", ipam.Config{}); !errors.Is(err, ipam.ErrInvalidConfig) {
 		t.Errorf("Open with empty config = %v, want ErrInvalidConfig", err)
 	}
-	if _, err := ipam.Open(t.TempDir()+"/missing/dir/ipam.db", s.cfg, nil); err == nil {
+	if _, err := ipam.Open(t.TempDir()+"/missing/dir/ipam.db", s.cfg); err == nil {
 		t.Errorf("Open in a missing directory succeeded")
+	}
+	for _, tc := range []struct {
+		opt  ipam.Option
+		want string
+	}{
+		{ipam.WithTimeout(0), "ipam: lock timeout 0s: want > 0"},
+		{ipam.WithLogger(nil), "ipam: WithLogger: nil logger"},
+	} {
+		path := t.TempDir() + "/ipam.db"
+		if _, err := ipam.Open(path, s.cfg, tc.opt); err == nil || err.Error() != tc.want {
+			t.Errorf("Open with a bad option = %v, want %s", err, tc.want)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Open with a bad option left %s: %v", path, err)
+		}
 	}
 }
 
@@ -315,7 +331,11 @@ func BenchmarkAllocateRelease(b *testing.B) {
 		{"ipv4-16/sync", cfg("10.0.0.0/16"), false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			a, err := ipam.Open(b.TempDir()+"/ipam.db", bc.cfg, &ipam.Options{NoSync: bc.noSync})
+			var opts []ipam.Option
+			if bc.noSync {
+				opts = append(opts, ipam.WithNoSync())
+			}
+			a, err := ipam.Open(b.TempDir()+"/ipam.db", bc.cfg, opts...)
 			if err != nil {
 				b.Fatal(err)
 			}

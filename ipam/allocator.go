@@ -23,29 +23,31 @@ type Allocator struct {
 }
 
 // Open opens the store at path, creating it with mode 0600 if needed, and
-// returns an Allocator for cfg. cfg must pass [Config.Validate]. A nil opts
-// selects the defaults of [Options].
+// returns an Allocator for cfg. cfg must pass [Config.Validate].
 //
 // Only one process may have a store open; Open waits up to
-// [Options.Timeout] for the file lock and then fails with [ErrLocked].
+// [WithTimeout]'s time for the file lock and then fails with [ErrLocked].
 //
 // The store may hold addresses from subnets that cfg no longer lists. They
 // stay recorded, are reported as stale by [Allocator.Allocations], are
 // freed by [Allocator.Release], and are not handed out again while held,
 // even if a new subnet overlaps them.
-func Open(path string, cfg Config, opts *Options) (*Allocator, error) {
+func Open(path string, cfg Config, opts ...Option) (*Allocator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.withDefaults()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.Timeout, NoSync: o.NoSync})
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.timeout, NoSync: o.noSync})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("ipam: open %q: %w (waited %s)", path, ErrLocked, o.Timeout)
+			return nil, fmt.Errorf("ipam: open %q: %w (waited %s)", path, ErrLocked, o.timeout)
 		}
 		return nil, fmt.Errorf("ipam: open %q: %w", path, err)
 	}
-	a := &Allocator{db: db, path: path, log: o.Logger}
+	a := &Allocator{db: db, path: path, log: o.logger}
 	for _, p := range cfg.Subnets {
 		a.subnets = append(a.subnets, newSubnet(cfg, p))
 	}

@@ -62,7 +62,7 @@ func TestAllocator_Check(t *testing.T) {
 			}
 			db.Close()
 
-			a, err := ipam.Open(s.path, c, nil)
+			a, err := ipam.Open(s.path, c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,7 +32,7 @@ func crashChild(path string) {
 		fmt.Fprintln(os.Stderr, "crash child:", err)
 		os.Exit(2)
 	}
-	a, err := ipam.Open(path, crashConfig(), &ipam.Options{Timeout: 5 * time.Second})
+	a, err := ipam.Open(path, crashConfig(), ipam.WithTimeout(5*time.Second))
 	if err != nil {
 		fail(err)
 	}
@@ -101,7 +101,7 @@ func TestAllocator_crash(t *testing.T) {
 			t.Fatalf("round %d: child exited before the kill (%v): %s", round, err, stderr.String())
 		}
 
-		a, err := ipam.Open(path, c, nil)
+		a, err := ipam.Open(path, c)
 		if err != nil {
 			t.Fatalf("round %d: reopen after kill: %v", round, err)
 		}

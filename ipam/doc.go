@@ -5,7 +5,7 @@
 //
 //	cfg, err := ipam.ParseConfig([]string{"198.18.0.0/24", "2001:db8::/64"}, nil, nil)
 //	...
-//	a, err := ipam.Open("/var/lib/nrinet/ipam.db", cfg, nil)
+//	a, err := ipam.Open("/var/lib/nrinet/ipam.db", cfg)
 //	...
 //	defer a.Close()
 //	addrs, err := a.Allocate(ctx, podID) // [198.18.0.2/24 2001:db8::2/64]
@@ -79,12 +79,12 @@
 // An Allocator is safe for concurrent use by many goroutines. Reads run in
 // parallel; writes are serialized by bbolt, which allows one writer at a
 // time. A store can be open in only one process: [Open] waits
-// [Options.Timeout] for the file lock and then fails with [ErrLocked].
+// [WithTimeout]'s time for the file lock and then fails with [ErrLocked].
 //
 // # Caveats
 //
 // Every write transaction ends with an fsync, which dominates the cost of
-// Allocate and Release on real disks. [Options.NoSync] trades that for
+// Allocate and Release on real disks. [WithNoSync] trades that for
 // durability against power loss and is meant for tests.
 //
 // The keep function of ReleaseExcept runs outside any transaction; an owner

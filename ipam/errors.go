@@ -24,7 +24,7 @@ var (
 	ErrClosed = errors.New("ipam: allocator closed")
 
 	// ErrLocked is returned by [Open] when another process holds the store's
-	// file lock for longer than [Options.Timeout].
+	// file lock for longer than [WithTimeout]'s time.
 	ErrLocked = errors.New("ipam: store locked by another process")
 
 	// ErrCorrupt is wrapped by errors that report a store whose contents

@@ -16,7 +16,7 @@ func openExample(cfg ipam.Config) (*ipam.Allocator, func()) {
 	if err != nil {
 		panic(err)
 	}
-	a, err := ipam.Open(filepath.Join(dir, "ipam.db"), cfg, nil)
+	a, err := ipam.Open(filepath.Join(dir, "ipam.db"), cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -31,7 +31,7 @@ func ExampleOpen() {
 	}
 	dir, _ := os.MkdirTemp("", "ipam-example")
 	defer os.RemoveAll(dir)
-	a, err := ipam.Open(filepath.Join(dir, "ipam.db"), cfg, nil)
+	a, err := ipam.Open(filepath.Join(dir, "ipam.db"), cfg)
 	if err != nil {
 		fmt.Println(err)
 		return

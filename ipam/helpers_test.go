@@ -37,7 +37,7 @@ func mustOpen(t testing.TB, cfg ipam.Config) *store {
 
 func mustOpenAt(t testing.TB, path string, cfg ipam.Config) *store {
 	t.Helper()
-	a, err := ipam.Open(path, cfg, &ipam.Options{NoSync: true})
+	a, err := ipam.Open(path, cfg, ipam.WithNoSync())
 	if err != nil {
 		t.Fatalf("Open(%q): %v", path, err)
 	}
@@ -54,7 +54,7 @@ func mustOpenAt(t testing.TB, path string, cfg ipam.Config) *store {
 // mustCheck opens the store at path read-write, runs Check and closes it.
 func mustCheck(t testing.TB, path string, cfg ipam.Config) {
 	t.Helper()
-	a, err := ipam.Open(path, cfg, nil)
+	a, err := ipam.Open(path, cfg)
 	if err != nil {
 		t.Fatalf("reopen for Check: %v", err)
 	}

@@ -120,7 +120,7 @@ func TestAllocator_Usage_closed(t *testing.T) {
 func BenchmarkUsage(b *testing.B) {
 	for _, owners := range []int{100, 10000} {
 		b.Run(fmt.Sprint(owners, "-owners"), func(b *testing.B) {
-			a, err := ipam.Open(b.TempDir()+"/ipam.db", cfg("198.18.0.0/16", "fd00:198:18::/64"), &ipam.Options{NoSync: true})
+			a, err := ipam.Open(b.TempDir()+"/ipam.db", cfg("198.18.0.0/16", "fd00:198:18::/64"), ipam.WithNoSync())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -99,7 +99,7 @@ func (p *Plugin) setup(cfg Config) error {
 	if err := p.ensureStateDir(cfg.StateDir); err != nil {
 		return err
 	}
-	alloc, err := ipam.Open(filepath.Join(cfg.StateDir, "ipam.db"), icfg, &ipam.Options{Logger: p.log})
+	alloc, err := ipam.Open(filepath.Join(cfg.StateDir, "ipam.db"), icfg, ipam.WithLogger(p.log))
 	if err != nil {
 		return fmt.Errorf("podnet: %w", err)
 	}

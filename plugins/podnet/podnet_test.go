@@ -162,7 +162,7 @@ func allocationOwners(t testing.TB, cfg podnet.Config) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := ipam.Open(filepath.Join(cfg.StateDir, "ipam.db"), icfg, nil)
+	a, err := ipam.Open(filepath.Join(cfg.StateDir, "ipam.db"), icfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -288,7 +288,7 @@ func (r *chaosRun) ipamState() (map[string][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := ipam.Open(filepath.Join(r.d.podnetState, "ipam.db"), cfg, &ipam.Options{Timeout: 5 * time.Second})
+	a, err := ipam.Open(filepath.Join(r.d.podnetState, "ipam.db"), cfg, ipam.WithTimeout(5*time.Second))
 	if err != nil {
 		return nil, err
 	}

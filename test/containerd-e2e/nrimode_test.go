@@ -300,7 +300,7 @@ func (np netPlugin) restart(c *containerd) *pluginProc {
 func (c *containerd) checkPodnetIPAM(net ipNet) {
 	c.t.Helper()
 	path := filepath.Join(c.dir, "podnet", "ipam.db")
-	a, err := ipam.Open(path, ipam.Config{Subnets: []netip.Prefix{net.v4, net.v6}}, nil)
+	a, err := ipam.Open(path, ipam.Config{Subnets: []netip.Prefix{net.v4, net.v6}})
 	if err != nil {
 		c.t.Errorf("opening nri-podnet's IPAM %s: %v", path, err)
 		return

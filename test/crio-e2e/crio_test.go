@@ -345,7 +345,7 @@ func (c *crio) podnetDB() string { return filepath.Join(c.dir, "podnet", "ipam.d
 // podnetAllocations lists what nri-podnet's allocator still holds (the
 // plugin has stopped: the database is not locked).
 func (c *crio) podnetAllocations() []string {
-	a, err := ipam.Open(c.podnetDB(), ipam.Config{Subnets: c.podnetSubnets}, nil)
+	a, err := ipam.Open(c.podnetDB(), ipam.Config{Subnets: c.podnetSubnets})
 	if err != nil {
 		return []string{fmt.Sprintf("nri-podnet's allocator %s cannot be read: %v", c.podnetDB(), err)}
 	}

@@ -364,7 +364,7 @@ func (d *daemon) podnetOwners() []string {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	a, err := ipam.Open(filepath.Join(d.dir, "podnet", "ipam.db"), icfg, nil)
+	a, err := ipam.Open(filepath.Join(d.dir, "podnet", "ipam.db"), icfg)
 	if err != nil {
 		d.t.Fatal(err)
 	}
