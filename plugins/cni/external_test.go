@@ -2,9 +2,11 @@ package cni_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,17 +43,15 @@ func startSocketRuntime(t *testing.T, sock string, opts ...runtime.Option) (*run
 // process exits.
 func waitJoined(t *testing.T, rt *runtime.Runtime, exited <-chan struct{}, out *logBuffer, what string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !joined(rt) {
+	if err := testutil.Poll(20*time.Second, 10*time.Millisecond, func() error {
 		select {
 		case <-exited:
-			t.Fatalf("%s: nri-cni exited instead of joining:\n%s", what, out)
+			return testutil.Abort(errors.New("nri-cni exited instead of joining"))
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: nri-cni did not join in time:\n%s", what, out)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return testutil.Until("nri-cni to join", func() bool { return joined(rt) })()
+	}); err != nil {
+		t.Fatalf("%s: %v:\n%s", what, err, out)
 	}
 }
 
@@ -132,17 +132,15 @@ func TestNRICNI_WaitsForNetworkConfig(t *testing.T) {
 		<-exited
 	})
 	want := "waiting for a CNI network configuration"
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), want) {
+	if err := testutil.Poll(20*time.Second, 10*time.Millisecond, func() error {
 		select {
 		case <-exited:
-			t.Fatalf("nri-cni exited instead of waiting:\n%s", out)
+			return testutil.Abort(errors.New("nri-cni exited instead of waiting"))
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nri-cni did not say %q:\n%s", want, out)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return testutil.Until("nri-cni to say "+strconv.Quote(want), func() bool { return strings.Contains(out.String(), want) })()
+	}); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
 	}
 	if !strings.Contains(out.String(), cfg.ConfDir) {
 		t.Errorf("nri-cni does not name the directory %s:\n%s", cfg.ConfDir, out)

@@ -3,6 +3,7 @@ package podnet_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -163,22 +164,20 @@ func (p *pluginProc) kill() {
 // the plugin process exits.
 func (e *extEnv) waitJoined(what string) {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	if err := testutil.Poll(20*time.Second, 10*time.Millisecond, func() error {
 		for _, p := range e.rt.Plugins() {
 			if p.Name == "10-podnet" {
-				return
+				return nil
 			}
 		}
 		select {
 		case <-e.proc.exited:
-			e.t.Fatalf("%s: nri-podnet exited (%v) instead of joining", what, e.proc.err)
+			return testutil.Abort(fmt.Errorf("nri-podnet exited (%v) instead of joining", e.proc.err))
 		default:
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: nri-podnet did not join in time", what)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return errors.New("waiting for nri-podnet to join")
+	}); err != nil {
+		e.t.Fatalf("%s: %v", what, err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -174,16 +175,13 @@ func linkPorts(t testing.TB, bridge string) []string {
 // interfaces asynchronously).
 func waitNoPorts(t testing.TB, bridge string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ports := linkPorts(t, bridge)
-		if len(ports) == 0 {
-			return
+	if err := testutil.Poll(5*time.Second, 20*time.Millisecond, func() error {
+		if ports := linkPorts(t, bridge); len(ports) != 0 {
+			return fmt.Errorf("interfaces %v are still attached to bridge %s", ports, bridge)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("interfaces %v are still attached to bridge %s", ports, bridge)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 

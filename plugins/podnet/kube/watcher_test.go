@@ -144,16 +144,13 @@ func TestWatcher(t *testing.T) {
 	waitRoutes := func(step string, want ...string) {
 		t.Helper()
 		slices.Sort(want)
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			got := ipRoutes(t, ns)
-			if slices.Equal(got, want) {
-				return
+		if err := testutil.Poll(10*time.Second, 20*time.Millisecond, func() error {
+			if got := ipRoutes(t, ns); !slices.Equal(got, want) {
+				return fmt.Errorf("ip route show proto 78:\n got %q\nwant %q", got, want)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: ip route show proto 78:\n got %q\nwant %q", step, got, want)
-			}
-			time.Sleep(20 * time.Millisecond)
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: %v", step, err)
 		}
 	}
 	waitReady := func(step string, want bool, reason string) {
