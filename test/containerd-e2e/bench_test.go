@@ -281,15 +281,15 @@ func startNrinetd(b *testing.B) *benchTarget {
 	}
 	// Ready: the CRI socket answers and NetworkReady is true (nri-podnet
 	// joined).
-	for deadline := time.Now().Add(networkReadyTimeout); ; time.Sleep(50 * time.Millisecond) {
-		if out, _, err := crictl("info"); err == nil {
-			if info, err := parseInfo(out); err == nil && info.runtimeReady && info.networkReady {
-				break
-			}
+	if err := testutil.Poll(networkReadyTimeout, 50*time.Millisecond, testutil.Until("nrinetd ready with nri-podnet", func() bool {
+		out, _, err := crictl("info")
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("nrinetd not ready with nri-podnet within %v\n%s", networkReadyTimeout, log)
-		}
+		info, err := parseInfo(out)
+		return err == nil && info.runtimeReady && info.networkReady
+	})); err != nil {
+		b.Fatalf("%v\n%s", err, log)
 	}
 	return &benchTarget{
 		tb: b, crictl: crictl, bridge: bridge,

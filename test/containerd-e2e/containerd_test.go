@@ -488,16 +488,13 @@ func (c *containerd) importImage(archive, ref string) {
 	if out, err := c.ctr("images", "import", archive); err != nil {
 		c.t.Fatalf("ctr images import %s: %v\n%s", archive, err, out)
 	}
-	deadline := time.Now().Add(readyTimeout)
-	for {
-		_, errOut, err := c.crictl("inspecti", ref)
-		if err == nil {
-			return
+	if err := testutil.Poll(readyTimeout, 20*time.Millisecond, func() error {
+		if _, errOut, err := c.crictl("inspecti", ref); err != nil {
+			return fmt.Errorf("crictl inspecti %s after ctr images import: %v\n%s", ref, err, errOut)
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("crictl inspecti %s after ctr images import: %v\n%s", ref, err, errOut)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	}); err != nil {
+		c.t.Fatal(err)
 	}
 }
 

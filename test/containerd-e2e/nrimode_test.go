@@ -2,6 +2,7 @@ package containerde2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/netip"
 	"path/filepath"
@@ -106,16 +107,13 @@ func (c *containerd) networkReady() (bool, string) {
 // waitNetworkReady polls crictl info until NetworkReady is want.
 func (c *containerd) waitNetworkReady(want bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(networkReadyTimeout)
-	for {
-		got, msg := c.networkReady()
-		if got == want {
-			return
+	if err := testutil.Poll(networkReadyTimeout, 100*time.Millisecond, func() error {
+		if got, msg := c.networkReady(); got != want {
+			return fmt.Errorf("NetworkReady %v (%s), want %v", got, msg, want)
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("NetworkReady still %v (%s) after %v, want %v", got, msg, networkReadyTimeout, want)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	}); err != nil {
+		c.t.Fatal(err)
 	}
 }
 

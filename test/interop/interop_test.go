@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nrinet/nrinet/api"
+	"github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/test/interop/internal/wire"
 )
 
@@ -298,17 +299,19 @@ func readRecords(t *testing.T, path string) []record {
 // waitRecord waits until the plugin has recorded ev and returns that record.
 func waitRecord(t *testing.T, path, ev string) record {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	var found record
+	if err := testutil.Poll(60*time.Second, 10*time.Millisecond, func() error {
 		for _, r := range readRecords(t, path) {
 			if r.Event == ev {
-				return r
+				found = r
+				return nil
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return fmt.Errorf("plugin did not record %s; it recorded %v", ev, events(readRecords(t, path)))
+	}); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("plugin did not record %s; it recorded %v", ev, events(readRecords(t, path)))
-	return record{}
+	return found
 }
 
 func events(recs []record) []string {

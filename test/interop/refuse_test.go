@@ -282,13 +282,10 @@ func TestNetworkPluginsRefuseUpstreamRuntime(t *testing.T) {
 			}
 			// Upstream closes the connection first and logs after, so the
 			// line may still be on its way.
-			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(d.stderr.String(), "failed to configure plugin") {
-				if time.Now().After(deadline) {
-					t.Errorf("upstream's runtime did not log that configuring %s failed", p.name)
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
+			if err := testutil.Poll(10*time.Second, 10*time.Millisecond, testutil.Until("upstream's runtime to log that configuring "+p.name+" failed", func() bool {
+				return strings.Contains(d.stderr.String(), "failed to configure plugin")
+			})); err != nil {
+				t.Error(err)
 			}
 
 			if r := d.runPod(t); r.Error != "" {
