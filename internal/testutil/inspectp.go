@@ -1,12 +1,19 @@
 package testutil
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // PodStatus is what the suites read of `crictl inspectp -o json`: the
 // pod's state and addresses as CRI reports them, and what a runtime in
 // network mode nri adds to its verbose info (networkMode, nriNetwork).
 type PodStatus struct {
 	Status struct {
+		ID       string `json:"id"`
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
 		State   string `json:"state"`
 		Network struct {
 			IP            string `json:"ip"`
@@ -17,6 +24,51 @@ type PodStatus struct {
 	} `json:"status"`
 	NetworkMode string          `json:"networkMode"`
 	NRINetwork  json.RawMessage `json:"nriNetwork"`
+	// Info is the verbose info's "info" key (containerd's and nrinetd's
+	// sandbox information), as the runtime gave it.
+	Info json.RawMessage `json:"info"`
+}
+
+// ParsePodStatus decodes the output of `crictl inspectp -o json`.
+func ParsePodStatus(out []byte) (PodStatus, error) {
+	var s PodStatus
+	if err := json.Unmarshal(out, &s); err != nil {
+		return s, fmt.Errorf("crictl inspectp: %w", err)
+	}
+	return s, nil
+}
+
+// RuntimeStatus is what the suites read of `crictl info -o json`: the
+// runtime's conditions (RuntimeReady, NetworkReady).
+type RuntimeStatus struct {
+	Status struct {
+		Conditions []struct {
+			Type    string `json:"type"`
+			Status  bool   `json:"status"`
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+// ParseRuntimeStatus decodes the output of `crictl info -o json`.
+func ParseRuntimeStatus(out []byte) (RuntimeStatus, error) {
+	var s RuntimeStatus
+	if err := json.Unmarshal(out, &s); err != nil {
+		return s, fmt.Errorf("crictl info: %w", err)
+	}
+	return s, nil
+}
+
+// Condition returns the condition typ (e.g. "NetworkReady"); found is
+// false if the runtime reports no such condition.
+func (s RuntimeStatus) Condition(typ string) (status bool, reason, message string, found bool) {
+	for _, c := range s.Status.Conditions {
+		if c.Type == typ {
+			return c.Status, c.Reason, c.Message, true
+		}
+	}
+	return false, "", "", false
 }
 
 // IPs returns the pod's addresses, the primary one first.

@@ -3,7 +3,6 @@ package chaos
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nrinet/nrinet/internal/gobin"
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // crictlVersion is the cri-tools release some verbose statuses are asked
@@ -33,24 +33,6 @@ func installCrictl() (string, error) {
 		return p, nil
 	}
 	return gobin.Install(gobin.Dir("nrinet-crictl", crictlVersion), "sigs.k8s.io/cri-tools/cmd/crictl", crictlVersion)
-}
-
-// crictlInspection is what the test reads of crictl inspectp -o json.
-type crictlInspection struct {
-	Status struct {
-		ID       string `json:"id"`
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-		State   string `json:"state"`
-		Network struct {
-			IP            string `json:"ip"`
-			AdditionalIPs []struct {
-				IP string `json:"ip"`
-			} `json:"additionalIps"`
-		} `json:"network"`
-	} `json:"status"`
-	Info json.RawMessage `json:"info"`
 }
 
 // grpcCodeRe finds the gRPC code in crictl's error output.
@@ -80,9 +62,9 @@ func crictlStatus(ctx context.Context, dir, criSock, id string) (*criapi.PodSand
 		}
 		return nil, status.Errorf(code, "crictl inspectp %s: %v: %s", id, err, strings.TrimSpace(stderr.String()))
 	}
-	var in crictlInspection
-	if err := json.Unmarshal(stdout.Bytes(), &in); err != nil {
-		return nil, status.Errorf(codes.Internal, "crictl inspectp %s: %v\n%s", id, err, stdout.String())
+	in, err := testutil.ParsePodStatus(stdout.Bytes())
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%s: %v\n%s", id, err, stdout.String())
 	}
 	state, ok := criapi.PodSandboxState_value[in.Status.State]
 	if !ok {

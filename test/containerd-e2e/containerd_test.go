@@ -447,29 +447,14 @@ type criInfo struct {
 }
 
 func parseInfo(out string) (criInfo, error) {
-	var v struct {
-		Status struct {
-			Conditions []struct {
-				Type    string `json:"type"`
-				Status  bool   `json:"status"`
-				Reason  string `json:"reason"`
-				Message string `json:"message"`
-			} `json:"conditions"`
-		} `json:"status"`
-	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		return criInfo{}, fmt.Errorf("crictl info: %v\n%s", err, out)
+	st, err := testutil.ParseRuntimeStatus([]byte(out))
+	if err != nil {
+		return criInfo{}, fmt.Errorf("%v\n%s", err, out)
 	}
 	var i criInfo
-	for _, cond := range v.Status.Conditions {
-		switch cond.Type {
-		case "RuntimeReady":
-			i.runtimeReady = cond.Status
-		case "NetworkReady":
-			i.networkReady = cond.Status
-			i.networkMessage = strings.TrimSpace(cond.Reason + ": " + cond.Message)
-		}
-	}
+	i.runtimeReady, _, _, _ = st.Condition("RuntimeReady")
+	ready, reason, msg, _ := st.Condition("NetworkReady")
+	i.networkReady, i.networkMessage = ready, strings.TrimSpace(reason+": "+msg)
 	return i, nil
 }
 

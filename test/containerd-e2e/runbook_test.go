@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // The runbook: docs/install.md's command blocks that TestRunbook runs, as
@@ -338,31 +340,13 @@ func (n *runbookNode) writeJSON(name string, v any) string {
 // podIPs returns the pod's addresses, as crictl inspectp reports them.
 func (n *runbookNode) podIPs(sandbox string) []netip.Addr {
 	n.t.Helper()
-	var v struct {
-		Status struct {
-			Network struct {
-				IP            string `json:"ip"`
-				AdditionalIPs []struct {
-					IP string `json:"ip"`
-				} `json:"additionalIps"`
-			} `json:"network"`
-		} `json:"status"`
-	}
 	out := n.mustCrictl("inspectp", sandbox)
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		n.t.Fatalf("crictl inspectp %s: %v\n%s", sandbox, err, out)
+	v, err := testutil.ParsePodStatus([]byte(out))
+	if err != nil {
+		n.t.Fatalf("%s: %v\n%s", sandbox, err, out)
 	}
 	var ips []netip.Addr
-	for _, s := range append([]string{v.Status.Network.IP}, func() []string {
-		var a []string
-		for _, x := range v.Status.Network.AdditionalIPs {
-			a = append(a, x.IP)
-		}
-		return a
-	}()...) {
-		if s == "" {
-			continue
-		}
+	for _, s := range v.IPs() {
 		ip, err := netip.ParseAddr(s)
 		if err != nil {
 			n.t.Fatalf("pod %s: address %q: %v", sandbox, s, err)

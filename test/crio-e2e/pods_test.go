@@ -132,25 +132,15 @@ func (c *crio) ping(from *pod, to []string) {
 // networkReady returns crictl info's NetworkReady condition.
 func (c *crio) networkReady() (bool, string) {
 	c.t.Helper()
-	var info struct {
-		Status struct {
-			Conditions []struct {
-				Type    string `json:"type"`
-				Status  bool   `json:"status"`
-				Message string `json:"message"`
-			} `json:"conditions"`
-		} `json:"status"`
-	}
-	if err := json.Unmarshal([]byte(c.must("info")), &info); err != nil {
+	info, err := testutil.ParseRuntimeStatus([]byte(c.must("info")))
+	if err != nil {
 		c.t.Fatal(err)
 	}
-	for _, cond := range info.Status.Conditions {
-		if cond.Type == "NetworkReady" {
-			return cond.Status, cond.Message
-		}
+	ready, _, msg, found := info.Condition("NetworkReady")
+	if !found {
+		c.t.Fatal("crictl info shows no NetworkReady condition")
 	}
-	c.t.Fatal("crictl info shows no NetworkReady condition")
-	return false, ""
+	return ready, msg
 }
 
 // waitNetworkReady waits until NetworkReady is want.

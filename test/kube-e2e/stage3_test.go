@@ -17,6 +17,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // Stage 3's Deployment.
@@ -374,24 +376,11 @@ func (n *kubeNode) checkPod(p corev1.Pod, wide map[string][2]string) *kubePod {
 	if strings.Contains(kp.sandboxID, "\n") || kp.sandboxID == "" || strings.Contains(kp.ctrID, "\n") || kp.ctrID == "" {
 		t.Fatalf("pod %s: want one ready sandbox and one running container; CRI lists sandboxes %q, containers %q", p.Name, kp.sandboxID, kp.ctrID)
 	}
-	var insp struct {
-		Status struct {
-			Network struct {
-				IP            string `json:"ip"`
-				AdditionalIPs []struct {
-					IP string `json:"ip"`
-				} `json:"additionalIps"`
-			} `json:"network"`
-		} `json:"status"`
+	insp, err := testutil.ParsePodStatus([]byte(n.must("inspectp", "-o", "json", kp.sandboxID)))
+	if err != nil {
+		t.Fatalf("pod %s: %v", p.Name, err)
 	}
-	out := n.must("inspectp", "-o", "json", kp.sandboxID)
-	if err := jsonUnmarshal(out, &insp); err != nil {
-		t.Fatalf("crictl inspectp of pod %s: %v", p.Name, err)
-	}
-	cri := []string{insp.Status.Network.IP}
-	for _, a := range insp.Status.Network.AdditionalIPs {
-		cri = append(cri, a.IP)
-	}
+	cri := insp.IPs()
 	var want []string
 	for _, a := range kp.ips {
 		want = append(want, a.String())
