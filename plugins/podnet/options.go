@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/netip"
+
+	"github.com/nrinet/nrinet/plugins/podnet/multinet"
 )
 
 // Option configures a Plugin in [New].
@@ -15,6 +17,9 @@ type options struct {
 	cfg      *Config
 	metrics  *Metrics
 	policies Policies
+
+	multinet  *multinet.Manager
+	secondary Secondary
 }
 
 // WithLogger sets the logger (default: discard).
@@ -94,6 +99,42 @@ func WithMetrics(m *Metrics) Option {
 			return errors.New("podnet: WithMetrics given twice")
 		}
 		o.metrics = m
+		return nil
+	}
+}
+
+// Secondary says which secondary interfaces a pod gets (from its
+// prepared ResourceClaims: package
+// [github.com/nrinet/nrinet/plugins/podnet/dra]) and hears what became of
+// them. Its methods are called with the pod's UID.
+type Secondary interface {
+	// Requests lists the pod's secondary interfaces, in order: the
+	// plugin names them net1, net2, ... in that order. None: the pod has
+	// no secondary network.
+	Requests(ctx context.Context, podUID string) ([]multinet.Request, error)
+	// Attached reports the interfaces the pod got, or why it got none
+	// (err; then nothing of them is left).
+	Attached(ctx context.Context, podUID string, reqs []multinet.Request, itfs []multinet.Interface, err error)
+	// Detached reports the interfaces the pod had, now gone.
+	Detached(ctx context.Context, podUID string, itfs []multinet.Interface)
+}
+
+// WithSecondary gives every pod, after its eth0, the secondary interfaces
+// sec asks for, attached by m (see docs/multinetwork.md): before
+// RunPodSandbox returns, all or none (a pod that cannot have them all
+// fails, and keeps nothing, eth0 included); detached at StopPodSandbox;
+// those of pods that are gone detached at Synchronize. They are in the
+// pod's network as interfaces net1, net2, ...; the pod's IPs stay
+// eth0's.
+func WithSecondary(m *multinet.Manager, sec Secondary) Option {
+	return func(o *options) error {
+		if m == nil || sec == nil {
+			return errors.New("podnet: WithSecondary: nil manager or source")
+		}
+		if o.secondary != nil {
+			return errors.New("podnet: WithSecondary given twice")
+		}
+		o.multinet, o.secondary = m, sec
 		return nil
 	}
 }

@@ -160,6 +160,9 @@ type Request struct {
 	Network string
 	// IfName is the interface's name in the pod (net1, ...).
 	IfName string
+	// Ref is the caller's, kept with the interface (the DRA driver's
+	// device of the claim).
+	Ref string
 }
 
 // Attach gives the pod (owner, network namespace at netnsPath) one
@@ -190,7 +193,7 @@ func (m *Manager) Attach(ctx context.Context, owner, netnsPath string, reqs []Re
 	}
 	defer pod.Close()
 
-	rec := record{Owner: owner}
+	rec := record{Owner: owner, NetNS: netnsPath}
 	fail := func(req Request, err error) ([]Interface, error) {
 		if derr := m.undo(ctx, rec, pod); derr != nil {
 			m.log.Warn("undoing a failed attach", "owner", owner, "error", derr)
@@ -254,7 +257,7 @@ func (m *Manager) repeated(owner string, rec record, reqs []Request) ([]Interfac
 	same := len(rec.Interfaces) == len(reqs)
 	for i := 0; same && i < len(reqs); i++ {
 		itf := rec.Interfaces[i]
-		same = itf.Claim == reqs[i].Claim && itf.Network == reqs[i].Network && itf.Name == reqs[i].IfName
+		same = itf.Claim == reqs[i].Claim && itf.Ref == reqs[i].Ref && itf.Network == reqs[i].Network && itf.Name == reqs[i].IfName
 	}
 	if !same {
 		return nil, fmt.Errorf("multinet: %s has other secondary interfaces already; detach them first", owner)
@@ -271,7 +274,7 @@ func addrOwner(owner, ifName string) string { return owner + "/" + ifName }
 // even with an error.
 func (m *Manager) plan(ctx context.Context, owner string, req Request) (Interface, error) {
 	n := m.nets[req.Network]
-	itf := Interface{Claim: req.Claim, Network: n.Name, Kind: n.Kind, MTU: n.MTU}
+	itf := Interface{Claim: req.Claim, Ref: req.Ref, Network: n.Name, Kind: n.Kind, MTU: n.MTU}
 	switch n.Kind {
 	case KindBridge:
 		itf.MAC, itf.HostName = ifMAC(owner, req.IfName).String(), hostVethName(owner, req.IfName)
@@ -312,7 +315,8 @@ func (m *Manager) plan(ctx context.Context, owner string, req Request) (Interfac
 }
 
 // Detach undoes every secondary interface of owner, whose network
-// namespace is at netnsPath ("" or missing: gone already): the links are
+// namespace is at netnsPath ("": the one it had at attach, if that is
+// still there; a missing one: gone already): the links are
 // deleted (a veth through its host end, a macvlan in the pod), a host
 // interface is moved back to the host under its own name (found in the
 // pod by name and MAC, or, if the namespace is gone and the kernel
@@ -327,6 +331,9 @@ func (m *Manager) Detach(ctx context.Context, owner, netnsPath string) error {
 	rec, ok, err := m.readRecord(owner)
 	if err != nil || !ok {
 		return err
+	}
+	if netnsPath == "" {
+		netnsPath = rec.NetNS
 	}
 	var pod *podNS
 	if netnsPath != "" {
@@ -402,8 +409,9 @@ func (m *Manager) Interfaces(owner string) ([]Interface, error) {
 	return rec.Interfaces, err
 }
 
-// Sync detaches the interfaces of every owner that live says is gone (its
-// namespace is taken to be gone too), and releases addresses held in the
+// Sync detaches the interfaces of every owner that live says is gone
+// (from the namespace it had at attach, if that is still there), and
+// releases addresses held in the
 // networks' allocators by owners without a record (left by a process
 // killed between allocating and writing the record). Live owners keep
 // everything. It returns the owners it detached.

@@ -16,6 +16,7 @@ import (
 type Interface struct {
 	// Claim is the request's claim ("namespace/name"), Network its network.
 	Claim   string `json:"claim"`
+	Ref     string `json:"ref,omitempty"` // the request's Ref
 	Network string `json:"network"`
 	Kind    Kind   `json:"kind"`
 	// Name is the interface's name in the pod (net1, ...).
@@ -43,7 +44,9 @@ func (i Interface) HardwareAddr() net.HardwareAddr {
 // that a restarted process can detach them: written before the first
 // interface is made, removed after the last is gone.
 type record struct {
-	Owner      string      `json:"owner"`
+	Owner string `json:"owner"`
+	// NetNS is the path of the owner's network namespace at attach.
+	NetNS      string      `json:"netns,omitempty"`
 	Interfaces []Interface `json:"interfaces"`
 }
 
