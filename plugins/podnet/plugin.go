@@ -46,11 +46,11 @@ type Plugin struct {
 	guard     *portsec.Guard   // the pods' port security (table bridge nrinet-podnet-portsec-BRIDGE); nil before setup
 	hostports *hostport.Mapper // the pods' host ports (nftables table inet nrinet-podnet-hostport); nil before setup
 
-	metrics  *Metrics       // nil: none recorded
-	policies Policies       // nil: no NetworkPolicy engine
+	metrics   *Metrics          // nil: none recorded
+	policies  Policies          // nil: no NetworkPolicy engine
 	multinet  *multinet.Manager // nil: no secondary networks
 	secondary Secondary         // with multinet
-	wg       sync.WaitGroup // background veth deletions
+	wg        sync.WaitGroup    // background veth deletions
 }
 
 var (
