@@ -41,6 +41,7 @@ func TestImportRules(t *testing.T) {
 		{pkg: mod + "plugins/podnet/netpol", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq", "k8s.io/client-go", "github.com/vishvananda/"}},
 		{pkg: mod + "plugins/podnet/policies", forbidden: []string{mod + "runtime", mod + "cri", "github.com/containernetworking/"}},
 		{pkg: mod + "plugins/podnet/multinet", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq", "k8s.io/", "github.com/containernetworking/"}},
+		{pkg: mod + "plugins/podnet/dra", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq", "github.com/containernetworking/"}},
 		{pkg: mod + "plugins/podnet/kube", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq"}},
 		{pkg: mod + "plugins/cni", forbidden: []string{mod + "runtime", mod + "cri", "k8s.io/"}},
 		{pkg: mod + "cmd/internal/pluginops", forbidden: []string{mod + "runtime", mod + "cri", mod + "plugins/", "k8s.io/"}},
