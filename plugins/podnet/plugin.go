@@ -482,9 +482,11 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 		return err
 	}
 	id := pod.GetId()
-	if err := p.detachSecondary(ctx, pod); err != nil {
-		return err
-	}
+	// The secondary interfaces first. One that cannot be undone does not
+	// hold up eth0's teardown: it stays recorded, the error is returned
+	// after the rest, and the next StopPodSandbox (or, once the pod is
+	// gone, Synchronize) retries.
+	secErr := p.detachSecondary(ctx, pod)
 	// No host port rule may point at an address given back.
 	if err := p.portMapper().Remove(id); err != nil {
 		return fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
@@ -527,7 +529,7 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 			p.log.Warn("deleting pod veth", "pod", podName(pod), "sandbox", id, "veth", name, "error", err)
 		}
 	}()
-	return nil
+	return secErr
 }
 
 // Shutdown waits for pending veth deletions.

@@ -23,7 +23,7 @@ import (
 // namespace holding the far ends of the host's two veth uplinks, and a
 // manager over them.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	tag   string // unique per test, in every name
 	host  string // host namespace name
 	wire  string
@@ -38,7 +38,7 @@ func short(s string) string {
 	return hex.EncodeToString(sum[:3])
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	testutil.SkipUnlessRoot(t)
 	e := &env{t: t, tag: short(t.Name()), dir: t.TempDir()}
@@ -92,7 +92,7 @@ func (e *env) pod(n int) (string, string) {
 }
 
 // links lists the interfaces of a namespace, by name, sorted.
-func links(t *testing.T, ns string) []string {
+func links(t testing.TB, ns string) []string {
 	t.Helper()
 	out := testutil.Run(t, "ip", "-n", ns, "-o", "link", "show")
 	var names []string
