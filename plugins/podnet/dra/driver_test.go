@@ -43,7 +43,8 @@ func claim(name, pool string, pods []string, devs ...[2]string) *resourceapi.Res
 	return c
 }
 
-func newDriver(t *testing.T, dir string, objs ...*resourceapi.ResourceClaim) (*dra.Driver, *fake.Clientset) {
+// newClientset is an API of client-go's fake clientset holding the claims.
+func newClientset(t *testing.T, objs ...*resourceapi.ResourceClaim) *fake.Clientset {
 	t.Helper()
 	cs := fake.NewClientset()
 	for _, o := range objs {
@@ -51,6 +52,12 @@ func newDriver(t *testing.T, dir string, objs ...*resourceapi.ResourceClaim) (*d
 			t.Fatal(err)
 		}
 	}
+	return cs
+}
+
+func newDriver(t *testing.T, dir string, objs ...*resourceapi.ResourceClaim) (*dra.Driver, *fake.Clientset) {
+	t.Helper()
+	cs := newClientset(t, objs...)
 	d, err := dra.New(dra.Config{Client: cs, NodeName: "node1", StateDir: dir, Networks: nets})
 	if err != nil {
 		t.Fatal(err)
