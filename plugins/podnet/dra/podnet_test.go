@@ -133,6 +133,33 @@ func TestDriver_withPodnet(t *testing.T) {
 		t.Errorf("c2's status %+v; want Ready False saying eth2 is p1's", devs)
 	}
 
+	// nri-podnet restarted (its manager, driver and plugin made anew from
+	// the state directories) with p1 running: Synchronize keeps p1's
+	// interfaces and addresses, and the new plugin can stop it.
+	before := testutil.Run(t, "ip", "-n", ns1, "-o", "addr", "show", "scope", "global")
+	p.Close()
+	mn.Close()
+	if mn, err = multinet.New(multinet.Config{StateDir: filepath.Join(dir, "multinet"), Networks: nets}, multinet.WithHostNetNS(hostPath), multinet.WithoutSync()); err != nil {
+		t.Fatal(err)
+	}
+	defer mn.Close()
+	if d, err = dra.New(dra.Config{Client: cs, NodeName: "node1", StateDir: filepath.Join(dir, "dra"), Networks: mn.Networks()}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = podnet.New(ctx, podnet.WithConfig(cfg), podnet.WithLogger(slog.New(slog.DiscardHandler)), podnet.WithSecondary(mn, d)); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Synchronize(ctx, []*api.PodSandbox{p1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after := testutil.Run(t, "ip", "-n", ns1, "-o", "addr", "show", "scope", "global"); after != before {
+		t.Errorf("p1's addresses after the restart:\n%s\nbefore:\n%s", after, before)
+	}
+	if st, err := p.PodSandboxStatus(ctx, p1, false); err != nil || len(st.GetInterfaces()) != 3 {
+		t.Errorf("p1's status after the restart: %v, %v; want eth0, net1, net2", st.GetInterfaces(), err)
+	}
+
 	if err := p.StopPodSandbox(ctx, p1); err != nil {
 		t.Fatal(err)
 	}

@@ -136,10 +136,15 @@ func (m *Manager) Networks() []Network {
 }
 
 // Close closes the allocators and the host namespace; interfaces stay.
+// A second Close does nothing.
 func (m *Manager) Close() error {
 	m.mu.Lock()
+	was := m.closed
 	m.closed = true
 	m.mu.Unlock()
+	if was {
+		return nil
+	}
 	var errs []error
 	for _, n := range m.nets {
 		if n.alloc != nil {
