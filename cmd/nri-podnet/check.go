@@ -32,6 +32,7 @@ type clusterPlan struct {
 	client        kubernetes.Interface
 	networkPolicy bool
 	multinet      *multinet.Config // -multinetwork's; nil without
+	kubeletDir    string           // -kubelet-dir
 }
 
 // checkStart checks the command line and the configuration of a start,
@@ -73,6 +74,7 @@ func checkStart(c *cli.Command, f *clusterFlags, configPath string, launched boo
 	if p.multinet, err = readMultinetwork(c, f.multinetwork, f.kube); err != nil {
 		return nil, err
 	}
+	p.kubeletDir = f.kubeletDir
 	if p.kubeFile, err = readKubeFile(configPath, f.nodeName); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
+
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
 	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/plugins/podnet"
@@ -50,9 +54,15 @@ func startMultinetwork(ctx context.Context, p *clusterPlan, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
+	// The helper serves its socket there but does not make the directory.
+	if err := os.MkdirAll(filepath.Join(p.kubeletDir, "plugins", dra.DriverName), 0o750); err != nil {
+		m.Close()
+		return nil, err
+	}
 	d, err := dra.New(dra.Config{Client: p.client, NodeName: p.nodeName, StateDir: p.multinet.StateDir, Networks: m.Networks(), Logger: log.With("component", "dra")})
 	if err == nil {
-		err = d.Start(ctx)
+		err = d.Start(ctx, kubeletplugin.RegistrarDirectoryPath(filepath.Join(p.kubeletDir, "plugins_registry")),
+			kubeletplugin.PluginDataDirectoryPath(filepath.Join(p.kubeletDir, "plugins", dra.DriverName)))
 	}
 	if err != nil {
 		m.Close()
