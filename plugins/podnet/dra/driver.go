@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -42,11 +43,14 @@ type Driver struct {
 	list   []multinet.Network
 	claims *store
 	helper *kubeletplugin.Helper
+	status *writer // the claims' status writes, in order
+	stop   sync.Once
 }
 
 var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
 
 // New returns a driver that knows the claims prepared before (a restart).
+// It writes the claims' status on a goroutine of its own until Stop.
 func New(cfg Config) (*Driver, error) {
 	if cfg.Client == nil || cfg.NodeName == "" || cfg.StateDir == "" {
 		return nil, errors.New("dra: Client, NodeName and StateDir are required")
@@ -59,6 +63,7 @@ func New(cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{client: cfg.Client, node: cfg.NodeName, log: cfg.Logger, nets: map[string]multinet.Network{}, list: cfg.Networks, claims: s}
+	d.status = newWriter(d.apply)
 	for _, n := range cfg.Networks {
 		d.nets[n.Name] = n
 	}
@@ -90,13 +95,21 @@ func (d *Driver) Start(ctx context.Context, opts ...kubeletplugin.Option) error 
 	return nil
 }
 
-// Stop unregisters from the kubelet and stops publishing (the
-// ResourceSlice stays).
+// Stop unregisters from the kubelet, stops publishing (the ResourceSlice
+// stays), writes the claim statuses still queued (each bounded by 5 s)
+// and stops the status goroutine. A second Stop does nothing.
 func (d *Driver) Stop() {
-	if d.helper != nil {
-		d.helper.Stop()
-	}
+	d.stop.Do(func() {
+		if d.helper != nil {
+			d.helper.Stop()
+		}
+		d.status.close()
+	})
 }
+
+// WaitStatus returns when the claim statuses queued so far are written
+// (or their writes failed, which is logged).
+func (d *Driver) WaitStatus() { d.status.wait() }
 
 // PrepareResourceClaims checks each claim's devices of this driver (on
 // this node, a known network, a host network's device for one pod only)

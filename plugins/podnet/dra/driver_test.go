@@ -62,6 +62,7 @@ func newDriver(t *testing.T, dir string, objs ...*resourceapi.ResourceClaim) (*d
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(d.Stop)
 	return d, cs
 }
 
@@ -170,6 +171,7 @@ func TestDriver_status(t *testing.T) {
 		{Claim: reqs[1].Claim, Ref: reqs[1].Ref, Network: "nic", Name: "net2", MAC: "02:00:00:00:00:02"},
 	}
 	status := func() []resourceapi.AllocatedDeviceStatus {
+		d.WaitStatus()
 		got, err := cs.ResourceV1().ResourceClaims("ns1").Get(ctx, "st", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -55,6 +55,7 @@ func TestDriver_withPodnet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(d.Stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if res, err := d.PrepareResourceClaims(ctx, []*resourceapi.ResourceClaim{c1, c2}); err != nil || res[c1.UID].Err != nil || res[c2.UID].Err != nil {
@@ -81,6 +82,7 @@ func TestDriver_withPodnet(t *testing.T) {
 		}, ns
 	}
 	status := func(name string) []resourceapi.AllocatedDeviceStatus {
+		d.WaitStatus()
 		got, err := cs.ResourceV1().ResourceClaims("ns1").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -143,9 +145,11 @@ func TestDriver_withPodnet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mn.Close()
+	d.Stop()
 	if d, err = dra.New(dra.Config{Client: cs, NodeName: "node1", StateDir: filepath.Join(dir, "dra"), Networks: mn.Networks()}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(d.Stop)
 	if p, err = podnet.New(ctx, podnet.WithConfig(cfg), podnet.WithLogger(slog.New(slog.DiscardHandler)), podnet.WithSecondary(mn, d)); err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,12 @@ const statusTimeout = 5 * time.Second
 // maxMessage is a condition message's limit (metav1.Condition).
 const maxMessage = 32768
 
-// Attached writes the status of the pod's claims: for each device an
-// entry with its networkData (interface name, MAC, addresses) and Ready
-// True, or, if the attach failed, Ready False with the error. A failed
-// write is logged: the pod runs all the same.
-func (d *Driver) Attached(ctx context.Context, _ string, reqs []multinet.Request, itfs []multinet.Interface, err error) {
+// Attached queues the status of the pod's claims (written in the
+// background, in order; [Driver.WaitStatus] waits for it): for each
+// device an entry with its networkData (interface name, MAC, addresses)
+// and Ready True, or, if the attach failed, Ready False with the error.
+// A failed write is logged: the pod runs all the same.
+func (d *Driver) Attached(_ context.Context, _ string, reqs []multinet.Request, itfs []multinet.Interface, err error) {
 	// The entries by claim UID, completed before they go into a status
 	// (WithDevices copies them).
 	entries := map[string][]*resourceapply.AllocatedDeviceStatusApplyConfiguration{}
@@ -72,13 +73,13 @@ func (d *Driver) Attached(ctx context.Context, _ string, reqs []multinet.Request
 		}
 	}
 	for uid, es := range entries {
-		d.apply(ctx, uid, resourceapply.ResourceClaimStatus().WithDevices(es...))
+		d.status.add(statusWrite{uid: uid, st: resourceapply.ResourceClaimStatus().WithDevices(es...)})
 	}
 }
 
-// Detached removes the driver's entries of the pod's interfaces from
-// their claims' status.
-func (d *Driver) Detached(ctx context.Context, _ string, itfs []multinet.Interface) {
+// Detached queues the removal of the driver's entries of the pod's
+// interfaces from their claims' status.
+func (d *Driver) Detached(_ context.Context, _ string, itfs []multinet.Interface) {
 	done := map[string]bool{}
 	for _, itf := range itfs {
 		uid, _, ok := parseRef(itf.Ref)
@@ -86,22 +87,22 @@ func (d *Driver) Detached(ctx context.Context, _ string, itfs []multinet.Interfa
 			continue
 		}
 		done[uid] = true
-		d.apply(ctx, uid, resourceapply.ResourceClaimStatus())
+		d.status.add(statusWrite{uid: uid, st: resourceapply.ResourceClaimStatus()})
 	}
 }
 
 // apply writes the driver's part of a claim's status (server-side apply,
 // field manager DriverName: what the driver wrote before and does not
-// write now goes).
-func (d *Driver) apply(ctx context.Context, uid string, st *resourceapply.ResourceClaimStatusApplyConfiguration) {
-	c, ok := d.claims.get(uid)
+// write now goes), on the status writer's goroutine.
+func (d *Driver) apply(sw statusWrite) {
+	c, ok := d.claims.get(sw.uid)
 	if !ok {
-		d.log.Warn("no prepared claim for a status", "claimUID", uid)
+		d.log.Warn("no prepared claim for a status", "claimUID", sw.uid)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	defer cancel()
-	ac := resourceapply.ResourceClaim(c.Name, c.Namespace).WithUID(types.UID(c.UID)).WithStatus(st)
+	ac := resourceapply.ResourceClaim(c.Name, c.Namespace).WithUID(types.UID(c.UID)).WithStatus(sw.st)
 	_, err := d.client.ResourceV1().ResourceClaims(c.Namespace).ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: DriverName, Force: true})
 	if err != nil {
 		d.log.Warn("writing a claim's status", "claim", c.Namespace+"/"+c.Name, "error", err)
