@@ -11,6 +11,7 @@ import (
 	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/plugins/podnet"
 	"github.com/nrinet/nrinet/plugins/podnet/masq"
+	"github.com/nrinet/nrinet/plugins/podnet/multinet"
 )
 
 // clusterPlan is what nri-podnet is to start with, checked by checkStart
@@ -30,6 +31,8 @@ type clusterPlan struct {
 	nodeName      string
 	client        kubernetes.Interface
 	networkPolicy bool
+	multinet      *multinet.Config // -multinetwork's; nil without
+	kubeletDir    string           // -kubelet-dir
 }
 
 // checkStart checks the command line and the configuration of a start,
@@ -47,6 +50,9 @@ func checkStart(c *cli.Command, f *clusterFlags, configPath string, launched boo
 	}
 	p := &clusterPlan{configPath: configPath, launched: launched, cluster: cluster, kube: f.kube, nodeName: f.nodeName, networkPolicy: f.networkPolicy}
 	if !f.kube {
+		if _, err := readMultinetwork(c, f.multinetwork, false); err != nil {
+			return nil, err
+		}
 		switch {
 		case configPath != "":
 			cfg, err := readStaticFile(configPath)
@@ -65,6 +71,10 @@ func checkStart(c *cli.Command, f *clusterFlags, configPath string, launched boo
 	if f.nodeName == "" {
 		return nil, c.UsageError(errors.New("-kube needs this node's name: give -node-name or set NODE_NAME"))
 	}
+	if p.multinet, err = readMultinetwork(c, f.multinetwork, f.kube); err != nil {
+		return nil, err
+	}
+	p.kubeletDir = f.kubeletDir
 	if p.kubeFile, err = readKubeFile(configPath, f.nodeName); err != nil {
 		return nil, err
 	}

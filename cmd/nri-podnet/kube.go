@@ -37,6 +37,8 @@ type clusterFlags struct {
 	clusterCIDR   string
 	uninstall     bool
 	networkPolicy bool
+	multinetwork  string
+	kubeletDir    string
 }
 
 func addClusterFlags(c *cli.Command) *clusterFlags {
@@ -50,6 +52,8 @@ func addClusterFlags(c *cli.Command) *clusterFlags {
 		return err
 	})
 	fs.BoolVar(&f.networkPolicy, "network-policy", true, "with -kube: enforce the cluster's NetworkPolicies for this node's pods (nftables table inet nrinet-podnet-netpol), watching NetworkPolicies, Namespaces and Pods; false removes the table")
+	fs.StringVar(&f.multinetwork, "multinetwork", "", "with -kube: the node's secondary networks (JSON `file`, package plugins/podnet/multinet), offered to pods as DRA devices of driver podnet.nrinet.io and attached as net1, net2, ... (docs/multinetwork.md)")
+	fs.StringVar(&f.kubeletDir, "kubelet-dir", "/var/lib/kubelet", "with -multinetwork: the kubelet's root `directory` (its --root-dir): the DRA driver registers in its plugins_registry and serves in plugins/podnet.nrinet.io")
 	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet, inet nrinet-podnet-hostport, inet nrinet-podnet-netpol and bridge nrinet-podnet-portsec-BRIDGE, route_localnet of the bridge, the bridge of -config or nrinet0) and exit; -config is checked as for a start first")
 	return f
 }

@@ -206,7 +206,13 @@ func run(f *flags, args []string) error {
 		}
 		return err
 	}
+	sec, err := startMultinetwork(ctx, plan, log)
+	if err != nil {
+		return err
+	}
+	defer sec.Stop()
 	popts := append([]podnet.Option{podnet.WithLogger(log)}, cn.podnetOptions()...)
+	popts = append(popts, sec.options()...)
 	if metrics != nil {
 		popts = append(popts, podnet.WithMetrics(metrics))
 	}

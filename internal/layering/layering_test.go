@@ -40,6 +40,8 @@ func TestImportRules(t *testing.T) {
 		{pkg: mod + "plugins/podnet/hostport", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq", "k8s.io/", "github.com/vishvananda/"}},
 		{pkg: mod + "plugins/podnet/netpol", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq", "k8s.io/client-go", "github.com/vishvananda/"}},
 		{pkg: mod + "plugins/podnet/policies", forbidden: []string{mod + "runtime", mod + "cri", "github.com/containernetworking/"}},
+		{pkg: mod + "plugins/podnet/multinet", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq", "k8s.io/", "github.com/containernetworking/"}},
+		{pkg: mod + "plugins/podnet/dra", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq", "github.com/containernetworking/"}},
 		{pkg: mod + "plugins/podnet/kube", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/masq"}},
 		{pkg: mod + "plugins/podnet/internal/reconcile", forbidden: []string{mod + "runtime", mod + "cri", mod + "api", mod + "plugins/podnet/netpol", mod + "plugins/podnet/policies", mod + "plugins/podnet/kube", "github.com/google/nftables", "github.com/vishvananda/"}},
 		{pkg: mod + "plugins/cni", forbidden: []string{mod + "runtime", mod + "cri", "k8s.io/"}},

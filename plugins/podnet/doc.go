@@ -130,6 +130,19 @@
 // nrinet-podnet). This package itself knows nothing of Kubernetes: it is
 // given a [Config] whose subnets are the pod CIDRs.
 //
+// # Secondary networks
+//
+// Given [WithSecondary], a pod also gets, after eth0 and before
+// RunPodSandbox returns, the secondary interfaces net1, net2, ... its
+// [Secondary] asks for (its prepared ResourceClaims), attached by package
+// [github.com/nrinet/nrinet/plugins/podnet/multinet]: all or none, and a
+// pod that cannot have them all fails and keeps nothing, eth0 included.
+// They are in the pod's network (and PodSandboxStatus) as typed
+// interfaces, with the info key [InfoSecondary]; the pod's IPs stay
+// eth0's. StopPodSandbox detaches them before it releases eth0's
+// addresses, and Synchronize detaches those of pods that are gone. A pod
+// on the host network that asks for one fails. See docs/multinetwork.md.
+//
 // # Names
 //
 // The host end of a pod's veth is "nrp" followed by 12 hex digits of a

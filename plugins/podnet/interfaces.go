@@ -3,6 +3,8 @@ package podnet
 import (
 	"context"
 	"net/netip"
+
+	"github.com/nrinet/nrinet/plugins/podnet/multinet"
 )
 
 // The interfaces between nri-podnet's parts that the plugin names. The
@@ -45,4 +47,20 @@ type Agent interface {
 	// Uninstall removes all the agent owns (its table, and whatever else
 	// it changed on the node); an absent table is not an error.
 	Uninstall() error
+}
+
+// Secondary says which secondary interfaces a pod gets (from its
+// prepared ResourceClaims: package
+// [github.com/nrinet/nrinet/plugins/podnet/dra]) and hears what became of
+// them. Its methods are called with the pod's UID.
+type Secondary interface {
+	// Requests lists the pod's secondary interfaces, in order: the
+	// plugin names them net1, net2, ... in that order. None: the pod has
+	// no secondary network.
+	Requests(ctx context.Context, podUID string) ([]multinet.Request, error)
+	// Attached reports the interfaces the pod got, or why it got none
+	// (err; then nothing of them is left).
+	Attached(ctx context.Context, podUID string, reqs []multinet.Request, itfs []multinet.Interface, err error)
+	// Detached reports the interfaces the pod had, now gone.
+	Detached(ctx context.Context, podUID string, itfs []multinet.Interface)
 }

@@ -3,6 +3,8 @@ package podnet
 import (
 	"errors"
 	"log/slog"
+
+	"github.com/nrinet/nrinet/plugins/podnet/multinet"
 )
 
 // Option configures a Plugin in [New].
@@ -13,6 +15,9 @@ type options struct {
 	cfg      *Config
 	metrics  *Metrics
 	policies Policies
+
+	multinet  *multinet.Manager
+	secondary Secondary
 }
 
 // WithLogger sets the logger (default: discard).
@@ -69,6 +74,26 @@ func WithMetrics(m *Metrics) Option {
 			return errors.New("podnet: WithMetrics given twice")
 		}
 		o.metrics = m
+		return nil
+	}
+}
+
+// WithSecondary gives every pod, after its eth0, the secondary interfaces
+// sec asks for, attached by m (see docs/multinetwork.md): before
+// RunPodSandbox returns, all or none (a pod that cannot have them all
+// fails, and keeps nothing, eth0 included); detached at StopPodSandbox;
+// those of pods that are gone detached at Synchronize. They are in the
+// pod's network as interfaces net1, net2, ...; the pod's IPs stay
+// eth0's.
+func WithSecondary(m *multinet.Manager, sec Secondary) Option {
+	return func(o *options) error {
+		if m == nil || sec == nil {
+			return errors.New("podnet: WithSecondary: nil manager or source")
+		}
+		if o.secondary != nil {
+			return errors.New("podnet: WithSecondary given twice")
+		}
+		o.multinet, o.secondary = m, sec
 		return nil
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/nrinet/nrinet/ipam"
 	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
+	"github.com/nrinet/nrinet/plugins/podnet/multinet"
 	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
 
@@ -45,9 +46,11 @@ type Plugin struct {
 	guard     *portsec.Guard   // the pods' port security (table bridge nrinet-podnet-portsec-BRIDGE); nil before setup
 	hostports *hostport.Mapper // the pods' host ports (nftables table inet nrinet-podnet-hostport); nil before setup
 
-	metrics  *Metrics       // nil: none recorded
-	policies Policies       // nil: no NetworkPolicy engine
-	wg       sync.WaitGroup // background veth deletions
+	metrics   *Metrics          // nil: none recorded
+	policies  Policies          // nil: no NetworkPolicy engine
+	multinet  *multinet.Manager // nil: no secondary networks
+	secondary Secondary         // with multinet
+	wg        sync.WaitGroup    // background veth deletions
 }
 
 var (
@@ -75,7 +78,7 @@ func New(ctx context.Context, opts ...Option) (*Plugin, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("podnet: %w", err)
 	}
-	p := &Plugin{log: o.log, metrics: o.metrics, policies: o.policies}
+	p := &Plugin{log: o.log, metrics: o.metrics, policies: o.policies, multinet: o.multinet, secondary: o.secondary}
 	if o.cfg != nil {
 		if err := p.setup(*o.cfg); err != nil {
 			return nil, err
@@ -253,6 +256,15 @@ func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, _ []*a
 		p.log.Info("released the addresses and veths of pods that no longer exist",
 			"pods", len(released), "strayVeths", len(stale)-len(released))
 	}
+	if p.multinet != nil {
+		gone, err := p.multinet.Sync(ctx, func(owner string) bool { return live[owner] })
+		if err != nil {
+			p.log.Warn("detaching the secondary interfaces of pods that are gone", "error", err)
+		}
+		if len(gone) > 0 {
+			p.log.Info("detached the secondary interfaces of pods that no longer exist", "pods", len(gone))
+		}
+	}
 	// The host ports of the pods that still hold addresses, from the
 	// mappings the runtime sends; every other pod's rules go.
 	if err := p.syncHostPorts(pods, alloc.Lookup); err != nil {
@@ -313,7 +325,9 @@ func linkLocal(mac net.HardwareAddr) netip.Addr {
 func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) (_ *api.PodSandboxNetwork, err error) {
 	path := pod.NetNSPath()
 	if path == "" {
-		return nil, nil // host network: not ours
+		// Host network: not ours, unless it asks for secondary
+		// networks, which it cannot have.
+		return nil, p.refuseHostNetwork(ctx, pod)
 	}
 	defer p.metrics.observe(OpSetup, time.Now(), &err)
 	if _, err := os.Stat(path); err != nil {
@@ -365,6 +379,13 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 			p.policies.RemovePod(id)
 		}
 	}
+	// The secondary interfaces, before any container starts too.
+	var secondary []multinet.Interface
+	if err == nil && a.err == nil {
+		if secondary, err = p.attachSecondary(ctx, pod); err != nil && p.policies != nil {
+			p.policies.RemovePod(id)
+		}
+	}
 	if err != nil || a.err != nil {
 		// Give the addresses back, and the half-built veth, even if the
 		// setup failed because the request's deadline passed; no host
@@ -387,7 +408,9 @@ func (p *Plugin) RunPodSandboxNetwork(ctx context.Context, pod *api.PodSandbox) 
 	}
 	addrs := link.addrs
 	p.log.Debug("pod network set up", "pod", podName(pod), "sandbox", id, "addresses", addrs)
-	return p.network(cfg, id, addrs, gws), nil
+	n := p.network(cfg, id, addrs, gws)
+	addSecondary(n, secondary)
+	return n, nil
 }
 
 // network describes a pod's network as nri-podnet set it up.
@@ -429,6 +452,13 @@ func (p *Plugin) PodSandboxStatus(_ context.Context, pod *api.PodSandbox, verbos
 		return nil, nil // not ours (host network, or stopped)
 	}
 	n := p.network(cfg, pod.GetId(), addrs, gws)
+	if p.multinet != nil {
+		itfs, err := p.multinet.Interfaces(pod.GetId())
+		if err != nil {
+			return nil, fmt.Errorf("podnet: %w", err)
+		}
+		addSecondary(n, itfs)
+	}
 	if verbose {
 		if err := checkPod(pod.NetNSPath()); err != nil {
 			n.Info[InfoCheck] = err.Error()
@@ -452,6 +482,11 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 		return err
 	}
 	id := pod.GetId()
+	// The secondary interfaces first. One that cannot be undone does not
+	// hold up eth0's teardown: it stays recorded, the error is returned
+	// after the rest, and the next StopPodSandbox (or, once the pod is
+	// gone, Synchronize) retries.
+	secErr := p.detachSecondary(ctx, pod)
 	// No host port rule may point at an address given back.
 	if err := p.portMapper().Remove(id); err != nil {
 		return fmt.Errorf("podnet: pod %s/%s: %w", pod.GetNamespace(), pod.GetName(), err)
@@ -494,7 +529,7 @@ func (p *Plugin) StopPodSandbox(ctx context.Context, pod *api.PodSandbox) (err e
 			p.log.Warn("deleting pod veth", "pod", podName(pod), "sandbox", id, "veth", name, "error", err)
 		}
 	}()
-	return nil
+	return secErr
 }
 
 // Shutdown waits for pending veth deletions.
