@@ -33,14 +33,7 @@ func (d *daemon) startCounter(c *counter) {
 
 // runtimeInfo is what the tests read of crictl info -o json.
 type runtimeInfo struct {
-	Status struct {
-		Conditions []struct {
-			Type    string `json:"type"`
-			Status  bool   `json:"status"`
-			Reason  string `json:"reason"`
-			Message string `json:"message"`
-		} `json:"conditions"`
-	} `json:"status"`
+	testutil.RuntimeStatus
 	NRI nriInfo `json:"nri"`
 }
 

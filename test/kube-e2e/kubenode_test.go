@@ -447,26 +447,14 @@ func (n *kubeNode) criConditions() (runtime, network bool, msg string) {
 	if err != nil {
 		return false, false, errOut
 	}
-	var v struct {
-		Status struct {
-			Conditions []struct {
-				Type    string `json:"type"`
-				Status  bool   `json:"status"`
-				Reason  string `json:"reason"`
-				Message string `json:"message"`
-			} `json:"conditions"`
-		} `json:"status"`
-	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
+	st, err := testutil.ParseRuntimeStatus([]byte(out))
+	if err != nil {
 		return false, false, err.Error()
 	}
-	for _, c := range v.Status.Conditions {
-		switch c.Type {
-		case "RuntimeReady":
-			runtime = c.Status
-		case "NetworkReady":
-			network, msg = c.Status, c.Reason+": "+c.Message
-		}
+	runtime, _, _, _ = st.Condition("RuntimeReady")
+	network, reason, message, found := st.Condition("NetworkReady")
+	if found {
+		msg = reason + ": " + message
 	}
 	return runtime, network, msg
 }
