@@ -49,9 +49,10 @@ var (
 // test/containerd-e2e put them).
 const cniPluginsVersion = "v1.10.0"
 
-// roundsEnv sets how many rounds BenchmarkDeployment20 runs: each round
-// runs every variant once, in turn, so that the variants' samples
-// interleave (make bench-kube sets it to BENCH_COUNT).
+// roundsEnv sets how many rounds BenchmarkDeployment20 and
+// BenchmarkDeployment100 run: each round runs every variant once, in
+// turn, so that the variants' samples interleave (make bench-kube sets it
+// to BENCH_COUNT, make bench-density to BENCH_DENSITY_ROUNDS).
 const roundsEnv = "NRINET_KUBE_BENCH_ROUNDS"
 
 // upstream is stock containerd (hack/containerd.sh upstream), found or
@@ -302,7 +303,7 @@ func (n *kubeNode) netSetupSum() float64 {
 // its histogram): sli-p50-ms and sli-p99-ms. Rounds
 // (NRINET_KUBE_BENCH_ROUNDS, default 1) interleave the variants; the
 // second round's names get go test's #01 suffix, which make bench-kube
-// strips for benchstat:
+// and make bench-density strip for benchstat:
 //
 //	NRINET_KUBE_E2E=1 NRINET_KUBE_BENCH_ROUNDS=5 go test -run '^$' -bench 'Deployment20$' -benchtime 1x -count 1 .
 func BenchmarkDeployment20(b *testing.B) { benchDeployments(b, deployment20) }
@@ -370,6 +371,7 @@ func benchDeployment(b *testing.B, cp *controlPlane, suffix string, opts kubeNod
 	b.ResetTimer()
 	var sched, created time.Duration
 	var starts, slis []time.Duration
+	var retries, disconnects int
 	perPod := map[string]float64{}
 	for i := range b.N {
 		before := n.metricSums(metricSandbox, metricCtrCreate, metricCtrStart)
@@ -383,6 +385,8 @@ func benchDeployment(b *testing.B, cp *controlPlane, suffix string, opts kubeNod
 		created += r.allCreated
 		starts = append(starts, r.starts...)
 		slis = append(slis, r.slis...)
+		retries += r.retries
+		disconnects += r.disconnects
 		netAfter := n.netSetupSum()
 		after := n.metricSums(metricSandbox, metricCtrCreate, metricCtrStart)
 		reps := float64(size.replicas)
@@ -391,8 +395,10 @@ func benchDeployment(b *testing.B, cp *controlPlane, suffix string, opts kubeNod
 		perPod["ctr-ms"] += (after[metricCtrCreate] - before[metricCtrCreate] + after[metricCtrStart] - before[metricCtrStart]) * 1e3 / reps
 		if !opts.cni {
 			d := n.podnetSetup().sub(podnetBefore)
-			if int(d.count) != size.replicas {
-				b.Errorf("nri-podnet's setup timer counted %v setups, want %d", d.count, size.replicas)
+			// More when the runtime retried a pod's setup (a sandbox
+			// created again).
+			if int(d.count) < size.replicas {
+				b.Errorf("nri-podnet's setup timer counted %v setups, want at least %d", d.count, size.replicas)
 			}
 			perPod["podnet-ms"] += d.sum * 1e3 / reps
 		}
@@ -408,6 +414,23 @@ func benchDeployment(b *testing.B, cp *controlPlane, suffix string, opts kubeNod
 	b.ReportMetric(ms(percentile(starts, 100)), "max-ms")
 	b.ReportMetric(ms(percentile(slis, 50)), "sli-p50-ms")
 	b.ReportMetric(ms(percentile(slis, 99)), "sli-p99-ms")
+	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+	if !opts.cni {
+		b.ReportMetric(float64(disconnects)/float64(b.N), "disconnects/op")
+	}
+}
+
+// pluginDisconnects returns the lines of containerd's log (on nrinet) in
+// which the runtime disconnected a plugin, with the reason; stock
+// containerd has none.
+func (n *kubeNode) pluginDisconnects() []string {
+	var out []string
+	for l := range strings.Lines(n.containerd.log.String()) {
+		if strings.Contains(l, `msg="plugin disconnected`) {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
 }
 
 // podnetSetup reads nri-podnet's setup timer
@@ -458,10 +481,17 @@ type podTimes struct {
 // A deploymentRun is what runDeployment measured: since the Deployment's
 // creation, when the watch had seen every pod created and every pod
 // bound; per pod, the start latency the test saw (from the watch seeing
-// the pod created to the watch seeing it Running) and the kubelet's SLI.
+// the pod created to the watch seeing it Running) and the kubelet's SLI
+// (of the pods the kubelet logged one for).
 type deploymentRun struct {
 	allCreated, allBound time.Duration
 	starts, slis         []time.Duration
+	// retries counts the kubelet's sandbox creations that failed and were
+	// retried (FailedCreatePodSandBox events, with their counts);
+	// disconnects the runtime's "plugin disconnected" log lines during
+	// the run (containerd on nrinet drops a plugin that answers late or
+	// whose connection breaks, and the plugin reconnects).
+	retries, disconnects int
 }
 
 // runDeployment creates a Deployment of size.replicas busybox pods pinned
@@ -498,6 +528,7 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string, size deploymentB
 		},
 	}
 	sliBefore := n.kubeletHistogram(metricPodStartSLI)
+	disconnectsBefore := n.pluginDisconnects()
 	w, err := cp.client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 	if err != nil {
 		b.Fatal(err)
@@ -564,9 +595,13 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string, size deploymentB
 		r.starts = append(r.starts, pt.running-pt.seen)
 	}
 	r.check(b, n, ns, name, last, size, sliBefore)
-	b.Logf("%s: %d pods Running in %v (all created %v, all bound %v); per pod, since the Deployment's creation: %s; start latency (created to Running) p50 %v p99 %v max %v; the kubelet's SLI p50 %v p99 %v max %v",
+	for _, l := range n.pluginDisconnects()[len(disconnectsBefore):] {
+		b.Logf("%s: containerd: %s", n.name, l)
+		r.disconnects++
+	}
+	b.Logf("%s: %d pods Running in %v (all created %v, all bound %v; %d sandbox creations retried, %d plugin disconnects); per pod, since the Deployment's creation: %s; start latency (created to Running) p50 %v p99 %v max %v; the kubelet's SLI (%d pods) p50 %v p99 %v max %v",
 		n.name, size.replicas, elapsed.Round(time.Millisecond), r.allCreated.Round(time.Millisecond), r.allBound.Round(time.Millisecond),
-		podTimesSummary(times),
+		r.retries, r.disconnects, podTimesSummary(times), len(r.slis),
 		percentile(r.starts, 50).Round(time.Millisecond), percentile(r.starts, 99).Round(time.Millisecond), percentile(r.starts, 100).Round(time.Millisecond),
 		percentile(r.slis, 50).Round(time.Millisecond), percentile(r.slis, 99).Round(time.Millisecond), percentile(r.slis, 100).Round(time.Millisecond))
 
@@ -594,10 +629,11 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string, size deploymentB
 // check fails the benchmark for a pod that failed or is not as it should
 // be once all are Running: exactly size.replicas pods (none replaced),
 // each with one IPv4 and one IPv6 address in the Node's pod CIDRs and no
-// container restarted; no Warning event in the namespace (a sandbox or
-// network setup the kubelet retried, say). Then it reads the kubelet's
-// SLI of each pod from its log into r.slis, once the kubelet logged all,
-// and checks that the SLI histogram grew by exactly those values since
+// container restarted; no Warning event in the namespace but sandbox
+// creations the kubelet retried, which it counts into r.retries. Then it
+// reads the kubelet's SLI of each pod from its log into r.slis (waiting
+// up to 10 s for the kubelet to log them all; fewer than 90 % fails), and
+// checks that the SLI histogram grew by exactly those values since
 // sliBefore.
 func (r *deploymentRun) check(b *testing.B, n *kubeNode, ns, name string, pods map[string]*corev1.Pod, size deploymentBench, sliBefore histogram) {
 	ctx := b.Context()
@@ -626,27 +662,55 @@ func (r *deploymentRun) check(b *testing.B, n *kubeNode, ns, name string, pods m
 	if err != nil {
 		b.Fatal(err)
 	}
-	// One error per reason: a node-wide problem warns for every pod.
+	// A sandbox the kubelet failed to create, or could not create while
+	// the runtime's network was not ready, it creates again: that pod
+	// starts later, which its latency shows; the benchmark counts and
+	// logs those. Any other warning fails it, once per reason (a
+	// node-wide problem warns for every pod).
 	warned := map[string][]corev1.Event{}
 	for _, e := range events.Items {
 		warned[e.Reason] = append(warned[e.Reason], e)
 	}
 	for reason, es := range warned {
 		e := es[0]
-		b.Errorf("%s: %d Warning events %s, the first on %s/%s: %s", n.name, len(es), reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+		msg := fmt.Sprintf("%s: %d Warning events %s, the first on %s/%s: %s", n.name, len(es), reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+		switch reason {
+		case "FailedCreatePodSandBox":
+			for _, e := range es {
+				r.retries += int(max(e.Count, 1))
+			}
+			b.Log(msg)
+		case "NetworkNotReady":
+			b.Log(msg)
+		default:
+			b.Error(msg)
+		}
 	}
 
 	// The kubelet logs a pod's SLI when its own watch sees the pod
-	// Running, which can be after the test's.
+	// Running, which can be after the test's; and not at all when that
+	// watch event came before its status manager noted the pod running
+	// (the tracker then has no running time for it, and no later event
+	// comes for a pod that stays as it is).
 	prefix := ns + "/" + name + "-"
 	var logged map[string]time.Duration
-	waitFor(b, "the kubelet on "+n.name+" to log the startup duration of every pod of "+name, 30*time.Second, 100*time.Millisecond, func() (bool, string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
 		var err error
 		if logged, err = kubeletPodStarts(n.kubelet.log.String(), prefix); err != nil {
 			b.Fatal(err)
 		}
-		return len(logged) == size.replicas, fmt.Sprintf("%d of %d logged", len(logged), size.replicas)
-	})
+		if len(logged) == size.replicas || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(logged) < size.replicas {
+		b.Logf("%s: the kubelet logged the startup duration of %d of the %d pods", n.name, len(logged), size.replicas)
+	}
+	if len(logged) < size.replicas*9/10 {
+		b.Errorf("%s: the kubelet logged the startup duration of only %d of the %d pods", n.name, len(logged), size.replicas)
+	}
 	for pod, d := range logged {
 		if _, ok := pods[strings.TrimPrefix(pod, ns+"/")]; !ok {
 			b.Errorf("%s: the kubelet logged the startup of %s, which the watch did not see", n.name, pod)
