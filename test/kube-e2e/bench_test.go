@@ -329,11 +329,13 @@ func benchDeployments(b *testing.B, size deploymentBench) {
 			b.Fatalf("%s=%q: want a positive number", roundsEnv, s)
 		}
 	}
+	// One hold of the kubelet host lock for every round: another suite's
+	// cluster comes before or after the run, not between its samples; and
+	// taken before the control plane starts, so that none idles while the
+	// run waits for it.
+	lockKubeletHost(b)
 	cp := startControlPlane(b)
 	cp.startScheduler()
-	// One hold of the kubelet host lock for every round: another suite's
-	// cluster comes before or after the run, not between its samples.
-	lockKubeletHost(b)
 	nodes := 0
 	for range rounds {
 		for _, v := range []struct {
