@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -16,9 +17,9 @@ import (
 // (keep_connected, fail_request). The plugin is stopped (SIGSTOP) while
 // the runtime asks it to set a pod up: that pod's RunPodSandbox fails at
 // the request timeout, and the plugin stays connected: once it runs again
-// the same process (no relaunch, no rejoin) sets the next pod up. Without
-// keep_connected the runtime disconnects it at the deadline, and the
-// launched plugin exits.
+// the same process (no relaunch, no rejoin) sets the next pod up, and the
+// late pod is left holding no address. Without keep_connected the runtime
+// disconnects it at the deadline, and the launched plugin exits.
 func TestNRIPodnet_LateAnswerKeepsItConnected(t *testing.T) {
 	const timeout = time.Second
 	e := newEnv(t, false, runtime.WithRequestTimeout(timeout))
@@ -71,5 +72,12 @@ func TestNRIPodnet_LateAnswerKeepsItConnected(t *testing.T) {
 	after := e.rt.Plugins()
 	if len(after) != 1 || after[0].Pid != before[0].Pid || after[0].Restarts != 0 {
 		t.Errorf("plugins %+v after the late answer, want the same process (pid %d, no restart)", after, before[0].Pid)
+	}
+	// The late pod holds nothing: the runtime told the plugin to stop it
+	// after the failed RunPodSandbox, and the plugin, running again, did
+	// its setup (or not) and that teardown in turn.
+	e.stop() // the plugin process exits
+	if o := e.owners(); !slices.Equal(o, []string{next.Id}) {
+		t.Errorf("addresses held by %v after the plugin stopped, want only the next pod's (%s)", o, next.Id)
 	}
 }
