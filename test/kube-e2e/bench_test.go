@@ -603,9 +603,9 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string, size deploymentB
 	}
 	b.Logf("%s: %d pods Running in %v (all created %v, all bound %v; %d sandbox creations retried, %d plugin disconnects); per pod, since the Deployment's creation: %s; start latency (created to Running) p50 %v p99 %v max %v; the kubelet's SLI (%d pods) p50 %v p99 %v max %v",
 		n.name, size.replicas, elapsed.Round(time.Millisecond), r.allCreated.Round(time.Millisecond), r.allBound.Round(time.Millisecond),
-		r.retries, r.disconnects, podTimesSummary(times), len(r.slis),
+		r.retries, r.disconnects, podTimesSummary(times),
 		percentile(r.starts, 50).Round(time.Millisecond), percentile(r.starts, 99).Round(time.Millisecond), percentile(r.starts, 100).Round(time.Millisecond),
-		percentile(r.slis, 50).Round(time.Millisecond), percentile(r.slis, 99).Round(time.Millisecond), percentile(r.slis, 100).Round(time.Millisecond))
+		len(r.slis), percentile(r.slis, 50).Round(time.Millisecond), percentile(r.slis, 99).Round(time.Millisecond), percentile(r.slis, 100).Round(time.Millisecond))
 
 	fg := metav1.DeletePropagationForeground
 	if err := cp.client.AppsV1().Deployments(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
