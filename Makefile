@@ -3,7 +3,7 @@
 # operators: see "Build, install, release" below and docs/install.md.
 GO ?= go
 
-.PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-migration e2e-adversarial bench-kube bench-netpol-scale conformance-prepare conformance conformance-ci
+.PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-migration e2e-adversarial bench-kube bench-density bench-netpol-scale conformance-prepare conformance conformance-ci
 
 ## [test] the tests CI runs (make test): deps, lint, unit, interop, compat, deploy-test
 test: deps lint unit interop compat deploy-test
@@ -592,6 +592,24 @@ bench-kube:
 	cd test/kube-e2e && NRINET_KUBE_E2E=1 NRINET_KUBE_BENCH_ROUNDS=$(BENCH_COUNT) $(GO) test -run '^$$' -bench Deployment20 -benchtime 1x -count 1 -timeout 60m . > $(BENCH_KUBE_OUT)/deployment20.raw.txt
 	sed -E 's/^(Benchmark[^ \t]*)#[0-9]+/\1/' $(BENCH_KUBE_OUT)/deployment20.raw.txt > $(BENCH_KUBE_OUT)/deployment20.txt
 	cd test/kube-e2e && $(GO) tool benchstat -col /network $(BENCH_KUBE_OUT)/deployment20.txt | tee $(BENCH_KUBE_OUT)/benchstat.txt
+
+# Pod start latency at density (docs/performance.md): a 100-replica
+# Deployment on one real node (the kubelet's maxPods 110), stock containerd
+# with the CNI bridge plugin vs containerd on nrinet with nri-podnet, as
+# bench-kube, BENCH_DENSITY_ROUNDS rounds with the two interleaved; per pod
+# start latency p50/p99/max as the test's watch saw it and the kubelet's
+# SLI. Not in CI (some 2 to 3 minutes of cluster time per round here).
+BENCH_DENSITY_OUT ?= $(CURDIR)/bench-density
+BENCH_DENSITY_ROUNDS ?= 4
+## [bench] pod start latency p50/p99 of a 100-replica Deployment on one node, stock containerd with CNI against nrinet, BENCH_DENSITY_ROUNDS rounds
+bench-density:
+	GO=$(GO) hack/kube.sh >/dev/null
+	NRINET_CONTAINERD_NRI=upstream GO=$(GO) hack/containerd.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	mkdir -p $(BENCH_DENSITY_OUT)
+	cd test/kube-e2e && NRINET_KUBE_E2E=1 NRINET_KUBE_BENCH_ROUNDS=$(BENCH_DENSITY_ROUNDS) $(GO) test -run '^$$' -bench 'Deployment100$$' -benchtime 1x -count 1 -timeout 60m -v . > $(BENCH_DENSITY_OUT)/deployment100.raw.txt; rc=$$?; grep -E '^(Benchmark|    bench_test)' $(BENCH_DENSITY_OUT)/deployment100.raw.txt; exit $$rc
+	sed -E 's/^(Benchmark[^ \t]*)#[0-9]+/\1/' $(BENCH_DENSITY_OUT)/deployment100.raw.txt > $(BENCH_DENSITY_OUT)/deployment100.txt
+	cd test/kube-e2e && $(GO) tool benchstat -col /network $(BENCH_DENSITY_OUT)/deployment100.txt | tee $(BENCH_DENSITY_OUT)/benchstat.txt
 
 # Kubernetes' e2e network specs (e2e.test of v1.37.2) against a conformance
 # cluster (test/kube-e2e TestConformance, docs/results/conformance.md): a control

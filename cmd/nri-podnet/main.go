@@ -100,6 +100,7 @@ import (
 	"github.com/nrinet/nrinet/api"
 	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/cmd/internal/pluginops"
+	"github.com/nrinet/nrinet/plugin"
 	"github.com/nrinet/nrinet/plugins/podnet"
 	"github.com/nrinet/nrinet/plugins/podnet/policies"
 )
@@ -225,5 +226,19 @@ func run(f *flags, args []string) error {
 	}
 	defer p.Close()
 
-	return ops.Serve(ctx, p, log, f.socket, launched)
+	return ops.Serve(ctx, p, log, f.socket, launched, plugin.WithFailurePolicy(failurePolicy()))
+}
+
+// failurePolicy is nri-podnet's failure policy: a request it answers
+// after the runtime's request timeout fails (the pod's sandbox; the kubelet
+// creates it again), and the plugin stays connected. Without
+// keep_connected the runtime disconnects the plugin for one late answer:
+// every pod whose setup is in flight fails with it, NetworkReady turns
+// false until the plugin is back, and the plugin's rejoin (a Synchronize
+// of every pod) comes on top; under a burst of pods on a busy node (100
+// at once on 2 cores, docs/performance.md) that happened again and again.
+// A connection that breaks, or a plugin that stops reading its socket,
+// still disconnects it.
+func failurePolicy() *api.FailurePolicy {
+	return &api.FailurePolicy{FailRequest: true, KeepConnected: true}
 }

@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,9 +24,24 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// benchReplicas is the Deployment's size in BenchmarkDeployment20 (the
-// kubelet's maxPods is 30: nri-podnet's DaemonSet pod fits beside them).
-const benchReplicas = 20
+// A deploymentBench is the size of a Deployment benchmark: the
+// Deployment's replicas, the kubelet's maxPods (room for nri-podnet's
+// DaemonSet pod beside them), and how long the pods may take to be
+// Running, and to be gone once the Deployment is deleted.
+type deploymentBench struct {
+	replicas, maxPods int
+	running, gone     time.Duration
+}
+
+var (
+	// deployment20 is BenchmarkDeployment20's (make bench-kube).
+	deployment20 = deploymentBench{replicas: 20, maxPods: 30, running: podsRunningTimeout, gone: podsGoneTimeout}
+	// deployment100 is BenchmarkDeployment100's (make bench-density): the
+	// kubelet's default maxPods, 110, holds the 100 and the DaemonSet's
+	// pod; the Node's pod CIDRs (a /24 and a /64), from which both
+	// host-local and nri-podnet allocate, hold 253 and more.
+	deployment100 = deploymentBench{replicas: 100, maxPods: 110, running: 5 * time.Minute, gone: 4 * time.Minute}
+)
 
 // cniPluginsVersion is the CNI plugins release test/containerd-e2e uses;
 // its bridge, host-local and loopback are looked for in NRINET_CNI_BIN,
@@ -34,9 +49,10 @@ const benchReplicas = 20
 // test/containerd-e2e put them).
 const cniPluginsVersion = "v1.10.0"
 
-// roundsEnv sets how many rounds BenchmarkDeployment20 runs: each round
-// runs every variant once, in turn, so that the variants' samples
-// interleave (make bench-kube sets it to BENCH_COUNT).
+// roundsEnv sets how many rounds BenchmarkDeployment20 and
+// BenchmarkDeployment100 run: each round runs every variant once, in
+// turn, so that the variants' samples interleave (make bench-kube sets it
+// to BENCH_COUNT, make bench-density to BENCH_DENSITY_ROUNDS).
 const roundsEnv = "NRINET_KUBE_BENCH_ROUNDS"
 
 // upstream is stock containerd (hack/containerd.sh upstream), found or
@@ -268,22 +284,40 @@ func (n *kubeNode) netSetupSum() float64 {
 //   - network=cni-bridge: stock containerd in its CNI mode with a bridge
 //     conflist (bridge + host-local, dual-stack) on the Node's pod CIDRs;
 //   - network=nri-podnet: containerd on nrinet in network mode nri with
-//     nri-podnet, started by hand as stage 3 does.
+//     nri-podnet, deployed as stage 3 deploys it.
 //
 // Each sample starts a fresh node (namespace, containerd with the images
 // imported, kubelet, Node Ready), untimed, and stops it after the
 // Deployment is deleted and its pods and sandboxes are gone (untimed): the
 // 20 pods include unpacking the pause and busybox images once. Each pod
 // must be Running with one IPv4 and one IPv6 address in the Node's pod
-// CIDRs. Extra metrics, per pod, from containerd's timers: net-ms (the
-// network setup), sandbox-ms (runc's sandbox creation), ctr-ms (container
-// create + start); sched-s is the time until the watch saw every pod
-// bound to the node. Rounds (NRINET_KUBE_BENCH_ROUNDS, default 1)
-// interleave the variants; the second round's names get go test's #01
-// suffix, which make bench-kube strips for benchstat:
+// CIDRs, and no pod may fail (deploymentRun.check). Extra metrics, per
+// pod, from containerd's timers: net-ms (the network setup), sandbox-ms
+// (runc's sandbox creation), ctr-ms (container create + start); on
+// nri-podnet's node podnet-ms (nri-podnet's own setup timer);
+// created-s and sched-s are the times until the watch saw every pod
+// created and bound to the node. Pod start latency, each pod's from its
+// creation as the test's watch saw it to the watch seeing it Running:
+// p50-ms, p99-ms and max-ms (nearest rank); the kubelet's own
+// (kubelet_pod_start_sli_duration_seconds, from its log, checked against
+// its histogram): sli-p50-ms and sli-p99-ms. Rounds
+// (NRINET_KUBE_BENCH_ROUNDS, default 1) interleave the variants; the
+// second round's names get go test's #01 suffix, which make bench-kube
+// and make bench-density strip for benchstat:
 //
-//	NRINET_KUBE_E2E=1 NRINET_KUBE_BENCH_ROUNDS=5 go test -run '^$' -bench Deployment20 -benchtime 1x -count 1 .
-func BenchmarkDeployment20(b *testing.B) {
+//	NRINET_KUBE_E2E=1 NRINET_KUBE_BENCH_ROUNDS=5 go test -run '^$' -bench 'Deployment20$' -benchtime 1x -count 1 .
+func BenchmarkDeployment20(b *testing.B) { benchDeployments(b, deployment20) }
+
+// BenchmarkDeployment100 is BenchmarkDeployment20 with 100 replicas and the
+// kubelet's maxPods at 110 (make bench-density): pod start latency at the
+// density of a full node.
+//
+//	NRINET_KUBE_E2E=1 NRINET_KUBE_BENCH_ROUNDS=3 go test -run '^$' -bench 'Deployment100$' -benchtime 1x -count 1 .
+func BenchmarkDeployment100(b *testing.B) { benchDeployments(b, deployment100) }
+
+// benchDeployments runs the rounds of a Deployment benchmark of size on
+// one control plane, each variant's sample on a node of its own.
+func benchDeployments(b *testing.B, size deploymentBench) {
 	skipUnlessEnabled(b)
 	prepareStage3(b)
 	upstreamContainerdBin(b)
@@ -295,6 +329,11 @@ func BenchmarkDeployment20(b *testing.B) {
 			b.Fatalf("%s=%q: want a positive number", roundsEnv, s)
 		}
 	}
+	// One hold of the kubelet host lock for every round: another suite's
+	// cluster comes before or after the run, not between its samples; and
+	// taken before the control plane starts, so that none idles while the
+	// run waits for it.
+	lockKubeletHost(b)
 	cp := startControlPlane(b)
 	cp.startScheduler()
 	nodes := 0
@@ -303,23 +342,23 @@ func BenchmarkDeployment20(b *testing.B) {
 			name string
 			opts kubeNodeOptions
 		}{
-			{"network=cni-bridge", kubeNodeOptions{cni: true, metrics: true}},
-			{"network=nri-podnet", kubeNodeOptions{metrics: true}},
+			{"network=cni-bridge", kubeNodeOptions{cni: true, metrics: true, maxPods: size.maxPods, hostLocked: true}},
+			{"network=nri-podnet", kubeNodeOptions{metrics: true, maxPods: size.maxPods, hostLocked: true}},
 		} {
 			b.Run(v.name, func(b *testing.B) {
 				nodes++
 				if nodes > 99 {
 					b.Fatal("more than 99 nodes: the node's veth name would exceed 15 characters")
 				}
-				benchDeployment(b, cp.with(b), "b"+strconv.Itoa(nodes), v.opts)
+				benchDeployment(b, cp.with(b), "b"+strconv.Itoa(nodes), v.opts, size)
 			})
 		}
 	}
 }
 
-// benchDeployment is one sample of BenchmarkDeployment20 per iteration
+// benchDeployment is one sample of a Deployment benchmark per iteration
 // (b.N, normally 1) on a node of its own.
-func benchDeployment(b *testing.B, cp *controlPlane, suffix string, opts kubeNodeOptions) {
+func benchDeployment(b *testing.B, cp *controlPlane, suffix string, opts kubeNodeOptions, size deploymentBench) {
 	b.StopTimer()
 	n := startKubeNodeWith(b, cp, suffix, opts)
 	ctx := b.Context()
@@ -332,23 +371,107 @@ func benchDeployment(b *testing.B, cp *controlPlane, suffix string, opts kubeNod
 		return err == nil, fmt.Sprint(err)
 	})
 	b.ResetTimer()
-	var sched time.Duration
+	var sched, created time.Duration
+	var starts, slis []time.Duration
+	var retries, disconnects int
 	perPod := map[string]float64{}
 	for i := range b.N {
 		before := n.metricSums(metricSandbox, metricCtrCreate, metricCtrStart)
 		netBefore := n.netSetupSum()
-		s := n.runDeployment(b, ns, fmt.Sprintf("busybox-%d", i))
-		sched += s
+		var podnetBefore histogram
+		if !opts.cni {
+			podnetBefore = n.podnetSetup()
+		}
+		r := n.runDeployment(b, ns, fmt.Sprintf("busybox-%d", i), size)
+		sched += r.allBound
+		created += r.allCreated
+		starts = append(starts, r.starts...)
+		slis = append(slis, r.slis...)
+		retries += r.retries
+		disconnects += r.disconnects
 		netAfter := n.netSetupSum()
 		after := n.metricSums(metricSandbox, metricCtrCreate, metricCtrStart)
-		perPod["net-ms"] += (netAfter - netBefore) * 1e3 / benchReplicas
-		perPod["sandbox-ms"] += (after[metricSandbox] - before[metricSandbox]) * 1e3 / benchReplicas
-		perPod["ctr-ms"] += (after[metricCtrCreate] - before[metricCtrCreate] + after[metricCtrStart] - before[metricCtrStart]) * 1e3 / benchReplicas
+		reps := float64(size.replicas)
+		perPod["net-ms"] += (netAfter - netBefore) * 1e3 / reps
+		perPod["sandbox-ms"] += (after[metricSandbox] - before[metricSandbox]) * 1e3 / reps
+		perPod["ctr-ms"] += (after[metricCtrCreate] - before[metricCtrCreate] + after[metricCtrStart] - before[metricCtrStart]) * 1e3 / reps
+		if !opts.cni {
+			d := n.podnetSetup().sub(podnetBefore)
+			// More when the runtime retried a pod's setup (a sandbox
+			// created again).
+			if int(d.count) < size.replicas {
+				b.Errorf("nri-podnet's setup timer counted %v setups, want at least %d", d.count, size.replicas)
+			}
+			perPod["podnet-ms"] += d.sum * 1e3 / reps
+		}
 	}
 	for unit, v := range perPod {
 		b.ReportMetric(v/float64(b.N), unit+"/pod")
 	}
 	b.ReportMetric(sched.Seconds()/float64(b.N), "sched-s/op")
+	b.ReportMetric(created.Seconds()/float64(b.N), "created-s/op")
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(percentile(starts, 50)), "p50-ms")
+	b.ReportMetric(ms(percentile(starts, 99)), "p99-ms")
+	b.ReportMetric(ms(percentile(starts, 100)), "max-ms")
+	b.ReportMetric(ms(percentile(slis, 50)), "sli-p50-ms")
+	b.ReportMetric(ms(percentile(slis, 99)), "sli-p99-ms")
+	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+	if !opts.cni {
+		b.ReportMetric(float64(disconnects)/float64(b.N), "disconnects/op")
+	}
+}
+
+// pluginDisconnects returns the lines of containerd's log (on nrinet) in
+// which the runtime disconnected a plugin, with the reason; stock
+// containerd has none.
+func (n *kubeNode) pluginDisconnects() []string {
+	var out []string
+	for l := range strings.Lines(n.containerd.log.String()) {
+		if strings.Contains(l, `msg="plugin disconnected`) {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+// podnetSetup reads nri-podnet's setup timer
+// (nrinet_podnet_setup_duration_seconds) from its /metrics on the node
+// (the DaemonSet's -http-address, port 9465 of the node's address).
+func (n *kubeNode) podnetSetup() histogram {
+	t := n.t
+	t.Helper()
+	resp, err := http.Get("http://" + netip.AddrPortFrom(n.addr4, 9465).String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := parseHistogram(string(body), "nrinet_podnet_setup_duration_seconds")
+	if err != nil {
+		t.Fatalf("nri-podnet's metrics on %s: %v", n.name, err)
+	}
+	return h
+}
+
+// kubeletHistogram reads histogram name from the kubelet's /metrics,
+// through the API server's proxy to the node (as kubectl get --raw
+// /api/v1/nodes/<node>/proxy/metrics does).
+func (n *kubeNode) kubeletHistogram(name string) histogram {
+	t := n.t
+	t.Helper()
+	body, err := n.cp.client.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", n.name, "proxy", "metrics").DoRaw(t.Context())
+	if err != nil {
+		t.Fatalf("the kubelet's metrics on %s: %v", n.name, err)
+	}
+	h, err := parseHistogram(string(body), name)
+	if err != nil {
+		t.Fatalf("the kubelet's metrics on %s: %v", n.name, err)
+	}
+	return h
 }
 
 // podTimes are when the watch first saw a pod in each state, since the
@@ -357,19 +480,35 @@ type podTimes struct {
 	seen, bound, sandbox, running time.Duration
 }
 
-// runDeployment creates a Deployment of benchReplicas busybox pods pinned
-// to the node, with the timer running until a watch sees them all Running
-// (and returns how long until it saw them all bound), checks their
-// addresses, then, untimed, deletes it and waits until its pods and their
-// sandboxes are gone.
-func (n *kubeNode) runDeployment(b *testing.B, ns, name string) time.Duration {
+// A deploymentRun is what runDeployment measured: since the Deployment's
+// creation, when the watch had seen every pod created and every pod
+// bound; per pod, the start latency the test saw (from the watch seeing
+// the pod created to the watch seeing it Running) and the kubelet's SLI
+// (of the pods the kubelet logged one for).
+type deploymentRun struct {
+	allCreated, allBound time.Duration
+	starts, slis         []time.Duration
+	// retries counts the kubelet's sandbox creations that failed and were
+	// retried (FailedCreatePodSandBox events, with their counts);
+	// disconnects the runtime's "plugin disconnected" log lines during
+	// the run (containerd on nrinet drops a plugin that answers late or
+	// whose connection breaks, and the plugin reconnects).
+	retries, disconnects int
+}
+
+// runDeployment creates a Deployment of size.replicas busybox pods pinned
+// to the node, with the timer running until a watch sees them all Running,
+// checks their addresses and that none failed, reads the kubelet's SLI of
+// each (its log, checked against its histogram), then, untimed, deletes
+// the Deployment and waits until its pods and their sandboxes are gone.
+func (n *kubeNode) runDeployment(b *testing.B, ns, name string, size deploymentBench) deploymentRun {
 	ctx := b.Context()
 	cp := n.cp
 	labels := map[string]string{"app": name}
 	deploy := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](benchReplicas),
+			Replicas: ptr.To(int32(size.replicas)),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
@@ -382,10 +521,16 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string) time.Duration {
 					TerminationGracePeriodSeconds: ptr.To[int64](1),
 					AutomountServiceAccountToken:  ptr.To(false),
 					EnableServiceLinks:            ptr.To(false),
+					// The node's resolv.conf: the kubelet has no clusterDNS
+					// here, and with ClusterFirst it warns (an event per
+					// pod) and falls back to this.
+					DNSPolicy: corev1.DNSDefault,
 				},
 			},
 		},
 	}
+	sliBefore := n.kubeletHistogram(metricPodStartSLI)
+	disconnectsBefore := n.pluginDisconnects()
 	w, err := cp.client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 	if err != nil {
 		b.Fatal(err)
@@ -394,8 +539,8 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string) time.Duration {
 	times := map[string]*podTimes{}
 	last := map[string]*corev1.Pod{}
 	running := 0
-	var allBound time.Duration
-	timeout := time.NewTimer(podsRunningTimeout)
+	var r deploymentRun
+	timeout := time.NewTimer(size.running)
 	defer timeout.Stop()
 
 	b.StartTimer()
@@ -403,11 +548,11 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string) time.Duration {
 	if _, err := cp.client.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	for running < benchReplicas {
+	for running < size.replicas {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				b.Fatalf("the watch of %s's pods ended with %d of %d Running", name, running, benchReplicas)
+				b.Fatalf("the watch of %s's pods ended with %d of %d Running", name, running, size.replicas)
 			}
 			p, isPod := ev.Object.(*corev1.Pod)
 			if !isPod || ev.Type == watch.Deleted {
@@ -418,12 +563,18 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string) time.Duration {
 			if pt == nil {
 				pt = &podTimes{seen: now}
 				times[p.Name] = pt
+				if len(times) == size.replicas {
+					r.allCreated = now
+				}
 			}
 			last[p.Name] = p
+			if p.Status.Phase == corev1.PodFailed {
+				b.Fatalf("pod %s failed: %s: %s", p.Name, p.Status.Reason, p.Status.Message)
+			}
 			if pt.bound == 0 && p.Spec.NodeName != "" {
 				pt.bound = now
-				if bound := countIf(times, func(t *podTimes) bool { return t.bound != 0 }); bound == benchReplicas {
-					allBound = now
+				if bound := countIf(times, func(t *podTimes) bool { return t.bound != 0 }); bound == size.replicas {
+					r.allBound = now
 				}
 			}
 			for _, c := range p.Status.Conditions {
@@ -436,35 +587,31 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string) time.Duration {
 				running++
 			}
 		case <-timeout.C:
-			b.Fatalf("%d of %d pods of %s Running after %v", running, benchReplicas, name, podsRunningTimeout)
+			b.Fatalf("%d of %d pods of %s Running after %v", running, size.replicas, name, size.running)
 		}
 	}
 	b.StopTimer()
 	elapsed := time.Since(start)
 	w.Stop()
-
-	// Each pod: one IPv4 and one IPv6 address, in the Node's pod CIDRs.
-	for _, p := range last {
-		var ips []netip.Addr
-		for _, ip := range p.Status.PodIPs {
-			a, err := netip.ParseAddr(ip.IP)
-			if err != nil {
-				b.Fatalf("pod %s: status.podIPs %v: %v", p.Name, p.Status.PodIPs, err)
-			}
-			ips = append(ips, a)
-		}
-		if len(ips) != 2 || !ips[0].Is4() || !ips[1].Is6() || !n.podCIDRs[0].Contains(ips[0]) || !n.podCIDRs[1].Contains(ips[1]) {
-			b.Errorf("pod %s: status.podIPs %v, want an IPv4 address of %s and an IPv6 one of %s", p.Name, ips, n.podCIDRs[0], n.podCIDRs[1])
-		}
+	for _, pt := range times {
+		r.starts = append(r.starts, pt.running-pt.seen)
 	}
-	b.Logf("%s: %d pods Running in %v (all bound %v); per pod, since the Deployment's creation: %s",
-		n.name, benchReplicas, elapsed.Round(time.Millisecond), allBound.Round(time.Millisecond), podTimesSummary(times))
+	r.check(b, n, ns, name, last, size, sliBefore)
+	for _, l := range n.pluginDisconnects()[len(disconnectsBefore):] {
+		b.Logf("%s: containerd: %s", n.name, l)
+		r.disconnects++
+	}
+	b.Logf("%s: %d pods Running in %v (all created %v, all bound %v; %d sandbox creations retried, %d plugin disconnects); per pod, since the Deployment's creation: %s; start latency (created to Running) p50 %v p99 %v max %v; the kubelet's SLI (%d pods) p50 %v p99 %v max %v",
+		n.name, size.replicas, elapsed.Round(time.Millisecond), r.allCreated.Round(time.Millisecond), r.allBound.Round(time.Millisecond),
+		r.retries, r.disconnects, podTimesSummary(times),
+		percentile(r.starts, 50).Round(time.Millisecond), percentile(r.starts, 99).Round(time.Millisecond), percentile(r.starts, 100).Round(time.Millisecond),
+		len(r.slis), percentile(r.slis, 50).Round(time.Millisecond), percentile(r.slis, 99).Round(time.Millisecond), percentile(r.slis, 100).Round(time.Millisecond))
 
 	fg := metav1.DeletePropagationForeground
 	if err := cp.client.AppsV1().Deployments(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		b.Fatal(err)
 	}
-	waitFor(b, "the pods of "+name+" and their sandboxes to be gone", podsGoneTimeout, 250*time.Millisecond, func() (bool, string) {
+	waitFor(b, "the pods of "+name+" and their sandboxes to be gone", size.gone, 250*time.Millisecond, func() (bool, string) {
 		list, err := cp.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 		if err != nil {
 			return false, err.Error()
@@ -478,7 +625,103 @@ func (n *kubeNode) runDeployment(b *testing.B, ns, name string) time.Duration {
 		sandboxes := len(strings.Fields(out))
 		return len(list.Items) == 0 && sandboxes == 0, fmt.Sprintf("%d pods, %d sandboxes left", len(list.Items), sandboxes)
 	})
-	return allBound
+	return r
+}
+
+// check fails the benchmark for a pod that failed or is not as it should
+// be once all are Running: exactly size.replicas pods (none replaced),
+// each with one IPv4 and one IPv6 address in the Node's pod CIDRs and no
+// container restarted; no Warning event in the namespace but sandbox
+// creations the kubelet retried, which it counts into r.retries. Then it
+// reads the kubelet's SLI of each pod from its log into r.slis (waiting
+// up to 10 s for the kubelet to log them all; fewer than 90 % fails), and
+// checks that the SLI histogram grew by exactly those values since
+// sliBefore.
+func (r *deploymentRun) check(b *testing.B, n *kubeNode, ns, name string, pods map[string]*corev1.Pod, size deploymentBench, sliBefore histogram) {
+	ctx := b.Context()
+	if len(pods) != size.replicas {
+		b.Errorf("%s: the watch saw %d pods of %s, want %d (a pod replaced?)", n.name, len(pods), name, size.replicas)
+	}
+	for _, p := range pods {
+		var ips []netip.Addr
+		for _, ip := range p.Status.PodIPs {
+			a, err := netip.ParseAddr(ip.IP)
+			if err != nil {
+				b.Fatalf("pod %s: status.podIPs %v: %v", p.Name, p.Status.PodIPs, err)
+			}
+			ips = append(ips, a)
+		}
+		if len(ips) != 2 || !ips[0].Is4() || !ips[1].Is6() || !n.podCIDRs[0].Contains(ips[0]) || !n.podCIDRs[1].Contains(ips[1]) {
+			b.Errorf("pod %s: status.podIPs %v, want an IPv4 address of %s and an IPv6 one of %s", p.Name, ips, n.podCIDRs[0], n.podCIDRs[1])
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			if c.RestartCount != 0 {
+				b.Errorf("pod %s: container %s restarted %d times", p.Name, c.Name, c.RestartCount)
+			}
+		}
+	}
+	events, err := n.cp.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=" + corev1.EventTypeWarning})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A sandbox the kubelet failed to create, or could not create while
+	// the runtime's network was not ready, it creates again: that pod
+	// starts later, which its latency shows; the benchmark counts and
+	// logs those. Any other warning fails it, once per reason (a
+	// node-wide problem warns for every pod).
+	warned := map[string][]corev1.Event{}
+	for _, e := range events.Items {
+		warned[e.Reason] = append(warned[e.Reason], e)
+	}
+	for reason, es := range warned {
+		e := es[0]
+		msg := fmt.Sprintf("%s: %d Warning events %s, the first on %s/%s: %s", n.name, len(es), reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+		switch reason {
+		case "FailedCreatePodSandBox":
+			for _, e := range es {
+				r.retries += int(max(e.Count, 1))
+			}
+			b.Log(msg)
+		case "NetworkNotReady":
+			b.Log(msg)
+		default:
+			b.Error(msg)
+		}
+	}
+
+	// The kubelet logs a pod's SLI when its own watch sees the pod
+	// Running, which can be after the test's; and not at all when that
+	// watch event came before its status manager noted the pod running
+	// (the tracker then has no running time for it, and no later event
+	// comes for a pod that stays as it is).
+	prefix := ns + "/" + name + "-"
+	var logged map[string]time.Duration
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var err error
+		if logged, err = kubeletPodStarts(n.kubelet.log.String(), prefix); err != nil {
+			b.Fatal(err)
+		}
+		if len(logged) == size.replicas || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(logged) < size.replicas {
+		b.Logf("%s: the kubelet logged the startup duration of %d of the %d pods", n.name, len(logged), size.replicas)
+	}
+	if len(logged) < size.replicas*9/10 {
+		b.Errorf("%s: the kubelet logged the startup duration of only %d of the %d pods", n.name, len(logged), size.replicas)
+	}
+	for pod, d := range logged {
+		if _, ok := pods[strings.TrimPrefix(pod, ns+"/")]; !ok {
+			b.Errorf("%s: the kubelet logged the startup of %s, which the watch did not see", n.name, pod)
+		}
+		r.slis = append(r.slis, d)
+	}
+	if ok, why := n.kubeletHistogram(metricPodStartSLI).sub(sliBefore).matches(r.slis); !ok {
+		b.Errorf("%s: the kubelet's %s grew by other values than the %d it logged for the pods of %s: %s", n.name, metricPodStartSLI, len(r.slis), name, why)
+	}
 }
 
 // countIf counts the pods whose times satisfy f.
@@ -492,8 +735,8 @@ func countIf(times map[string]*podTimes, f func(*podTimes) bool) int {
 	return c
 }
 
-// podTimesSummary gives the median and the maximum over the pods of each
-// state's time.
+// podTimesSummary gives the median, the 99th percentile and the maximum
+// over the pods of each state's time.
 func podTimesSummary(times map[string]*podTimes) string {
 	var out []string
 	for _, s := range []struct {
@@ -509,12 +752,11 @@ func podTimesSummary(times map[string]*podTimes) string {
 		for _, t := range times {
 			ds = append(ds, s.get(t))
 		}
-		slices.Sort(ds)
 		if len(ds) == 0 {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s median %v max %v", s.name,
-			ds[len(ds)/2].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond)))
+		out = append(out, fmt.Sprintf("%s median %v p99 %v max %v", s.name,
+			percentile(ds, 50).Round(time.Millisecond), percentile(ds, 99).Round(time.Millisecond), percentile(ds, 100).Round(time.Millisecond)))
 	}
 	return strings.Join(out, ", ")
 }

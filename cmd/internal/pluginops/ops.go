@@ -154,12 +154,14 @@ func (o *Ops) stubReady() (bool, string) {
 // (which would drop its networks and set pods up its own way), takes its
 // name and index by Identity, dials socket if given, and reconnects
 // unless the runtime launched it (on the socket the runtime passed there
-// is nothing to reconnect to). Its readiness joins /readyz. It returns
-// nil after SIGINT/SIGTERM (ctx) and after the runtime shut a launched
-// plugin down, else why the plugin stopped.
-func (o *Ops) Serve(ctx context.Context, h any, log *slog.Logger, socket string, launched bool) error {
+// is nothing to reconnect to). extra are the plugin's own options (its
+// failure policy, say). Its readiness joins /readyz. It returns nil after
+// SIGINT/SIGTERM (ctx) and after the runtime shut a launched plugin down,
+// else why the plugin stopped.
+func (o *Ops) Serve(ctx context.Context, h any, log *slog.Logger, socket string, launched bool, extra ...plugin.Option) error {
 	opts := []plugin.Option{plugin.WithLogger(log), plugin.WithRequiredNetworkExtension()}
 	opts = append(opts, o.Identity()...)
+	opts = append(opts, extra...)
 	if socket != "" {
 		opts = append(opts, plugin.WithSocketPath(socket))
 	}
