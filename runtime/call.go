@@ -109,12 +109,17 @@ func (r *Runtime) unstick(returned <-chan struct{}, grace time.Duration, stuck f
 }
 
 // stuckGrace is how long after its deadline a call may take to return
-// before it counts as stuck: a tenth of its timeout, from 10 ms to 1 s, so
-// that a call that is merely being scheduled is not taken for one that is
-// blocked.
+// before it counts as stuck: a tenth of its timeout, from 250 ms to 1 s,
+// so that a call that is merely waiting for a CPU is not taken for one
+// that is blocked (on 2 cores at a load of 30 a goroutine waited more
+// than 25 ms, a tenth of the status deadline, and its plugin was
+// disconnected: docs/performance.md, pod start at density).
 func stuckGrace(timeout time.Duration) time.Duration {
-	return min(max(timeout/10, 10*time.Millisecond), time.Second)
+	return min(max(timeout/10, minStuckGrace), time.Second)
 }
+
+// minStuckGrace is stuckGrace's least.
+const minStuckGrace = 250 * time.Millisecond
 
 // lateError is the error of a call that did not answer in time.
 func lateError(timeout time.Duration) error {

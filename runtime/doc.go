@@ -44,7 +44,7 @@
 // Every call to a plugin has the request timeout of the Runtime (an option,
 // not process-wide state), and returns by it whatever the plugin does: a
 // call still stuck sending to a plugin that stopped reading a grace after
-// its deadline (a tenth of the timeout, from 10 ms to 1 s) breaks the
+// its deadline (a tenth of the timeout, from 250 ms to 1 s) breaks the
 // plugin's connection, whatever its failure policy.
 // An error a plugin returns fails the request with a [*PluginError] naming
 // the plugin and the event. A plugin that times out or whose connection
