@@ -60,7 +60,11 @@ func TestConformanceAllImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	archives, err := writeImages(filepath.Join(dir, "images"), bins, conformanceAllImages)
+	images := filepath.Join(dir, "images")
+	if err := os.Mkdir(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archives, err := writeImages(images, bins, conformanceAllImages)
 	if err != nil {
 		t.Fatal(err)
 	}
