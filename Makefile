@@ -3,7 +3,7 @@
 # operators: see "Build, install, release" below and docs/install.md.
 GO ?= go
 
-.PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-migration e2e-adversarial bench-kube bench-density bench-netpol-scale conformance-prepare conformance conformance-ci
+.PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-migration e2e-adversarial bench-kube bench-density bench-netpol-scale conformance-prepare conformance conformance-ci conformance-all
 
 ## [test] the tests CI runs (make test): deps, lint, unit, interop, compat, deploy-test
 test: deps lint unit interop compat deploy-test
@@ -640,3 +640,17 @@ conformance: conformance-prepare
 ## [cluster] the CI subset of Kubernetes' e2e network specs on nrinet alone
 conformance-ci: conformance-prepare
 	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && $(CONFORMANCE_ENV) NRINET_CONFORMANCE=ci $(GO) test -count=1 -v -timeout 1h -run '^TestConformance$$' .
+
+# Every [Conformance] spec of e2e.test v1.37.2, all SIGs (test/kube-e2e
+# TestConformanceAll, docs/results/conformance.md): the clusters of make
+# conformance, baseline then nrinet, with the selection of
+# test/kube-e2e/conformance/all/ (every [Conformance] spec but those its
+# skip.txt skips) and the images those specs run besides the network specs'
+# (agnhost:2.55, nautilus, nonewprivs, sample-apiserver, etcd). Writes each
+# cluster's log, JUnit report and TSV into CONFORMANCE_ALL_OUT/<network>/ and
+# the TSVs into test/kube-e2e/conformance/all/results/, and fails if a spec
+# that passed on the baseline does not pass on nrinet. Not in CI.
+CONFORMANCE_ALL_OUT ?= $(CURDIR)/_output/conformance-all
+## [cluster] every [Conformance] spec of all SIGs on a baseline cluster and on nrinet (hours; not in CI)
+conformance-all: conformance-prepare
+	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && $(CONFORMANCE_ENV) NRINET_CONFORMANCE_OUT=$(CONFORMANCE_ALL_OUT) NRINET_CONFORMANCE=all $(GO) test -count=1 -v -timeout 10h -run '^TestConformanceAll$$' .

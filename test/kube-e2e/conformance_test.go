@@ -74,6 +74,8 @@ func TestConformance(t *testing.T) {
 		}
 	case "ci":
 		sel.focus, networks = ciFocus, []clusterNetwork{networkNrinet}
+	case conformanceAll:
+		t.Skipf("%s=%s runs TestConformanceAll", conformanceEnv, conformanceAll)
 	default:
 		t.Fatalf("%s=%q: want full or ci", conformanceEnv, mode)
 	}
@@ -173,11 +175,19 @@ func TestConformance(t *testing.T) {
 func conformanceImages(t testing.TB) []imageArchive {
 	t.Helper()
 	prepareStage3(t) // the static pause binary
+	return writeConformanceImages(t, kubeImageBins(env.kubeBin, env.kubeSrc, filepath.Join(env.dir, "pause")), e2eImages)
+}
+
+// writeConformanceImages writes images of bins into the suite's
+// directory of e2e images and returns their archives, CoreDNS's among
+// them.
+func writeConformanceImages(t testing.TB, bins e2eImageBins, images []e2eImage) []imageArchive {
+	t.Helper()
 	dir := filepath.Join(env.dir, "e2e-images")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	archives, err := writeE2EImages(dir, kubeImageBins(env.kubeBin, env.kubeSrc, filepath.Join(env.dir, "pause")))
+	archives, err := writeImages(dir, bins, images)
 	if err != nil {
 		t.Fatalf("the e2e images: %v", err)
 	}

@@ -70,7 +70,10 @@
 // glibc-dns-testing, nginx, busybox, pause, CoreDNS) offline under their
 // published names, and the selection of specs in conformance/ (focus.txt,
 // skip.txt, and the specs they select, selected-specs.txt);
-// TestE2EImages and TestE2ESelection check both.
+// TestE2EImages and TestE2ESelection check both. make conformance-all
+// runs every [Conformance] spec of every SIG (TestConformanceAll), with
+// the selection of conformance/all/ (TestE2ESelection_All checks it) and
+// the images of conformanceAllImages besides (TestConformanceAllImages).
 //
 // The tests need root, iproute2, ping and crictl (stage 3 also runc, a
 // static busybox and nft), and run only with NRINET_KUBE_E2E=1; without

@@ -448,7 +448,8 @@ func checkPauseRuns(t *testing.T, root string) {
 }
 
 // TestE2EImages_RefsMatchManifest checks the image references against
-// Kubernetes' own: test/utils/image/manifest.go for the e2e images, and
+// Kubernetes' own: test/utils/image/manifest.go for the e2e images (those
+// of conformanceAllImages too), and
 // kubeadm's constants for the pause image's tag and CoreDNS's version, in
 // the module cache (hack/kube.sh downloads the module there).
 func TestE2EImages_RefsMatchManifest(t *testing.T) {
@@ -489,6 +490,11 @@ func TestE2EImages_RefsMatchManifest(t *testing.T) {
 		{pauseImage, refs["Pause"], "manifest.go Pause"},
 		{pauseImage, "registry.k8s.io/pause:" + kubeadm("PauseVersion"), "kubeadm PauseVersion"},
 		{corednsImage, "registry.k8s.io/coredns/coredns:" + kubeadm("CoreDNSVersion"), "kubeadm CoreDNSVersion"},
+		{agnhostPrevImage, refs["AgnhostPrev"], "manifest.go AgnhostPrev"},
+		{nautilusImage, refs["Nautilus"], "manifest.go Nautilus"},
+		{nonewprivsImage, refs["Nonewprivs"], "manifest.go Nonewprivs"},
+		{sampleAPIServerImage, refs["APIServer"], "manifest.go APIServer"},
+		{etcdImage, refs["Etcd"], "manifest.go Etcd"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s, want %s (%s of %s)", c.got, c.want, c.from, kubeModule)

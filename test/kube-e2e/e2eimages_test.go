@@ -52,6 +52,12 @@ type e2eImageBins struct {
 	Pause string
 	// Busybox is a static busybox; empty means findBusybox's.
 	Busybox string
+	// Nonewprivs, SampleAPIServer and Etcd are the programs of the
+	// images only conformance-all needs (conformanceAllImages,
+	// buildConformanceAllBins): test/images/nonewprivs and
+	// k8s.io/sample-apiserver built from KubeSrc, and hack/kube.sh's
+	// bin/etcd.
+	Nonewprivs, SampleAPIServer, Etcd string
 }
 
 // kubeImageBins returns the e2eImageBins of hack/kube.sh's output: the
@@ -78,6 +84,11 @@ func kubeImageBins(kubeBin, kubeSrc, pause string) e2eImageBins {
 // again, so that a harness can call it once per run, or once per node,
 // with the same dir.
 func writeE2EImages(dir string, bins e2eImageBins) (map[string]string, error) {
+	return writeImages(dir, bins, e2eImages)
+}
+
+// writeImages is writeE2EImages for the images given, in order.
+func writeImages(dir string, bins e2eImageBins, images []e2eImage) (map[string]string, error) {
 	if err := checkE2EImageTools(); err != nil {
 		return nil, err
 	}
@@ -88,7 +99,7 @@ func writeE2EImages(dir string, bins e2eImageBins) (map[string]string, error) {
 		}
 	}
 	archives := map[string]string{}
-	for _, img := range e2eImages {
+	for _, img := range images {
 		files, cfg, err := img.build(bins)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", img.ref, err)

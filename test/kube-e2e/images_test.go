@@ -29,7 +29,7 @@ const (
 // imageFile is one entry of an image's only layer.
 type imageFile struct {
 	path string      // without a leading slash
-	mode fs.FileMode // permissions, with fs.ModeDir or fs.ModeSymlink
+	mode fs.FileMode // permissions, with fs.ModeDir or fs.ModeSymlink; fs.ModeSticky (directories) and fs.ModeSetuid (files) too
 	data []byte
 	link string // a symlink's target
 	// xattrs are extended attributes, e.g. "security.capability" for a
@@ -73,6 +73,9 @@ func layerTar(files []imageFile) ([]byte, error) {
 			h.Typeflag, h.Linkname = tar.TypeSymlink, f.link
 		default:
 			h.Typeflag, h.Size = tar.TypeReg, int64(len(f.data))
+			if f.mode&fs.ModeSetuid != 0 {
+				h.Mode |= 0o4000
+			}
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return nil, fmt.Errorf("layer file %s: %w", f.path, err)
