@@ -1,4 +1,4 @@
-package crioe2e
+package testutil
 
 import (
 	"encoding/json"
@@ -11,26 +11,29 @@ import (
 	"syscall"
 )
 
-// runcWrapperName is the name under which the test binary acts as the OCI
-// runtime CRI-O runs: runc, with each OCI spec's process.oomScoreAdj
-// raised to this process's own score where it is lower. CRI-O gives every
-// infra container -998, which needs CAP_SYS_RESOURCE; where the suite
-// runs without it (as in a container), runc would fail. containerd has
-// restrict_oom_score_adj for this; CRI-O has no such option, so the suite
-// puts this in front of runc. Nothing else of the spec changes.
-const runcWrapperName = "runc-restrict-oom-score-adj"
+// RuncWrapperName is the name under which a test binary acts as the OCI
+// runtime CRI-O runs (RuncWrapperMain): runc, with each OCI spec's
+// process.oomScoreAdj raised to this process's own score where it is
+// lower. CRI-O gives every infra container -998, which needs
+// CAP_SYS_RESOURCE; where a suite runs without it (as in a container),
+// runc would fail. containerd has restrict_oom_score_adj for this; CRI-O
+// has no such option, so the suites that run CRI-O (test/crio-e2e, and
+// test/kube-e2e's CRI-O node) put this in front of runc: a symlink of
+// this name to the test binary, whose TestMain calls RuncWrapperMain when
+// it runs under this name. Nothing else of the spec changes.
+const RuncWrapperName = "runc-restrict-oom-score-adj"
 
-// runcWrapperMain clamps the spec of a create or run (--bundle) and of an
+// RuncWrapperMain clamps the spec of a create or run (--bundle) and of an
 // exec (--process), then executes runc with the same arguments.
-func runcWrapperMain(args []string) int {
+func RuncWrapperMain(args []string) int {
 	runc, err := exec.LookPath("runc")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, runcWrapperName+":", err)
+		fmt.Fprintln(os.Stderr, RuncWrapperName+":", err)
 		return 1
 	}
 	own, err := ownOOMScoreAdj()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, runcWrapperName+":", err)
+		fmt.Fprintln(os.Stderr, RuncWrapperName+":", err)
 		return 1
 	}
 	for i, a := range args {
@@ -46,12 +49,12 @@ func runcWrapperMain(args []string) int {
 			continue
 		}
 		if err := clampOOMScoreAdj(path, key, own); err != nil {
-			fmt.Fprintln(os.Stderr, runcWrapperName+":", err)
+			fmt.Fprintln(os.Stderr, RuncWrapperName+":", err)
 			return 1
 		}
 	}
 	err = syscall.Exec(runc, append([]string{"runc"}, args...), os.Environ())
-	fmt.Fprintln(os.Stderr, runcWrapperName+": exec runc:", err)
+	fmt.Fprintln(os.Stderr, RuncWrapperName+": exec runc:", err)
 	return 1
 }
 
