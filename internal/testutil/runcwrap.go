@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,19 +13,29 @@ import (
 )
 
 // RuncWrapperName is the name under which a test binary acts as the OCI
-// runtime CRI-O runs (RuncWrapperMain): runc, with each OCI spec's
-// process.oomScoreAdj raised to this process's own score where it is
-// lower. CRI-O gives every infra container -998, which needs
-// CAP_SYS_RESOURCE; where a suite runs without it (as in a container),
-// runc would fail. containerd has restrict_oom_score_adj for this; CRI-O
-// has no such option, so the suites that run CRI-O (test/crio-e2e, and
-// test/kube-e2e's CRI-O node) put this in front of runc: a symlink of
-// this name to the test binary, whose TestMain calls RuncWrapperMain when
-// it runs under this name. Nothing else of the spec changes.
-const RuncWrapperName = "runc-restrict-oom-score-adj"
+// runtime CRI-O runs (RuncWrapperMain): runc, with two changes to each
+// OCI spec for what CRI-O assumes of a host and a test host may lack,
+// where containerd has an option and CRI-O none:
+//
+//   - process.oomScoreAdj raised to this process's own score where it is
+//     lower (containerd: restrict_oom_score_adj). CRI-O gives every infra
+//     container -998, which needs CAP_SYS_RESOURCE; where a suite runs
+//     without it (as in a container), runc would fail.
+//   - linux.resources.hugepageLimits removed when no hugetlb cgroup
+//     hierarchy is mounted (containerd: disable_hugetlb_controller, on by
+//     default). CRI-O passes the kubelet's hugepage limits on when the
+//     kernel lists the controller (/proc/cgroups), mounted or not, and
+//     runc then cannot join the hugetlb cgroup; a host on cgroup v1 may
+//     list it without mounting it (this machine does).
+//
+// The suites that run CRI-O (test/crio-e2e, and test/kube-e2e's CRI-O
+// node) put a symlink of this name to the test binary in front of runc,
+// and the test binary's TestMain calls RuncWrapperMain when it runs
+// under this name. Nothing else of the spec changes.
+const RuncWrapperName = "runc-restricted"
 
-// RuncWrapperMain clamps the spec of a create or run (--bundle) and of an
-// exec (--process), then executes runc with the same arguments.
+// RuncWrapperMain adjusts the spec of a create or run (--bundle) and of
+// an exec (--process), then executes runc with the same arguments.
 func RuncWrapperMain(args []string) int {
 	runc, err := exec.LookPath("runc")
 	if err != nil {
@@ -37,18 +48,19 @@ func RuncWrapperMain(args []string) int {
 		return 1
 	}
 	for i, a := range args {
-		var path, key string
+		var path string
+		bundle := false
 		switch {
 		case (a == "--bundle" || a == "-b") && i+1 < len(args):
-			path, key = filepath.Join(args[i+1], "config.json"), "process"
+			path, bundle = filepath.Join(args[i+1], "config.json"), true
 		case strings.HasPrefix(a, "--bundle="):
-			path, key = filepath.Join(strings.TrimPrefix(a, "--bundle="), "config.json"), "process"
+			path, bundle = filepath.Join(strings.TrimPrefix(a, "--bundle="), "config.json"), true
 		case (a == "--process" || a == "-p") && i+1 < len(args):
 			path = args[i+1]
 		default:
 			continue
 		}
-		if err := clampOOMScoreAdj(path, key, own); err != nil {
+		if err := adjustSpec(path, bundle, own, bundle && !hugetlbMounted()); err != nil {
 			fmt.Fprintln(os.Stderr, RuncWrapperName+":", err)
 			return 1
 		}
@@ -67,9 +79,45 @@ func ownOOMScoreAdj() (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
-// clampOOMScoreAdj raises oomScoreAdj of the JSON file at path (of its
-// object key, or of the top level if key is empty) to at least min.
-func clampOOMScoreAdj(path, key string, min int) error {
+// hugetlbMounted reports whether a hugetlb cgroup hierarchy is mounted:
+// a cgroup v1 mount with the hugetlb option, or a cgroup2 mount whose
+// cgroup.controllers lists hugetlb.
+func hugetlbMounted() bool {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return true // as runc would find it: leave the spec alone
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 3 {
+			continue
+		}
+		switch g[0] {
+		case "cgroup":
+			for _, o := range strings.Split(g[2], ",") {
+				if o == "hugetlb" {
+					return true
+				}
+			}
+		case "cgroup2":
+			b, err := os.ReadFile(filepath.Join(f[4], "cgroup.controllers"))
+			if err == nil && strings.Contains(" "+string(b)+" ", " hugetlb") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// adjustSpec changes the JSON file at path, a bundle's config.json
+// (bundle) or an exec's process: it raises oomScoreAdj of the process
+// (the object "process" of a bundle's spec) to at least min and, with
+// dropHugetlb, removes linux.resources.hugepageLimits. The file is
+// rewritten only if something changed.
+func adjustSpec(path string, bundle bool, min int, dropHugetlb bool) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -78,19 +126,26 @@ func clampOOMScoreAdj(path, key string, min int) error {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	changed := false
 	proc := doc
-	if key != "" {
-		p, ok := doc[key].(map[string]any)
-		if !ok {
-			return nil
-		}
-		proc = p
+	if bundle {
+		proc, _ = doc["process"].(map[string]any)
 	}
-	v, ok := proc["oomScoreAdj"].(float64)
-	if !ok || int(v) >= min {
+	if v, ok := proc["oomScoreAdj"].(float64); ok && int(v) < min {
+		proc["oomScoreAdj"] = min
+		changed = true
+	}
+	if linux, ok := doc["linux"].(map[string]any); ok && dropHugetlb && bundle {
+		if res, ok := linux["resources"].(map[string]any); ok {
+			if _, ok := res["hugepageLimits"]; ok {
+				delete(res, "hugepageLimits")
+				changed = true
+			}
+		}
+	}
+	if !changed {
 		return nil
 	}
-	proc["oomScoreAdj"] = min
 	out, err := json.Marshal(doc)
 	if err != nil {
 		return err
