@@ -1,12 +1,12 @@
 package testutil
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,12 +21,14 @@ import (
 //     lower (containerd: restrict_oom_score_adj). CRI-O gives every infra
 //     container -998, which needs CAP_SYS_RESOURCE; where a suite runs
 //     without it (as in a container), runc would fail.
-//   - linux.resources.hugepageLimits removed when no hugetlb cgroup
-//     hierarchy is mounted (containerd: disable_hugetlb_controller, on by
-//     default). CRI-O passes the kubelet's hugepage limits on when the
-//     kernel lists the controller (/proc/cgroups), mounted or not, and
-//     runc then cannot join the hugetlb cgroup; a host on cgroup v1 may
-//     list it without mounting it (this machine does).
+//   - linux.resources.hugepageLimits removed when runc has no hugetlb
+//     cgroup to put them in (hugetlbUsable; containerd:
+//     disable_hugetlb_controller, on by default). CRI-O passes the
+//     kubelet's hugepage limits on whenever the kernel lists the
+//     controller (/proc/cgroups), and runc then fails the container. This
+//     machine's cgroups are hybrid: every controller on cgroup v1 but
+//     hugetlb, which is on the v2 hierarchy at /sys/fs/cgroup/unified,
+//     where runc's v1 manager does not look.
 //
 // The suites that run CRI-O (test/crio-e2e, and test/kube-e2e's CRI-O
 // node) put a symlink of this name to the test binary in front of runc,
@@ -60,7 +62,7 @@ func RuncWrapperMain(args []string) int {
 		default:
 			continue
 		}
-		if err := adjustSpec(path, bundle, own, bundle && !hugetlbMounted()); err != nil {
+		if err := adjustSpec(path, bundle, own, bundle && !hugetlbUsable()); err != nil {
 			fmt.Fprintln(os.Stderr, RuncWrapperName+":", err)
 			return 1
 		}
@@ -79,32 +81,39 @@ func ownOOMScoreAdj() (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
-// hugetlbMounted reports whether a hugetlb cgroup hierarchy is mounted:
-// a cgroup v1 mount with the hugetlb option, or a cgroup2 mount whose
-// cgroup.controllers lists hugetlb.
-func hugetlbMounted() bool {
-	f, err := os.Open("/proc/self/mountinfo")
+// hugetlbUsable reports whether runc can apply hugetlb limits: a cgroup
+// v1 hierarchy with the hugetlb controller is mounted, or the host is on
+// cgroup v2 alone (cgroup2 at /sys/fs/cgroup) with hugetlb among its
+// controllers. A cgroup2 mount elsewhere (/sys/fs/cgroup/unified of a
+// hybrid host) does not count: runc then manages cgroup v1 only.
+func hugetlbUsable() bool {
+	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return true // as runc would find it: leave the spec alone
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
+	return hugetlbUsableIn(string(mountinfo), os.ReadFile)
+}
+
+// hugetlbUsableIn is hugetlbUsable on a mountinfo text, reading a cgroup2
+// mount's files with readFile.
+func hugetlbUsableIn(mountinfo string, readFile func(string) ([]byte, error)) bool {
+	for _, l := range strings.Split(mountinfo, "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
 		f, g := strings.Fields(pre), strings.Fields(post)
 		if !ok || len(f) < 5 || len(g) < 3 {
 			continue
 		}
 		switch g[0] {
 		case "cgroup":
-			for _, o := range strings.Split(g[2], ",") {
-				if o == "hugetlb" {
-					return true
-				}
+			if slices.Contains(strings.Split(g[2], ","), "hugetlb") {
+				return true
 			}
 		case "cgroup2":
-			b, err := os.ReadFile(filepath.Join(f[4], "cgroup.controllers"))
-			if err == nil && strings.Contains(" "+string(b)+" ", " hugetlb") {
+			if f[4] != "/sys/fs/cgroup" {
+				continue
+			}
+			b, err := readFile(filepath.Join(f[4], "cgroup.controllers"))
+			if err == nil && slices.Contains(strings.Fields(string(b)), "hugetlb") {
 				return true
 			}
 		}

@@ -71,3 +71,40 @@ func TestAdjustSpec_RefusesJunk(t *testing.T) {
 		t.Fatal("no error for a spec that is not JSON")
 	}
 }
+
+func TestHugetlbUsableIn(t *testing.T) {
+	const (
+		v1Cpu      = "30 27 0:26 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+		v1Hugetlb  = "31 27 0:27 / /sys/fs/cgroup/hugetlb rw,relatime - cgroup cgroup rw,hugetlb\n"
+		unified    = "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
+		v2Only     = "41 31 0:38 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw\n"
+		notCgroups = "45 27 254:0 /run/netns /run/netns rw,relatime shared:1 - ext4 /dev/vda rw\n"
+	)
+	controllers := func(list string) func(string) ([]byte, error) {
+		return func(path string) ([]byte, error) {
+			if path != "/sys/fs/cgroup/cgroup.controllers" && path != "/sys/fs/cgroup/unified/cgroup.controllers" {
+				t.Errorf("read %s", path)
+			}
+			return []byte(list), nil
+		}
+	}
+	tests := []struct {
+		name       string
+		mountinfo  string
+		controller string
+		want       bool
+	}{
+		{"v1 with a hugetlb hierarchy", v1Cpu + v1Hugetlb + notCgroups, "", true},
+		{"hybrid, hugetlb on the unified hierarchy (this machine)", v1Cpu + unified + notCgroups, "hugetlb\n", false},
+		{"v2 alone with hugetlb", v2Only, "cpuset cpu io memory hugetlb pids\n", true},
+		{"v2 alone without hugetlb", v2Only, "cpuset cpu io memory pids\n", false},
+		{"v1 without hugetlb", v1Cpu, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := hugetlbUsableIn(tc.mountinfo, controllers(tc.controller)); got != tc.want {
+				t.Fatalf("hugetlbUsableIn = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
