@@ -70,7 +70,11 @@
 // glibc-dns-testing, nginx, busybox, pause, CoreDNS) offline under their
 // published names, and the selection of specs in conformance/ (focus.txt,
 // skip.txt, and the specs they select, selected-specs.txt);
-// TestE2EImages and TestE2ESelection check both.
+// TestE2EImages and TestE2ESelection check both. TestConformance runs
+// them (docs/results/conformance.md) on a baseline cluster, on nrinet, and
+// on the mixed cluster (make conformance-mixed), whose node b runs CRI-O
+// on nrinet under its kubelet instead of containerd (crionode_test.go:
+// CRI-O pulls the images from the suite's registry).
 //
 // The tests need root, iproute2, ping and crictl (stage 3 also runc, a
 // static busybox and nft), and run only with NRINET_KUBE_E2E=1; without
