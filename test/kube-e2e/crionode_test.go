@@ -144,7 +144,7 @@ var crioNamespaceDirs = []string{"/var/run/netns", "/var/run/ipcns", "/var/run/u
 func (n *kubeNode) startCrio(hosts []string) {
 	t := n.t
 	prepareCrioNode(t)
-	for _, d := range []string{"root", "run", "logs", "exits", "attach", "hooks", "keys", "policies", "auth",
+	for _, d := range []string{"root", "run", "logs", "exits", "attach", "hooks", "keys", "policies",
 		"nri-plugins", "nri-conf", "cni", "crio.conf.d", "registries.d"} {
 		if err := os.MkdirAll(filepath.Join(n.dir, d), 0o700); err != nil {
 			t.Fatal(err)
