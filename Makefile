@@ -3,7 +3,7 @@
 # operators: see "Build, install, release" below and docs/install.md.
 GO ?= go
 
-.PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-migration e2e-adversarial bench-kube bench-density bench-netpol-scale conformance-prepare conformance conformance-ci conformance-all
+.PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-migration e2e-adversarial bench-kube bench-density bench-netpol-scale conformance-prepare conformance conformance-ci conformance-all conformance-mixed
 
 ## [test] the tests CI runs (make test): deps, lint, unit, interop, compat, deploy-test
 test: deps lint unit interop compat deploy-test
@@ -654,3 +654,15 @@ CONFORMANCE_ALL_OUT ?= $(CURDIR)/_output/conformance-all
 ## [cluster] every [Conformance] spec of all SIGs on a baseline cluster and on nrinet (hours; not in CI)
 conformance-all: conformance-prepare
 	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && $(CONFORMANCE_ENV) NRINET_CONFORMANCE_OUT=$(CONFORMANCE_ALL_OUT) NRINET_CONFORMANCE=all $(GO) test -count=1 -v -timeout 10h -run '^TestConformanceAll$$' .
+
+# The same selection on the mixed-runtime cluster (docs/results/conformance.md,
+# "The mixed-runtime cluster"): node a runs containerd on nrinet, node b
+# CRI-O on nrinet (hack/crio.sh), both in network mode nri, one nri-podnet
+# DaemonSet serving both. Writes test/kube-e2e/conformance/results/mixed.tsv
+# and fails if a spec that passed on the containerd-only nrinet cluster
+# (the committed nrinet.tsv) does not pass here. NRINET_CONFORMANCE_FOCUS
+# (a ginkgo focus) runs a few specs instead, without writing results.
+## [cluster] Kubernetes' e2e network specs on a cluster of a containerd node and a CRI-O node, both on nrinet
+conformance-mixed: conformance-prepare
+	NRINET_CRIO_NRI=compat GO=$(GO) hack/crio.sh >/dev/null
+	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && $(CONFORMANCE_ENV) NRINET_CONFORMANCE=full NRINET_CONFORMANCE_NETWORKS=mixed $(GO) test -count=1 -v -timeout 2h -run '^TestConformance$$' .

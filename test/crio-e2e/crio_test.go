@@ -91,7 +91,7 @@ func startCrio(t *testing.T, opts crioOptions) *crio {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(self, filepath.Join(dir, runcWrapperName)); err != nil {
+	if err := os.Symlink(self, filepath.Join(dir, testutil.RuncWrapperName)); err != nil {
 		t.Fatal(err)
 	}
 	c.writeConfig()
@@ -122,7 +122,7 @@ func (c *crio) writeConfig() {
 }
 
 // config is CRI-O's configuration file: every path under c.dir, vfs
-// storage, cgroupfs, runc (behind runcWrapperName) with conmon, the
+// storage, cgroupfs, runc (behind testutil.RuncWrapperName) with conmon, the
 // suite's pause image, NRI on c.nriSock. The suite's registry (plain HTTP)
 // is in the registries.conf start writes; the network mode in the drop-in
 // writeConfig writes.
@@ -179,7 +179,7 @@ nri_plugin_config_dir = %[23]q
 %[24]s`, filepath.Join(d, "root"), filepath.Join(d, "run"), filepath.Join(d, "logs"), filepath.Join(d, "run", "version"),
 		filepath.Join(d, "version"), filepath.Join(d, "clean.shutdown"), c.sock, env.conmon,
 		filepath.Join(d, "exits"), filepath.Join(d, "attach"), filepath.Join(d, "ns"),
-		filepath.Join(c.build.bin, "pinns"), filepath.Join(d, "hooks"), filepath.Join(d, runcWrapperName), filepath.Join(d, "runc"),
+		filepath.Join(c.build.bin, "pinns"), filepath.Join(d, "hooks"), filepath.Join(d, testutil.RuncWrapperName), filepath.Join(d, "runc"),
 		filepath.Join(d, "policy.json"), env.pauseRef, env.registry.Addr(),
 		c.cni.confDir, env.cniBin, c.nriSock, filepath.Join(d, "nri-plugins"), filepath.Join(d, "nri-conf"), nri)
 }

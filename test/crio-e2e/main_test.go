@@ -52,8 +52,8 @@ type suiteEnv struct {
 var env suiteEnv
 
 func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == runcWrapperName {
-		os.Exit(runcWrapperMain(os.Args[1:]))
+	if filepath.Base(os.Args[0]) == testutil.RuncWrapperName {
+		os.Exit(testutil.RuncWrapperMain(os.Args[1:]))
 	}
 	os.Exit(testutil.GatedMain(m, gateEnv, "crio-e2e", setup, func() {
 		if env.registry != nil {

@@ -22,7 +22,17 @@ const (
 	// networkNrinet is containerd on nrinet in network mode nri with
 	// nri-podnet as the DaemonSet of deploy/ (deployPodnet).
 	networkNrinet clusterNetwork = "nrinet"
+	// networkMixed is nrinet's network on two runtimes: node a runs
+	// containerd on nrinet, node b CRI-O on nrinet (crionode_test.go), both
+	// in network mode nri, with one nri-podnet DaemonSet serving both.
+	networkMixed clusterNetwork = "mixed"
 )
+
+// crioNode reports whether the cluster network runs the node of suffix
+// on CRI-O: node b of the mixed cluster.
+func (network clusterNetwork) crioNode(suffix string) bool {
+	return network == networkMixed && suffix == "b"
+}
 
 // The kube-dns Service's cluster IPs, one per family: the tenth address
 // of each service range, as kubeadm picks it.
@@ -82,7 +92,9 @@ func launchCluster(t testing.TB, cp *controlPlane, network clusterNetwork, opts 
 	opts.cni = network == networkBaseline
 	opts.cniServices, opts.hostLocked, opts.kubeProxy = true, true, true
 	for _, s := range clusterNodes {
-		c.nodes = append(c.nodes, launchKubeNode(t, cp, s, opts))
+		o := opts
+		o.crio = network.crioNode(s)
+		c.nodes = append(c.nodes, launchKubeNode(t, cp, s, o))
 	}
 	c.routeHostToPods()
 	switch network {
@@ -94,7 +106,7 @@ func launchCluster(t testing.TB, cp *controlPlane, network clusterNetwork, opts 
 		for _, n := range c.nodes {
 			n.waitReady()
 		}
-	case networkNrinet:
+	case networkNrinet, networkMixed:
 		deployPodnet(t, c.nodes...)
 	default:
 		t.Fatalf("unknown cluster network %q", network)

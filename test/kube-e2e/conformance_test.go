@@ -18,8 +18,9 @@ const conformanceEnv = "NRINET_CONFORMANCE"
 
 // Further settings of TestConformance (docs/results/conformance.md):
 const (
-	// networksEnv: the clusters to run, comma-separated, in order;
-	// default baseline,nrinet for full, nrinet for ci.
+	// networksEnv: the clusters to run, comma-separated, in order
+	// (baseline, nrinet, mixed: clusterNetwork); default baseline,nrinet
+	// for full, nrinet for ci.
 	networksEnv = "NRINET_CONFORMANCE_NETWORKS"
 	// outEnv: where each cluster's e2e.test log, JUnit report and TSV go
 	// (<out>/<network>/); default _output/conformance of the repository.
@@ -48,12 +49,14 @@ var ciFocus = []specPattern{
 
 // TestConformance runs Kubernetes' e2e network specs (e2e.test) against a
 // conformance cluster of each network (cluster_test.go): baseline, then
-// nrinet, one at a time, each with a control plane of its own. Each
-// cluster's results go to <out>/<network>/ (e2e.log, report/junit_01.xml,
+// nrinet, one at a time, each with a control plane of its own; or those
+// networksEnv names (make conformance-mixed: mixed). Each cluster's
+// results go to <out>/<network>/ (e2e.log, report/junit_01.xml,
 // results.tsv) and, for the full selection, to conformance/results/
-// <network>.tsv. Then every spec that passed on baseline must pass on
-// nrinet; with nrinet alone, the committed baseline is the reference for
-// the full selection, and the ci selection must pass entirely.
+// <network>.tsv. Then every spec that passed on a network's reference
+// (referenceOf: baseline for nrinet, nrinet for mixed) must pass on it;
+// without the reference's cluster in the run, its committed TSV is the
+// reference for the full selection. The ci selection must pass entirely.
 func TestConformance(t *testing.T) {
 	mode := os.Getenv(conformanceEnv)
 	if mode == "" {
@@ -141,32 +144,56 @@ func TestConformance(t *testing.T) {
 		})
 	}
 
-	nrinet, ok := results[networkNrinet]
-	if !ok || mode != "full" {
+	if mode != "full" {
 		return
 	}
-	baseline, ok := results[networkBaseline]
+	for _, network := range networks {
+		if res, ok := results[network]; ok {
+			compareWithReference(t, network, res, results, focused)
+		}
+	}
+}
+
+// referenceOf is, for a network, the network of the cluster whose passing
+// specs it must pass too: the baseline's for nrinet, the containerd-only
+// nrinet cluster's for the mixed one (docs/results/conformance.md).
+var referenceOf = map[clusterNetwork]clusterNetwork{
+	networkNrinet: networkBaseline,
+	networkMixed:  networkNrinet,
+}
+
+// compareWithReference fails the test for every spec that passed on
+// network's reference (referenceOf) and did not pass on network (res):
+// the reference's results of this run, else, for the full selection, its
+// committed TSV in resultsDir. A focused run without the reference's
+// cluster compares nothing.
+func compareWithReference(t *testing.T, network clusterNetwork, res specResults, results map[clusterNetwork]specResults, focused bool) {
+	t.Helper()
+	ref, ok := referenceOf[network]
+	if !ok {
+		return
+	}
+	want, ok := results[ref]
 	if !ok && focused {
 		return // nothing to compare a few specs with
 	}
 	if !ok {
-		// nrinet alone: the committed baseline is the reference.
-		f, err := os.Open(filepath.Join(resultsDir, string(networkBaseline)+".tsv"))
+		f, err := os.Open(filepath.Join(resultsDir, string(ref)+".tsv"))
 		if err != nil {
-			t.Logf("no baseline to compare with: %v", err)
+			t.Logf("no %s results to compare %s with: %v", ref, network, err)
 			return
 		}
 		defer f.Close()
-		if baseline, err = readTSV(f); err != nil {
+		if want, err = readTSV(f); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("comparing with the committed baseline (%s)", baseline.summary())
+		t.Logf("comparing %s with the committed %s (%s)", network, ref, want.summary())
 	}
-	regs := regressions(baseline, nrinet)
+	regs := regressions(want, res)
 	for _, r := range regs {
-		t.Errorf("passed on baseline, %s on nrinet: %s", r.state, r.spec)
+		t.Errorf("passed on %s, %s on %s: %s", ref, r.state, network, r.spec)
 	}
-	t.Logf("baseline %s; nrinet %s; %d passed on baseline only", baseline.summary(), nrinet.summary(), len(regs))
+	t.Logf("%s %s; %s %s; %d passed on %s only", ref, want.summary(), network, res.summary(), len(regs), ref)
 }
 
 // conformanceImages writes the images every node of a conformance cluster

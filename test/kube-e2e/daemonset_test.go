@@ -56,8 +56,16 @@ const (
 //     pod mounts the subdirectory named after its Node (subPathExpr
 //     $(NODE_NAME), the DaemonSet's own variable): the nodes share the
 //     host's file system, and a node's containerd has its NRI socket in
-//     <dir>/nri/<Node>/ (the container still sees /var/run/nri/nri.sock).
-func (cp *controlPlane) podnetOverlay(direct bool) string {
+//     <dir>/nri/<Node>/ (the container still sees /var/run/nri/nri.sock);
+//   - with crio (a CRI-O node in the cluster), the netns volume's hostPath
+//     /run/netns instead of /var/run/netns: the same directory (/var/run
+//     is a link to /run), but CRI-O requires the source of a
+//     HostToContainer mount to be on a shared or slave mount and finds
+//     that mount by the path as written, without resolving /var/run: for
+//     /var/run/netns it judges /, which is a private mount on this
+//     machine, and refuses the container; /run/netns is a shared mount
+//     point of its own (iproute2 makes it one). docs/crio.md says so.
+func (cp *controlPlane) podnetOverlay(direct, crio bool) string {
 	t := cp.t
 	t.Helper()
 	dir := filepath.Join(cp.dir, "podnet-overlay")
@@ -75,6 +83,13 @@ func (cp *controlPlane) podnetOverlay(direct bool) string {
 	u, err := url.Parse(cp.server)
 	if err != nil {
 		t.Fatal(err)
+	}
+	netnsVolume := ""
+	if crio {
+		netnsVolume = `
+          - name: netns
+            hostPath:
+              path: /run/netns`
 	}
 	apiserverEnv := ""
 	if direct {
@@ -124,9 +139,9 @@ patches:
               path: %[5]q
           - name: state
             hostPath:
-              path: %[6]q
+              path: %[6]q%[8]s
 `, rel, env.podnetTag, clusterCIDR4.String()+","+clusterCIDR6.String(), apiserverEnv,
-		filepath.Join(cp.dir, "nri"), filepath.Join(cp.dir, "podnet-state"), env.registry.repository()+"/nri-podnet"))
+		filepath.Join(cp.dir, "nri"), filepath.Join(cp.dir, "podnet-state"), env.registry.repository()+"/nri-podnet", netnsVolume))
 	return dir
 }
 
@@ -139,12 +154,13 @@ patches:
 func deployPodnet(t testing.TB, nodes ...*kubeNode) {
 	t.Helper()
 	cp := nodes[0].cp
-	direct := false
+	direct, crio := false, false
 	for _, n := range nodes {
 		direct = direct || !n.opts.kubeProxy
+		crio = crio || n.opts.crio
 	}
 	start := time.Now()
-	overlay := cp.applyPodnet(direct)
+	overlay := cp.applyPodnet(direct, crio)
 	for _, n := range nodes {
 		n.overlay = overlay
 		n.labelPodNetwork(true)
@@ -158,10 +174,10 @@ func deployPodnet(t testing.TB, nodes ...*kubeNode) {
 // applyPodnet writes the test's overlay (podnetOverlay) and applies it
 // with kubectl apply -k; it returns the overlay's directory. The
 // DaemonSet runs on no Node until one is labelled (labelPodNetwork).
-func (cp *controlPlane) applyPodnet(direct bool) string {
+func (cp *controlPlane) applyPodnet(direct, crio bool) string {
 	t := cp.t
 	t.Helper()
-	overlay := cp.podnetOverlay(direct)
+	overlay := cp.podnetOverlay(direct, crio)
 	out := cp.kubectl("apply", "-k", overlay)
 	t.Logf("kubectl apply -k %s:\n%s", overlay, out)
 	return overlay

@@ -70,7 +70,11 @@
 // glibc-dns-testing, nginx, busybox, pause, CoreDNS) offline under their
 // published names, and the selection of specs in conformance/ (focus.txt,
 // skip.txt, and the specs they select, selected-specs.txt);
-// TestE2EImages and TestE2ESelection check both. make conformance-all
+// TestE2EImages and TestE2ESelection check both. TestConformance runs
+// them (docs/results/conformance.md) on a baseline cluster, on nrinet, and
+// on the mixed cluster (make conformance-mixed), whose node b runs CRI-O
+// on nrinet under its kubelet instead of containerd (crionode_test.go:
+// CRI-O pulls the images from the suite's registry). make conformance-all
 // runs every [Conformance] spec of every SIG (TestConformanceAll), with
 // the selection of conformance/all/ (TestE2ESelection_All checks it) and
 // the images of conformanceAllImages besides (TestConformanceAllImages).

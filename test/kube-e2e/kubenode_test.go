@@ -120,6 +120,8 @@ type kubeNode struct {
 	cgroupRoot           string
 	podCIDRs             []netip.Prefix
 
+	// containerd is the node's runtime: containerd, or CRI-O on a CRI-O
+	// node (opts.crio).
 	containerd, kubelet, proxy *proc
 	// procs are every process the node started, restarted ones too, for
 	// the logs of a failed test.
@@ -130,7 +132,8 @@ type kubeNode struct {
 	kubeletStarted time.Time
 	// runContainerd and runKubelet start the process (again, for a
 	// restart) with the configuration written at the node's start;
-	// runContainerd also waits until CRI answers.
+	// runContainerd (which starts CRI-O on a CRI-O node) also waits until
+	// CRI answers.
 	runContainerd, runKubelet func()
 	// opts choose the runtime (kubeNodeOptions; the zero value is stage
 	// 3's), containerdBin its binaries, metricsAddr where containerd
@@ -170,6 +173,11 @@ type kubeNodeOptions struct {
 	maxPods int
 	// images are more image archives to import into containerd.
 	images []imageArchive
+	// crio runs CRI-O on nrinet (hack/crio.sh, NRINET_CRIO_NRI=compat) in
+	// network mode nri with podnet required, instead of containerd
+	// (crionode_test.go): the images are pulled from the suite's registry
+	// (CRI has no import), the rest of the node is as containerd's.
+	crio bool
 	// dropIns makes containerd's configuration import <dir>/conf.d/*.toml,
 	// as docs/install.md's config.toml imports /etc/containerd/conf.d
 	// (migration_test.go writes and removes nrinet's drop-in there).
@@ -226,6 +234,9 @@ func launchKubeNode(t testing.TB, cp *controlPlane, suffix string, opts kubeNode
 	env.registry.serveIn(t, n.netnsPath)
 	n.dir = cp.path("nodes", suffix)
 	n.sock = filepath.Join(n.dir, "c.sock")
+	if opts.crio {
+		n.sock = filepath.Join(n.dir, "crio.sock")
+	}
 	// The DaemonSet's hostPaths of the NRI socket's directory and of its
 	// state are one directory for every node, each node's the
 	// subdirectory named after it (podnetOverlay).
@@ -256,12 +267,29 @@ func launchKubeNode(t testing.TB, cp *controlPlane, suffix string, opts kubeNode
 	t.Cleanup(n.stop)
 
 	start := time.Now()
-	n.startContainerd()
-	t.Logf("containerd ready in %v", time.Since(start).Round(time.Millisecond))
-	n.importImage(stage3.pauseTar, pauseRef)
-	n.importImage(stage3.busyboxTar, busyboxRef)
-	for _, img := range opts.images {
-		n.importImage(img.path, img.ref)
+	images := append([]imageArchive{{stage3.pauseTar, pauseRef}, {stage3.busyboxTar, busyboxRef}}, opts.images...)
+	if opts.crio {
+		var hosts []string
+		for _, img := range images {
+			if h := imageHost(img.ref); !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(n.nriSock), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		n.startCrio(hosts)
+		t.Logf("CRI-O ready in %v", time.Since(start).Round(time.Millisecond))
+		for _, img := range images {
+			n.pullImage(img.path, img.ref)
+		}
+		t.Logf("CRI-O pulled %d images in %v", len(images), time.Since(start).Round(time.Millisecond))
+	} else {
+		n.startContainerd()
+		t.Logf("containerd ready in %v", time.Since(start).Round(time.Millisecond))
+		for _, img := range images {
+			n.importImage(img.path, img.ref)
+		}
 	}
 	n.kubeletStarted = time.Now()
 	n.startKubelet()

@@ -56,6 +56,10 @@ type suiteEnv struct {
 var env suiteEnv
 
 func TestMain(m *testing.M) {
+	// A CRI-O node's OCI runtime (startCrio).
+	if filepath.Base(os.Args[0]) == testutil.RuncWrapperName {
+		os.Exit(testutil.RuncWrapperMain(os.Args[1:]))
+	}
 	os.Exit(testutil.GatedMain(m, gateEnv, "kube-e2e", setup, func() {
 		if env.registry != nil {
 			env.registry.stop()

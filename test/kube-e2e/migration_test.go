@@ -194,7 +194,7 @@ func (m *migration) runSteps(n *kubeNode, steps []runbookStep) {
 					case a == "<node>" && n != nil:
 						args[i] = n.name
 					case a == podnetOverlayDir:
-						args[i] = m.cp.podnetOverlay(false)
+						args[i] = m.cp.podnetOverlay(false, false)
 					}
 				}
 				out := m.cp.kubectl(args...)
@@ -219,7 +219,7 @@ func (m *migration) applyDaemonSet(_ *kubeNode, run func()) {
 	t := m.t
 	run()
 	for _, n := range m.c.nodes {
-		n.overlay = m.cp.podnetOverlay(false)
+		n.overlay = m.cp.podnetOverlay(false, false)
 	}
 	waitFor(t, "the DaemonSet observed with no Node to run on", 30*time.Second, 100*time.Millisecond, func() (bool, string) {
 		ds, err := m.cp.client.AppsV1().DaemonSets(podnetNamespace).Get(t.Context(), "nri-podnet", metav1.GetOptions{})
