@@ -30,11 +30,26 @@ const (
 	// specs while investigating (the results directory is then not
 	// written).
 	focusEnv = "NRINET_CONFORMANCE_FOCUS"
+	// familyEnv: the clusters' IP families, dual (the default), ipv4 or
+	// ipv6 (family_test.go); it chooses the selection (selectionFiles)
+	// and where the results go (familyResultsDir).
+	familyEnv = "NRINET_CONFORMANCE_FAMILY"
 )
 
-// resultsDir holds the committed results of the full selection, one TSV
-// per network (docs/results/conformance.md).
+// resultsDir holds the committed results of the full selection on
+// dual-stack clusters, one TSV per network (docs/results/conformance.md);
+// familyResultsDir those of each family.
 var resultsDir = filepath.Join("conformance", "results")
+
+// familyResultsDir is where the committed results of a family's full
+// selection go: resultsDir for dual-stack clusters, its subdirectory named
+// after the family for the others.
+func familyResultsDir(f clusterFamily) string {
+	if f == familyDual {
+		return resultsDir
+	}
+	return filepath.Join(resultsDir, string(f))
+}
 
 // ciFocus is the CI subset (make conformance-ci): the Networking Granular
 // Checks, HostPort, one ClusterIP Service spec and one DNS spec; skipFile
@@ -48,28 +63,35 @@ var ciFocus = []specPattern{
 
 // TestConformance runs Kubernetes' e2e network specs (e2e.test) against a
 // conformance cluster of each network (cluster_test.go): baseline, then
-// nrinet, one at a time, each with a control plane of its own. Each
-// cluster's results go to <out>/<network>/ (e2e.log, report/junit_01.xml,
-// results.tsv) and, for the full selection, to conformance/results/
-// <network>.tsv. Then every spec that passed on baseline must pass on
-// nrinet; with nrinet alone, the committed baseline is the reference for
-// the full selection, and the ci selection must pass entirely.
+// nrinet, one at a time, each with a control plane of its own, both of
+// the family familyEnv names (dual-stack by default). Each cluster's
+// results go to <out>/<network>/ (e2e.log, report/junit_01.xml,
+// results.tsv; <out>/<family>/<network>/ for a single-stack family) and,
+// for the full selection, to the family's results directory
+// (familyResultsDir) as <network>.tsv. Then every spec that passed on
+// baseline must pass on nrinet; with nrinet alone, the committed baseline
+// is the reference for the full selection, and the ci selection must pass
+// entirely.
 func TestConformance(t *testing.T) {
 	mode := os.Getenv(conformanceEnv)
 	if mode == "" {
 		t.Skipf("set %s=full or ci (make conformance, make conformance-ci)", conformanceEnv)
 	}
 	skipUnlessEnabled(t)
+	family, err := parseClusterFamily(os.Getenv(familyEnv))
+	if err != nil {
+		t.Fatalf("%s: %v", familyEnv, err)
+	}
+	focusPath, skipPath, _ := selectionFiles(family)
 	sel := selection{name: mode}
 	var networks []clusterNetwork
-	var err error
-	if sel.skip, err = loadSpecPatterns(skipFile); err != nil {
+	if sel.skip, err = loadSpecPatterns(skipPath); err != nil {
 		t.Fatal(err)
 	}
 	switch mode {
 	case "full":
 		networks = []clusterNetwork{networkBaseline, networkNrinet}
-		if sel.focus, err = loadSpecPatterns(focusFile); err != nil {
+		if sel.focus, err = loadSpecPatterns(focusPath); err != nil {
 			t.Fatal(err)
 		}
 	case "ci":
@@ -100,10 +122,14 @@ func TestConformance(t *testing.T) {
 	if out, err = filepath.Abs(out); err != nil {
 		t.Fatal(err)
 	}
+	if family != familyDual {
+		out = filepath.Join(out, string(family))
+	}
+	results := familyResultsDir(family)
 	tools := findE2ETools(t)
 	images := conformanceImages(t)
 
-	results := map[clusterNetwork]specResults{}
+	byNetwork := map[clusterNetwork]specResults{}
 	for _, network := range networks {
 		t.Run(string(network), func(t *testing.T) {
 			start := time.Now()
@@ -111,23 +137,23 @@ func TestConformance(t *testing.T) {
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}
-			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: conformanceControllers})
+			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: conformanceControllers, family: family})
 			c := startCluster(t, cp, network, images)
 			up := time.Since(start)
 			res := c.runE2E(tools, sel, procs, dir)
-			results[network] = res
+			byNetwork[network] = res
 			if err := writeResultsFile(filepath.Join(dir, "results.tsv"), res); err != nil {
 				t.Fatal(err)
 			}
 			if mode == "full" && !focused {
-				if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+				if err := os.MkdirAll(results, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := writeResultsFile(filepath.Join(resultsDir, string(network)+".tsv"), res); err != nil {
+				if err := writeResultsFile(filepath.Join(results, string(network)+".tsv"), res); err != nil {
 					t.Fatal(err)
 				}
 			}
-			t.Logf("cluster %s: %s; cluster up in %v, all of it %v (before the cleanup)", network, res.summary(),
+			t.Logf("cluster %s (%s): %s; cluster up in %v, all of it %v (before the cleanup)", network, family, res.summary(),
 				up.Round(time.Second), time.Since(start).Round(time.Second))
 			if mode == "ci" {
 				for _, name := range slices.Sorted(maps.Keys(res)) {
@@ -139,17 +165,17 @@ func TestConformance(t *testing.T) {
 		})
 	}
 
-	nrinet, ok := results[networkNrinet]
+	nrinet, ok := byNetwork[networkNrinet]
 	if !ok || mode != "full" {
 		return
 	}
-	baseline, ok := results[networkBaseline]
+	baseline, ok := byNetwork[networkBaseline]
 	if !ok && focused {
 		return // nothing to compare a few specs with
 	}
 	if !ok {
 		// nrinet alone: the committed baseline is the reference.
-		f, err := os.Open(filepath.Join(resultsDir, string(networkBaseline)+".tsv"))
+		f, err := os.Open(filepath.Join(results, string(networkBaseline)+".tsv"))
 		if err != nil {
 			t.Logf("no baseline to compare with: %v", err)
 			return
