@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"testing"
 )
 
 // A clusterFamily is the IP families of a cluster (docs/results/conformance.md,
@@ -99,4 +100,56 @@ func joinAddrs(as []netip.Addr) string {
 		s[i] = a.String()
 	}
 	return strings.Join(s, ",")
+}
+
+// TestClusterFamily checks, without a cluster, what each family gives the
+// cluster's parts: the ranges and addresses of its families only, IPv4
+// first, and the kubernetes Service's address in the primary range.
+func TestClusterFamily(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		family                clusterFamily
+		clusters, services    string
+		kubeDNS, kubernetesIP string
+	}{
+		{"", familyDual, "198.19.0.0/17,fd00:198:18:d000::/56", "198.19.255.0/24,fd00:198:18:ffff::/112",
+			"198.19.255.10,fd00:198:18:ffff::a", "198.19.255.1"},
+		{"dual", familyDual, "198.19.0.0/17,fd00:198:18:d000::/56", "198.19.255.0/24,fd00:198:18:ffff::/112",
+			"198.19.255.10,fd00:198:18:ffff::a", "198.19.255.1"},
+		{"ipv4", familyIPv4, "198.19.0.0/17", "198.19.255.0/24", "198.19.255.10", "198.19.255.1"},
+		{"ipv6", familyIPv6, "fd00:198:18:d000::/56", "fd00:198:18:ffff::/112", "fd00:198:18:ffff::a", "fd00:198:18:ffff::1"},
+	} {
+		f, err := parseClusterFamily(tc.name)
+		if err != nil || f != tc.family {
+			t.Errorf("parseClusterFamily(%q) = %q, %v; want %q", tc.name, f, err, tc.family)
+			continue
+		}
+		if got := joinPrefixes(f.clusterCIDRs()); got != tc.clusters {
+			t.Errorf("%s: cluster CIDRs %s, want %s", f, got, tc.clusters)
+		}
+		if got := joinPrefixes(f.serviceCIDRs()); got != tc.services {
+			t.Errorf("%s: service CIDRs %s, want %s", f, got, tc.services)
+		}
+		if got := joinAddrs(f.kubeDNS()); got != tc.kubeDNS {
+			t.Errorf("%s: kube-dns %s, want %s", f, got, tc.kubeDNS)
+		}
+		if got := f.kubernetesService().String(); got != tc.kubernetesIP {
+			t.Errorf("%s: kubernetes Service %s, want %s", f, got, tc.kubernetesIP)
+		}
+		h := &host{addr4: netip.MustParseAddr("198.18.7.2"), addr6: netip.MustParseAddr("fd00:198:18:c007::2")}
+		addrs := f.hostAddrs(h)
+		if len(addrs) != len(f.clusterCIDRs()) {
+			t.Errorf("%s: node addresses %v, want one per family", f, addrs)
+		}
+		for _, a := range addrs {
+			if (a.Is4() && !f.has4()) || (a.Is6() && !f.has6()) {
+				t.Errorf("%s: node address %s of another family", f, a)
+			}
+		}
+	}
+	for _, bad := range []string{"IPv4", "v6", "both"} {
+		if _, err := parseClusterFamily(bad); err == nil {
+			t.Errorf("parseClusterFamily(%q): no error", bad)
+		}
+	}
 }
