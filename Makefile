@@ -616,16 +616,21 @@ bench-density:
 # plane, two real nodes with kube-proxy (nftables mode) and CoreDNS, first
 # with the baseline network (stock containerd, CNI bridge + host-local +
 # portmap), then with nrinet (containerd on nrinet, nri-podnet's
-# DaemonSet), one cluster at a time. Writes each cluster's log, JUnit report
-# and TSV into CONFORMANCE_OUT/<network>/ and the TSVs into
-# test/kube-e2e/conformance/results/, and fails if a spec that passed on the
-# baseline does not pass on nrinet. CONFORMANCE_PROCS is ginkgo's
+# DaemonSet), one cluster at a time. CONFORMANCE_FAMILY is the clusters' IP
+# families: dual (the default: dual-stack), ipv4 or ipv6 (single-stack
+# clusters, each with its own selection in test/kube-e2e/conformance/<family>/).
+# Writes each cluster's log, JUnit report and TSV into
+# CONFORMANCE_OUT/<network>/ (CONFORMANCE_OUT/<family>/<network>/ for ipv4 and
+# ipv6) and the TSVs into test/kube-e2e/conformance/results/ (its <family>/
+# for ipv4 and ipv6), and fails if a spec that passed on the baseline does
+# not pass on nrinet. CONFORMANCE_PROCS is ginkgo's
 # parallelism. conformance-ci runs the CI subset (Granular Checks, HostPort,
 # one ClusterIP Service spec, one DNS spec) on nrinet alone, every spec
 # passing.
 CONFORMANCE_PROCS ?= 4
+CONFORMANCE_FAMILY ?= dual
 CONFORMANCE_OUT ?= $(CURDIR)/_output/conformance
-CONFORMANCE_ENV = NRINET_KUBE_E2E=1 NRINET_CONFORMANCE_PROCS=$(CONFORMANCE_PROCS) NRINET_CONFORMANCE_OUT=$(CONFORMANCE_OUT)
+CONFORMANCE_ENV = NRINET_KUBE_E2E=1 NRINET_CONFORMANCE_PROCS=$(CONFORMANCE_PROCS) NRINET_CONFORMANCE_FAMILY=$(CONFORMANCE_FAMILY) NRINET_CONFORMANCE_OUT=$(CONFORMANCE_OUT)
 ## [helper] build what the conformance targets need: Kubernetes with its e2e suite, containerd, CNI plugins
 conformance-prepare:
 	GO=$(GO) NRINET_KUBE_E2E_SUITE=1 hack/kube.sh >/dev/null
@@ -633,7 +638,7 @@ conformance-prepare:
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
 	GO=$(GO) hack/cni-plugins.sh >/dev/null
 
-## [cluster] Kubernetes' e2e network specs on a baseline cluster and on nrinet (hours)
+## [cluster] Kubernetes' e2e network specs on a baseline cluster and on nrinet (hours; CONFORMANCE_FAMILY=dual|ipv4|ipv6)
 conformance: conformance-prepare
 	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && $(CONFORMANCE_ENV) NRINET_CONFORMANCE=full $(GO) test -count=1 -v -timeout 8h -run '^TestConformance$$' .
 

@@ -155,15 +155,20 @@ func (n *kubeNode) adjustContainerdConfig(conf string) string {
 func (n *kubeNode) cniNetName() string { return n.name + "-cni" }
 
 // writeCNIConfig writes the bridge conflist of a node with the cni option:
-// test/containerd-e2e's (bridge + host-local, dual-stack, no masquerading)
-// on the Node's pod CIDRs, with host-local's state under the node's
+// test/containerd-e2e's (bridge + host-local, no masquerading) with one
+// range and one default route per pod CIDR of the Node, with host-local's state under the node's
 // directory; with cniServices, hairpin mode and portmap (nftables) too. containerd loads it (it watches its conf_dir) and reports
 // NetworkReady, as a cluster network daemon writing its conflist does.
 func (n *kubeNode) writeCNIConfig() {
 	t := n.t
-	var ranges []any
+	var ranges, routes []any
 	for _, c := range n.podCIDRs {
 		ranges = append(ranges, []any{map[string]any{"subnet": c.String()}})
+		dst := "0.0.0.0/0"
+		if c.Addr().Is6() {
+			dst = "::/0"
+		}
+		routes = append(routes, map[string]any{"dst": dst})
 	}
 	bridge := map[string]any{
 		"type": "bridge", "bridge": "nrkc" + n.cp.token, "isGateway": true, "ipMasq": false,
@@ -171,7 +176,7 @@ func (n *kubeNode) writeCNIConfig() {
 			"type":    "host-local",
 			"dataDir": filepath.Join(n.dir, "cni-ipam"),
 			"ranges":  ranges,
-			"routes":  []any{map[string]any{"dst": "0.0.0.0/0"}, map[string]any{"dst": "::/0"}},
+			"routes":  routes,
 		},
 	}
 	plugins := []any{bridge}

@@ -70,7 +70,7 @@ func startCluster(t testing.TB, cp *controlPlane, network clusterNetwork, images
 	t.Helper()
 	start := time.Now()
 	c := launchCluster(t, cp, network, kubeNodeOptions{
-		clusterDNS: []netip.Addr{kubeDNS4, kubeDNS6},
+		clusterDNS: cp.family().kubeDNS(),
 		maxPods:    110,
 		images:     images,
 	})
@@ -155,7 +155,8 @@ const baselineTable = "nrke-baseline"
 // baselineRoutes does on a baseline node what a cluster network daemon
 // does beside the CNI plugins (kindnet, flannel's host-gw): a route to
 // every other node's pod CIDRs via its underlay address, and the
-// masquerade of the pods' traffic to addresses outside the cluster CIDRs
+// masquerade of the pods' traffic (of each family of the node's pod
+// CIDRs) to addresses outside the cluster CIDRs
 // (the apiserver, behind the kubernetes Service), in the nftables table
 // baselineTable of the node's namespace. Both go with the namespace.
 func (n *kubeNode) baselineRoutes(nodes []*kubeNode) {
@@ -173,14 +174,20 @@ func (n *kubeNode) baselineRoutes(nodes []*kubeNode) {
 			run(t, "ip", ipFamily(via), "-n", n.netns, "route", "add", p.String(), "via", via.String())
 		}
 	}
+	var masquerade strings.Builder
+	for _, p := range n.podCIDRs {
+		proto, cluster := "ip", clusterCIDR4
+		if p.Addr().Is6() {
+			proto, cluster = "ip6", clusterCIDR6
+		}
+		fmt.Fprintf(&masquerade, "\t\t%[1]s saddr %[2]s %[1]s daddr != %[3]s masquerade\n", proto, p, cluster)
+	}
 	rules := fmt.Sprintf(`table inet %s {
 	chain postrouting {
 		type nat hook postrouting priority srcnat; policy accept;
-		ip saddr %s ip daddr != %s masquerade
-		ip6 saddr %s ip6 daddr != %s masquerade
-	}
+%s	}
 }
-`, baselineTable, n.podCIDRs[0], clusterCIDR4, n.podCIDRs[1], clusterCIDR6)
+`, baselineTable, masquerade.String())
 	cmd := exec.Command("ip", "netns", "exec", n.netns, nftPath(t), "-f", "-")
 	cmd.Stdin = strings.NewReader(rules)
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -31,11 +31,26 @@ const (
 	// specs while investigating (the results directory is then not
 	// written).
 	focusEnv = "NRINET_CONFORMANCE_FOCUS"
+	// familyEnv: the clusters' IP families, dual (the default), ipv4 or
+	// ipv6 (family_test.go); it chooses the selection (selectionFiles)
+	// and where the results go (familyResultsDir).
+	familyEnv = "NRINET_CONFORMANCE_FAMILY"
 )
 
-// resultsDir holds the committed results of the full selection, one TSV
-// per network (docs/results/conformance.md).
+// resultsDir holds the committed results of the full selection on
+// dual-stack clusters, one TSV per network (docs/results/conformance.md);
+// familyResultsDir those of each family.
 var resultsDir = filepath.Join("conformance", "results")
+
+// familyResultsDir is where the committed results of a family's full
+// selection go: resultsDir for dual-stack clusters, its subdirectory named
+// after the family for the others.
+func familyResultsDir(f clusterFamily) string {
+	if f == familyDual {
+		return resultsDir
+	}
+	return filepath.Join(resultsDir, string(f))
+}
 
 // ciFocus is the CI subset (make conformance-ci): the Networking Granular
 // Checks, HostPort, one ClusterIP Service spec and one DNS spec; skipFile
@@ -50,9 +65,11 @@ var ciFocus = []specPattern{
 // TestConformance runs Kubernetes' e2e network specs (e2e.test) against a
 // conformance cluster of each network (cluster_test.go): baseline, then
 // nrinet, one at a time, each with a control plane of its own; or those
-// networksEnv names (make conformance-mixed: mixed). Each cluster's
-// results go to <out>/<network>/ (e2e.log, report/junit_01.xml,
-// results.tsv) and, for the full selection, to conformance/results/
+// networksEnv names (make conformance-mixed: mixed); all of the family
+// familyEnv names (dual-stack by default). Each cluster's results go to
+// <out>/<network>/ (e2e.log, report/junit_01.xml, results.tsv;
+// <out>/<family>/<network>/ for a single-stack family) and, for the full
+// selection, to the family's results directory (familyResultsDir) as
 // <network>.tsv. Then every spec that passed on a network's reference
 // (referenceOf: baseline for nrinet, nrinet for mixed) must pass on it;
 // without the reference's cluster in the run, its committed TSV is the
@@ -63,16 +80,20 @@ func TestConformance(t *testing.T) {
 		t.Skipf("set %s=full or ci (make conformance, make conformance-ci)", conformanceEnv)
 	}
 	skipUnlessEnabled(t)
+	family, err := parseClusterFamily(os.Getenv(familyEnv))
+	if err != nil {
+		t.Fatalf("%s: %v", familyEnv, err)
+	}
+	focusPath, skipPath, _ := selectionFiles(family)
 	sel := selection{name: mode}
 	var networks []clusterNetwork
-	var err error
-	if sel.skip, err = loadSpecPatterns(skipFile); err != nil {
+	if sel.skip, err = loadSpecPatterns(skipPath); err != nil {
 		t.Fatal(err)
 	}
 	switch mode {
 	case "full":
 		networks = []clusterNetwork{networkBaseline, networkNrinet}
-		if sel.focus, err = loadSpecPatterns(focusFile); err != nil {
+		if sel.focus, err = loadSpecPatterns(focusPath); err != nil {
 			t.Fatal(err)
 		}
 	case "ci":
@@ -105,6 +126,10 @@ func TestConformance(t *testing.T) {
 	if out, err = filepath.Abs(out); err != nil {
 		t.Fatal(err)
 	}
+	if family != familyDual {
+		out = filepath.Join(out, string(family))
+	}
+	famResults := familyResultsDir(family)
 	tools := findE2ETools(t)
 	images := conformanceImages(t)
 
@@ -116,7 +141,7 @@ func TestConformance(t *testing.T) {
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}
-			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: conformanceControllers})
+			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: conformanceControllers, family: family})
 			c := startCluster(t, cp, network, images)
 			up := time.Since(start)
 			res := c.runE2E(tools, sel, procs, dir)
@@ -125,14 +150,14 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			if mode == "full" && !focused {
-				if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+				if err := os.MkdirAll(famResults, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := writeResultsFile(filepath.Join(resultsDir, string(network)+".tsv"), res); err != nil {
+				if err := writeResultsFile(filepath.Join(famResults, string(network)+".tsv"), res); err != nil {
 					t.Fatal(err)
 				}
 			}
-			t.Logf("cluster %s: %s; cluster up in %v, all of it %v (before the cleanup)", network, res.summary(),
+			t.Logf("cluster %s (%s): %s; cluster up in %v, all of it %v (before the cleanup)", network, family, res.summary(),
 				up.Round(time.Second), time.Since(start).Round(time.Second))
 			if mode == "ci" {
 				for _, name := range slices.Sorted(maps.Keys(res)) {
@@ -149,7 +174,7 @@ func TestConformance(t *testing.T) {
 	}
 	for _, network := range networks {
 		if res, ok := results[network]; ok {
-			compareWithReference(t, network, res, results, focused)
+			compareWithReference(t, network, res, results, famResults, focused)
 		}
 	}
 }
@@ -165,9 +190,9 @@ var referenceOf = map[clusterNetwork]clusterNetwork{
 // compareWithReference fails the test for every spec that passed on
 // network's reference (referenceOf) and did not pass on network (res):
 // the reference's results of this run, else, for the full selection, its
-// committed TSV in resultsDir. A focused run without the reference's
-// cluster compares nothing.
-func compareWithReference(t *testing.T, network clusterNetwork, res specResults, results map[clusterNetwork]specResults, focused bool) {
+// committed TSV in dir (the family's results directory). A focused run without the
+// reference's cluster compares nothing.
+func compareWithReference(t *testing.T, network clusterNetwork, res specResults, results map[clusterNetwork]specResults, dir string, focused bool) {
 	t.Helper()
 	ref, ok := referenceOf[network]
 	if !ok {
@@ -178,7 +203,7 @@ func compareWithReference(t *testing.T, network clusterNetwork, res specResults,
 		return // nothing to compare a few specs with
 	}
 	if !ok {
-		f, err := os.Open(filepath.Join(resultsDir, string(ref)+".tsv"))
+		f, err := os.Open(filepath.Join(dir, string(ref)+".tsv"))
 		if err != nil {
 			t.Logf("no %s results to compare %s with: %v", ref, network, err)
 			return

@@ -1,6 +1,7 @@
 package kubee2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -71,6 +72,15 @@ type controlPlaneOptions struct {
 	// their pod CIDRs from whoever registers them, and no controller acts
 	// on Nodes without kubelets).
 	noControllerManager bool
+	// family is the cluster's IP families (family_test.go); the zero
+	// value is dual-stack.
+	family clusterFamily
+}
+
+// family returns the control plane's IP families: those of its service
+// range, of its cluster CIDRs and of its nodes.
+func (cp *controlPlane) family() clusterFamily {
+	return cmp.Or(cp.opts.family, familyDual)
 }
 
 // startControlPlane starts etcd, kube-apiserver and
@@ -171,18 +181,22 @@ func (cp *controlPlane) startEtcd() {
 
 // startAPIServer issues the apiserver's certificates and the admin's,
 // starts kube-apiserver on the underlay's IPv4 address (its advertise
-// address: the apiserver refuses a loopback one), and waits until /readyz
-// answers ok.
+// address: the apiserver refuses a loopback one), its IPv6 address in an
+// IPv6-only cluster (the kubernetes Service's endpoint must be of the
+// service range's family), and waits until /readyz answers ok.
 func (cp *controlPlane) startAPIServer() {
 	t := cp.t
 	addr := cp.u.gw4()
+	if !cp.family().has4() {
+		addr = cp.u.gw6()
+	}
 	port := freePort(t, addr)
 	cp.server = "https://" + net.JoinHostPort(addr.String(), strconv.Itoa(port))
 	serving, err := cp.pki.issue(certSpec{
 		name: "apiserver", cn: "kube-apiserver", server: true,
 		dns: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local", "localhost"},
-		ips: []netip.Addr{addr, cp.u.gw6(), netip.MustParseAddr("127.0.0.1"),
+		ips: []netip.Addr{cp.u.gw4(), cp.u.gw6(), netip.MustParseAddr("127.0.0.1"),
 			serviceCIDR4.Addr().Next(), serviceCIDR6.Addr().Next()},
 	})
 	if err != nil {
@@ -212,7 +226,7 @@ func (cp *controlPlane) startAPIServer() {
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file", cp.saKey.Cert,
 		"--service-account-signing-key-file", cp.saKey.Key,
-		"--service-cluster-ip-range", serviceCIDR4.String()+","+serviceCIDR6.String(),
+		"--service-cluster-ip-range", joinPrefixes(cp.family().serviceCIDRs()),
 		"--authorization-mode", "Node,RBAC",
 		"--enable-admission-plugins", "NodeRestriction",
 		"--allow-privileged=true",
@@ -275,14 +289,15 @@ var controllers = []string{
 	"daemonset-controller", "namespace-controller", "garbage-collector-controller",
 }
 
-// startControllerManager starts kube-controller-manager allocating
-// dual-stack node CIDRs from clusterCIDR4 and clusterCIDR6, without
+// startControllerManager starts kube-controller-manager allocating node
+// CIDRs of the control plane's families from clusterCIDR4 and
+// clusterCIDR6 (dual-stack: one of each), without
 // leader election and without a serving port (--secure-port 0), each
 // controller with its own service account's credentials.
 func (cp *controlPlane) startControllerManager() {
 	t := cp.t
 	kubeconfig := cp.kubeconfig("controller-manager", "system:kube-controller-manager")
-	cp.controllerManager = startProc(t, "kube-controller-manager", "", nil, filepath.Join(env.kubeBin, "kube-controller-manager"),
+	args := []string{
 		"--kubeconfig", kubeconfig,
 		"--secure-port", "0",
 		"--leader-elect=false",
@@ -292,14 +307,23 @@ func (cp *controlPlane) startControllerManager() {
 		"--use-service-account-credentials=true",
 		"--controllers", strings.Join(append(slices.Clone(controllers), cp.opts.extraControllers...), ","),
 		"--allocate-node-cidrs=true",
-		"--cluster-cidr", clusterCIDR4.String()+","+clusterCIDR6.String(),
-		"--service-cluster-ip-range", serviceCIDR4.String()+","+serviceCIDR6.String(),
-		"--node-cidr-mask-size-ipv4", strconv.Itoa(nodeMask4),
-		"--node-cidr-mask-size-ipv6", strconv.Itoa(nodeMask6),
+		"--cluster-cidr", joinPrefixes(cp.family().clusterCIDRs()),
+		"--service-cluster-ip-range", joinPrefixes(cp.family().serviceCIDRs()),
+	}
+	// The controller-manager refuses a mask size of a family it has no
+	// cluster CIDR of.
+	if cp.family().has4() {
+		args = append(args, "--node-cidr-mask-size-ipv4", strconv.Itoa(nodeMask4))
+	}
+	if cp.family().has6() {
+		args = append(args, "--node-cidr-mask-size-ipv6", strconv.Itoa(nodeMask6))
+	}
+	args = append(args,
 		"--service-account-private-key-file", cp.saKey.Key,
 		"--root-ca-file", cp.pki.CA,
 		"--cluster-name", "nrke-"+cp.token,
 	)
+	cp.controllerManager = startProc(t, "kube-controller-manager", "", nil, filepath.Join(env.kubeBin, "kube-controller-manager"), args...)
 }
 
 // registerNode creates a Node object named name with the InternalIPs

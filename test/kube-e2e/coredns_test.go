@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
@@ -18,8 +19,9 @@ const corednsReadyTimeout = 2 * time.Minute
 // corednsManifest is CoreDNS as kubeadm v1.37 deploys it (its
 // ServiceAccount, RBAC, Corefile, two replicas spread over the nodes, the
 // kube-dns Service), written here rather than copied, with the Service's
-// cluster IPs fixed in both families (%[1]s, %[2]s: the kubelets'
-// clusterDNS) and the image %[3]s.
+// IP family policy %[1]s and families %[2]s, its cluster IPs fixed (%[4]s,
+// the first of %[5]s: the kubelets' clusterDNS, one per family of the
+// cluster) and the image %[3]s.
 //
 // The Corefile serves cluster.local and the reverse zones from the
 // Kubernetes API and forwards the rest to the node's resolver, which the
@@ -174,10 +176,10 @@ metadata:
 spec:
   selector:
     k8s-app: kube-dns
-  ipFamilyPolicy: RequireDualStack
-  ipFamilies: [IPv4, IPv6]
-  clusterIP: %[1]s
-  clusterIPs: [%[1]s, %[2]s]
+  ipFamilyPolicy: %[1]s
+  ipFamilies: [%[2]s]
+  clusterIP: %[4]s
+  clusterIPs: [%[5]s]
   ports:
   - {name: dns, port: 53, protocol: UDP}
   - {name: dns-tcp, port: 53, protocol: TCP}
@@ -187,14 +189,22 @@ spec:
 // deployCoreDNS applies corednsManifest, waits until both replicas are
 // ready, and then until the kube-dns Service resolves
 // kubernetes.default.svc.cluster.local to the kubernetes Service's address
-// from every node's namespace, on both of its addresses: through
-// kube-proxy's rules to the CoreDNS pods over the pod network.
+// (an A record, an AAAA one in an IPv6-only cluster) from every node's
+// namespace, on each of its addresses: through kube-proxy's rules to the
+// CoreDNS pods over the pod network.
 func (c *cluster) deployCoreDNS() {
 	t := c.t
 	t.Helper()
 	start := time.Now()
+	family := c.cp.family()
+	servers := family.kubeDNS()
+	policy, families := "SingleStack", []string{familyOf(servers[0])}
+	if len(servers) > 1 {
+		policy, families = "RequireDualStack", []string{familyOf(servers[0]), familyOf(servers[1])}
+	}
 	manifest := filepath.Join(c.cp.dir, "coredns.yaml")
-	writeFile(t, manifest, fmt.Sprintf(corednsManifest, kubeDNS4, kubeDNS6, corednsImage))
+	writeFile(t, manifest, fmt.Sprintf(corednsManifest, policy, strings.Join(families, ", "), corednsImage,
+		servers[0], strings.ReplaceAll(joinAddrs(servers), ",", ", ")))
 	c.cp.kubectl("apply", "-f", manifest)
 	waitFor(t, "CoreDNS's 2 replicas ready", corednsReadyTimeout, 250*time.Millisecond, func() (bool, string) {
 		d, err := c.cp.client.AppsV1().Deployments("kube-system").Get(t.Context(), "coredns", metav1.GetOptions{})
@@ -203,11 +213,11 @@ func (c *cluster) deployCoreDNS() {
 		}
 		return d.Status.ReadyReplicas == 2, fmt.Sprintf("%d of 2 ready", d.Status.ReadyReplicas)
 	})
-	want := serviceCIDR4.Addr().Next() // the kubernetes Service
+	want := family.kubernetesService()
 	for _, n := range c.nodes {
-		for _, server := range []netip.Addr{kubeDNS4, kubeDNS6} {
+		for _, server := range servers {
 			waitFor(t, fmt.Sprintf("kube-dns on %s answering from %s", server, n.name), corednsReadyTimeout, 250*time.Millisecond, func() (bool, string) {
-				got, err := n.lookupA(server, "kubernetes.default.svc.cluster.local.")
+				got, err := n.lookup(server, "kubernetes.default.svc.cluster.local.", want.Is6())
 				if err != nil {
 					return false, err.Error()
 				}
@@ -215,15 +225,20 @@ func (c *cluster) deployCoreDNS() {
 			})
 		}
 	}
-	t.Logf("CoreDNS answering on %s and %s from every node %v after kubectl apply", kubeDNS4, kubeDNS6, time.Since(start).Round(time.Millisecond))
+	t.Logf("CoreDNS answering on %v from every node %v after kubectl apply", servers, time.Since(start).Round(time.Millisecond))
 }
 
-// lookupA sends one DNS query for name's A records over UDP to server
-// from inside the node's namespace and returns the addresses answered.
-func (n *kubeNode) lookupA(server netip.Addr, name string) ([]netip.Addr, error) {
+// lookup sends one DNS query for name's A records (AAAA with aaaa) over
+// UDP to server from inside the node's namespace and returns the
+// addresses answered.
+func (n *kubeNode) lookup(server netip.Addr, name string, aaaa bool) ([]netip.Addr, error) {
+	qtype := dnsmessage.TypeA
+	if aaaa {
+		qtype = dnsmessage.TypeAAAA
+	}
 	q := dnsmessage.Message{
 		Header:    dnsmessage.Header{ID: 0x6e72, RecursionDesired: true},
-		Questions: []dnsmessage.Question{{Name: dnsmessage.MustNewName(name), Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET}},
+		Questions: []dnsmessage.Question{{Name: dnsmessage.MustNewName(name), Type: qtype, Class: dnsmessage.ClassINET}},
 	}
 	packed, err := q.Pack()
 	if err != nil {
@@ -257,8 +272,11 @@ func (n *kubeNode) lookupA(server netip.Addr, name string) ([]netip.Addr, error)
 	}
 	var out []netip.Addr
 	for _, a := range m.Answers {
-		if r, ok := a.Body.(*dnsmessage.AResource); ok {
+		switch r := a.Body.(type) {
+		case *dnsmessage.AResource:
 			out = append(out, netip.AddrFrom4(r.A))
+		case *dnsmessage.AAAAResource:
+			out = append(out, netip.AddrFrom16(r.AAAA))
 		}
 	}
 	return out, nil

@@ -47,7 +47,8 @@ const (
 //   - the image (kustomize's images setting, as docs/install.md sets
 //     it): the suite's registry and the tag of the image built from this
 //     checkout, which each node's containerd pulls;
-//   - cluster-cidr (ConfigMap): the controller-manager's --cluster-cidr;
+//   - cluster-cidr (ConfigMap): the controller-manager's --cluster-cidr
+//     (one family in a single-stack cluster);
 //   - unless direct is false, KUBERNETES_SERVICE_HOST/PORT: the
 //     apiserver's underlay address and port (without kube-proxy the
 //     kubernetes Service's address leads nowhere);
@@ -140,7 +141,7 @@ patches:
           - name: state
             hostPath:
               path: %[6]q%[8]s
-`, rel, env.podnetTag, clusterCIDR4.String()+","+clusterCIDR6.String(), apiserverEnv,
+`, rel, env.podnetTag, joinPrefixes(cp.family().clusterCIDRs()), apiserverEnv,
 		filepath.Join(cp.dir, "nri"), filepath.Join(cp.dir, "podnet-state"), env.registry.repository()+"/nri-podnet", netnsVolume))
 	return dir
 }

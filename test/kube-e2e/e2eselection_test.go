@@ -15,13 +15,27 @@ import (
 )
 
 // The files selecting which specs of Kubernetes' e2e suite run against the
-// cluster network (docs/dev/kube-e2e.md, "Kubernetes' own network specs"): the
-// focus and skip patterns, and the specs they select in e2e.test v1.37.2.
+// dual-stack cluster network (docs/dev/kube-e2e.md, "Kubernetes' own network
+// specs"): the focus and skip patterns, and the specs they select in
+// e2e.test v1.37.2. A single-stack family has its own three, in
+// conformance/<family>/ (selectionFiles).
 const (
 	focusFile    = "conformance/focus.txt"
 	skipFile     = "conformance/skip.txt"
 	selectedFile = "conformance/selected-specs.txt"
 )
+
+// selectionFiles returns the focus, skip and selected-specs files of a
+// cluster family: the dual-stack ones above, or the same names in
+// conformance/<family>/, the one source of that family's selection.
+func selectionFiles(f clusterFamily) (focus, skip, selected string) {
+	if f == familyDual {
+		return focusFile, skipFile, selectedFile
+	}
+	dir := filepath.Join("conformance", string(f))
+	return filepath.Join(dir, filepath.Base(focusFile)), filepath.Join(dir, filepath.Base(skipFile)),
+		filepath.Join(dir, filepath.Base(selectedFile))
+}
 
 // A specPattern is one line of focusFile or skipFile: a regular expression
 // (RE2, as ginkgo's --focus and --skip take it) matched against a spec's
@@ -99,12 +113,14 @@ func e2eRunArgs(kubeconfig, kubectl, reportDir string, nodes int, focus, skip []
 }
 
 // TestE2ESelection runs e2e.test's dry run with the arguments of a run
-// (e2eRunArgs: the selection of focusFile and skipFile) and checks that
-// e2e.test takes them, writes its JUnit report, and selects the specs of
-// selectedFile, every [Conformance] spec of SIG network among them.
-// NRINET_UPDATE_SELECTION=1 rewrites selectedFile instead. It needs
-// e2e.test: in NRINET_KUBE_BIN, or where hack/kube.sh built it (with the
-// suite enabled); without it, it skips. No cluster is needed.
+// (e2eRunArgs: the selection of each family's focus and skip files,
+// selectionFiles) and checks that e2e.test takes them, writes its JUnit
+// report, and selects the specs of the family's selected-specs file,
+// every [Conformance] spec of SIG network among them, and in a
+// single-stack family no [Feature:IPv6DualStack] spec.
+// NRINET_UPDATE_SELECTION=1 rewrites the selected-specs files instead. It
+// needs e2e.test: in NRINET_KUBE_BIN, or where hack/kube.sh built it (with
+// the suite enabled); without it, it skips. No cluster is needed.
 func TestE2ESelection(t *testing.T) {
 	bin := os.Getenv("NRINET_KUBE_BIN")
 	if bin == "" {
@@ -114,17 +130,27 @@ func TestE2ESelection(t *testing.T) {
 	if _, err := os.Stat(e2eTest); bin == "" || err != nil {
 		t.Skipf("no e2e.test in %q: hack/kube.sh builds it with the e2e suite (not with NRINET_KUBE_E2E_SUITE=0, as CI runs it), or set NRINET_KUBE_BIN to its directory", bin)
 	}
-	focus, err := loadSpecPatterns(focusFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	skip, err := loadSpecPatterns(skipFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	version, err := exec.Command(e2eTest, "--version").Output()
 	if err != nil {
 		t.Fatalf("%s --version: %v", e2eTest, err)
+	}
+	for _, family := range clusterFamilies {
+		t.Run(string(family), func(t *testing.T) {
+			checkSelection(t, e2eTest, bin, strings.TrimSpace(string(version)), family)
+		})
+	}
+}
+
+// checkSelection is TestE2ESelection for one family.
+func checkSelection(t *testing.T, e2eTest, bin, version string, family clusterFamily) {
+	focusPath, skipPath, selectedPath := selectionFiles(family)
+	focus, err := loadSpecPatterns(focusPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skip, err := loadSpecPatterns(skipPath)
+	if err != nil {
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -152,6 +178,9 @@ func TestE2ESelection(t *testing.T) {
 			}
 			continue
 		}
+		if family != familyDual && strings.Contains(s.text, "[Feature:IPv6DualStack]") {
+			t.Errorf("%s cluster: dual-stack spec selected: %s", family, s.text)
+		}
 		selected = append(selected, s.text+"\t"+s.location)
 	}
 	slices.Sort(selected)
@@ -159,21 +188,21 @@ func TestE2ESelection(t *testing.T) {
 		"# (%d of them [sig-network] [Conformance], all there are). Written by\n"+
 		"# NRINET_UPDATE_SELECTION=1 go test -run TestE2ESelection (docs/dev/kube-e2e.md).\n"+
 		"# spec<TAB>its place in Kubernetes' source\n%s\n",
-		strings.TrimSpace(string(version)), filepath.Base(focusFile), filepath.Base(skipFile),
+		version, filepath.Base(focusPath), filepath.Base(skipPath),
 		len(selected), len(specs), conformance, strings.Join(selected, "\n"))
 	if os.Getenv("NRINET_UPDATE_SELECTION") != "" {
-		if err := os.WriteFile(selectedFile, []byte(got), 0o644); err != nil {
+		if err := os.WriteFile(selectedPath, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("wrote %s: %d specs", selectedFile, len(selected))
+		t.Logf("wrote %s: %d specs", selectedPath, len(selected))
 		return
 	}
-	want, err := os.ReadFile(selectedFile)
+	want, err := os.ReadFile(selectedPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != string(want) {
-		t.Errorf("%s is not what e2e.test selects (NRINET_UPDATE_SELECTION=1 rewrites it); e2e.test selects:\n%s", selectedFile, got)
+		t.Errorf("%s is not what e2e.test selects (NRINET_UPDATE_SELECTION=1 rewrites it); e2e.test selects:\n%s", selectedPath, got)
 	}
 }
 

@@ -41,7 +41,7 @@ func testControlPlane(t *testing.T, cp *controlPlane) {
 	for _, name := range names {
 		cidrs := cp.podCIDRs(name)
 		t.Logf("Node %s: spec.podCIDRs %v", name, cidrs)
-		checkPodCIDRs(t, name, cidrs)
+		checkPodCIDRs(t, cp.family(), name, cidrs)
 		for _, c := range cidrs {
 			if other, ok := seen[c]; ok {
 				t.Errorf("Nodes %s and %s both have pod CIDR %s", other, name, c)
@@ -52,21 +52,23 @@ func testControlPlane(t *testing.T, cp *controlPlane) {
 	t.Logf("pod CIDRs of both Nodes allocated in %v", time.Since(start).Round(time.Millisecond))
 }
 
-// checkPodCIDRs checks that a Node's pod CIDRs are one IPv4 /nodeMask4
-// within clusterCIDR4 and one IPv6 /nodeMask6 within clusterCIDR6, in
-// that order (the order of --cluster-cidr).
-func checkPodCIDRs(t testing.TB, node string, cidrs []netip.Prefix) {
+// checkPodCIDRs checks that a Node's pod CIDRs are, for each family of
+// family, one /nodeMask4 within clusterCIDR4 and one /nodeMask6 within
+// clusterCIDR6, IPv4 first (the order of --cluster-cidr).
+func checkPodCIDRs(t testing.TB, family clusterFamily, node string, cidrs []netip.Prefix) {
 	t.Helper()
-	if len(cidrs) != 2 {
-		t.Fatalf("Node %s: spec.podCIDRs %v, want one of each family", node, cidrs)
+	clusters := family.clusterCIDRs()
+	if len(cidrs) != len(clusters) {
+		t.Fatalf("Node %s: spec.podCIDRs %v, want one of each family of %s", node, cidrs, family)
 	}
-	for i, want := range []struct {
-		cluster netip.Prefix
-		bits    int
-	}{{clusterCIDR4, nodeMask4}, {clusterCIDR6, nodeMask6}} {
+	for i, cluster := range clusters {
+		bits := nodeMask4
+		if cluster.Addr().Is6() {
+			bits = nodeMask6
+		}
 		c := cidrs[i]
-		if c.Bits() != want.bits || !want.cluster.Contains(c.Addr()) || c.Masked() != c {
-			t.Errorf("Node %s: pod CIDR %d is %s, want a /%d of %s", node, i, c, want.bits, want.cluster)
+		if c.Bits() != bits || !cluster.Contains(c.Addr()) || c.Masked() != c {
+			t.Errorf("Node %s: pod CIDR %d is %s, want a /%d of %s", node, i, c, bits, cluster)
 		}
 	}
 }

@@ -294,7 +294,7 @@ func launchKubeNode(t testing.TB, cp *controlPlane, suffix string, opts kubeNode
 	n.kubeletStarted = time.Now()
 	n.startKubelet()
 	n.podCIDRs = cp.podCIDRs(n.name)
-	checkPodCIDRs(t, n.name, n.podCIDRs)
+	checkPodCIDRs(t, cp.family(), n.name, n.podCIDRs)
 	t.Logf("kubelet registered Node %s, pod CIDRs %v, in %v", n.name, n.podCIDRs, time.Since(n.kubeletStarted).Round(time.Millisecond))
 	if opts.kubeProxy {
 		n.startKubeProxy()
@@ -579,7 +579,7 @@ evictionHard:
 			"--kubeconfig", kubeconfig,
 			"--root-dir", n.kubeletRoot,
 			"--hostname-override", n.name,
-			"--node-ip", n.addr4.String()+","+n.addr6.String(),
+			"--node-ip", joinAddrs(n.cp.family().hostAddrs(n.host)),
 		)
 	}
 	n.runKubelet()

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,7 +47,7 @@ func (n *kubeNode) startKubeProxy() {
 	// that. Here, a route of the service ranges to the uplink: the node
 	// has no default route, so that nothing of it leaves the test's
 	// networks.
-	for _, c := range []netip.Prefix{serviceCIDR4, serviceCIDR6} {
+	for _, c := range n.cp.family().serviceCIDRs() {
 		run(t, "ip", "-n", n.netns, ipFamily(c.Addr()), "route", "add", c.String(), "dev", "eth0")
 	}
 	kubeconfig := n.cp.kubeconfig("kube-proxy-"+n.name, "system:kube-proxy")
@@ -57,7 +56,7 @@ func (n *kubeNode) startKubeProxy() {
 		"--kubeconfig", kubeconfig,
 		"--proxy-mode", "nftables",
 		"--hostname-override", n.name,
-		"--cluster-cidr", clusterCIDR4.String()+","+clusterCIDR6.String(),
+		"--cluster-cidr", joinPrefixes(n.cp.family().clusterCIDRs()),
 		"--conntrack-max-per-core", "0",
 		"--conntrack-tcp-timeout-established", "0",
 		"--conntrack-tcp-timeout-close-wait", "0",

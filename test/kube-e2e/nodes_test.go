@@ -109,7 +109,7 @@ func startNodeWith(t testing.TB, cp *controlPlane, suffix string, opts nodeOptio
 	} else {
 		cp.registerNode(name, n.addr4, n.addr6)
 		n.podCIDRs = cp.podCIDRs(name)
-		checkPodCIDRs(t, name, n.podCIDRs)
+		checkPodCIDRs(t, cp.family(), name, n.podCIDRs)
 	}
 
 	// After the processes stopped (cleanups run last first): every pod
