@@ -154,6 +154,9 @@ func (n *kubeNode) adjustContainerdConfig(conf string) string {
 // its own (checkCNIResultsGone).
 func (n *kubeNode) cniNetName() string { return n.name + "-cni" }
 
+// cniBridge is the bridge of the node's CNI conflist (writeCNIConfig).
+func (n *kubeNode) cniBridge() string { return "nrkc" + n.cp.token }
+
 // writeCNIConfig writes the bridge conflist of a node with the cni option:
 // test/containerd-e2e's (bridge + host-local, no masquerading) with one
 // range and one default route per pod CIDR of the Node, with host-local's state under the node's
@@ -171,7 +174,7 @@ func (n *kubeNode) writeCNIConfig() {
 		routes = append(routes, map[string]any{"dst": dst})
 	}
 	bridge := map[string]any{
-		"type": "bridge", "bridge": "nrkc" + n.cp.token, "isGateway": true, "ipMasq": false,
+		"type": "bridge", "bridge": n.cniBridge(), "isGateway": true, "ipMasq": false,
 		"ipam": map[string]any{
 			"type":    "host-local",
 			"dataDir": filepath.Join(n.dir, "cni-ipam"),

@@ -148,6 +148,19 @@ func (c *cluster) routeHostToPods() {
 	}
 }
 
+// baselineBridge makes the node's CNI bridge, if it is not there, with
+// DAD off, and up (baselineRoutes).
+func (n *kubeNode) baselineBridge() {
+	t := n.t
+	t.Helper()
+	br := n.cniBridge()
+	if exec.Command("ip", "-n", n.netns, "link", "show", br).Run() != nil {
+		run(t, "ip", "-n", n.netns, "link", "add", br, "type", "bridge")
+	}
+	run(t, "ip", "netns", "exec", n.netns, "sh", "-c", "echo 0 > /proc/sys/net/ipv6/conf/"+br+"/accept_dad")
+	run(t, "ip", "-n", n.netns, "link", "set", br, "up")
+}
+
 // baselineTable is the nftables table (family inet) in which a baseline
 // node masquerades its pods' traffic leaving the cluster CIDRs.
 const baselineTable = "nrke-baseline"
@@ -159,9 +172,18 @@ const baselineTable = "nrke-baseline"
 // CIDRs) to addresses outside the cluster CIDRs
 // (the apiserver, behind the kubernetes Service), in the nftables table
 // baselineTable of the node's namespace. Both go with the namespace.
+//
+// It also makes the CNI bridge (writeCNIConfig's), up, with IPv6
+// duplicate address detection off, before the node's first pod, as such
+// a daemon readies its bridge: the bridge plugin would make it with the
+// first pod, its addresses tentative for a second (DAD), and the node
+// could not resolve its pods' IPv6 neighbours meanwhile, so the first
+// pod, Ready through IPv4, would not be reached over IPv6 (TestMigration
+// saw a request fail just after each move back to the baseline).
 func (n *kubeNode) baselineRoutes(nodes []*kubeNode) {
 	t := n.t
 	t.Helper()
+	n.baselineBridge()
 	for _, o := range nodes {
 		if o == n {
 			continue
