@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -54,8 +53,8 @@ func TestRunPodSandbox_DiskFull(t *testing.T) {
 	if got := e.list(nil); len(got) != 0 {
 		t.Errorf("ListPodSandbox = %v after a failed RunPodSandbox", got)
 	}
-	if after := sandboxNamespaces(); !slices.Equal(after, before) {
-		t.Errorf("network namespaces leaked: %v, before %v", after, before)
+	if leaked := newNamespaces(before); len(leaked) != 0 {
+		t.Errorf("network namespaces leaked: %v", leaked)
 	}
 
 	if err := os.Remove(filler); err != nil {

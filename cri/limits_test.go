@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,8 +85,8 @@ func TestRunPodSandbox_SizeLimit(t *testing.T) {
 			if got := e.list(nil); len(got) != 0 {
 				t.Errorf("ListPodSandbox = %v after a refused pod", got)
 			}
-			if after := sandboxNamespaces(); !slices.Equal(after, before) {
-				t.Errorf("network namespaces: %v, before %v", after, before)
+			if leaked := newNamespaces(before); len(leaked) != 0 {
+				t.Errorf("network namespaces leaked: %v", leaked)
 			}
 			if n := e.metric("nrinet_nrinetd_nri_hook_duration_seconds", map[string]string{"event": "RunPodSandbox"}); n != hooks {
 				t.Errorf("the NRI RunPodSandbox hook ran for a refused pod")
