@@ -3,6 +3,12 @@
 # operators: see "Build, install, release" below and docs/install.md.
 GO ?= go
 
+# Every version of outside software nrinet builds and tests against, in one
+# place (internal/pins/versions.env, also sourced by hack/*.sh and read by
+# Go code through internal/pins): KUBERNETES_VERSION, CONTAINERD_VERSION,
+# CRIO_VERSION, CRI_TOOLS_VERSION, CNI_PLUGINS_VERSION, ...
+include $(dir $(firstword $(MAKEFILE_LIST)))internal/pins/versions.env
+
 .PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-migration e2e-adversarial bench-kube bench-density bench-netpol-scale conformance-prepare conformance conformance-ci conformance-all conformance-mixed
 
 ## [test] the tests CI runs (make test): deps, lint, unit, interop, compat, deploy-test
@@ -15,7 +21,7 @@ test: deps lint unit interop compat deploy-test
 .PHONY: help
 ## [dev] this list
 help:
-	@awk -f $(dir $(firstword $(MAKEFILE_LIST)))hack/make-help.awk $(firstword $(MAKEFILE_LIST))
+	@awk -f $(dir $(firstword $(MAKEFILE_LIST)))hack/make-help.awk $(dir $(firstword $(MAKEFILE_LIST)))internal/pins/versions.env $(firstword $(MAKEFILE_LIST))
 
 # What the tests need on the machine besides Go (internal/hostdeps, the one
 # list make demo and .ci/run share): anything missing is installed with
@@ -94,7 +100,7 @@ helm-test: deps
 # over rules_test.yaml (every alert fires on its condition and stays
 # silent otherwise). promtool v3.16.0 is built once from the Go module
 # proxy by hack/promtool.sh into
-# $(NRINET_PROMTOOL_CACHE)/promtool-v0.316.0-nosd (default /var/cache/nrinet);
+# $(NRINET_PROMTOOL_CACHE)/promtool-$(PROMETHEUS_MODULE_VERSION)-nosd (default /var/cache/nrinet);
 # a cold build is minutes, so this is not part of make test (CI runs it
 # after). The dashboard and the PrometheusRule are checked in make test
 # (deploy, TestMonitoring_*).
@@ -105,7 +111,7 @@ alerts-test:
 		"$$NRINET_PROMTOOL" check rules rules.yaml && "$$NRINET_PROMTOOL" test rules rules_test.yaml
 
 # nrinet's version, stamped into every binary that make build, install,
-# release and image produce (and containerd's, as v2.4.2+nrinet.<it
+# release and image produce (and containerd's, as $(CONTAINERD_VERSION)+nrinet.<it
 # without the v>): hack/version.sh, i.e. git describe --tags of the last
 # v* tag (v0.0.0-<commits>-g<hash> before the first), -dirty with changes.
 # A release is an annotated tag: git tag -a vX.Y.Z (docs/install.md).
@@ -223,15 +229,15 @@ install: build
 	$(call install_text,contrib/10-podnet.conf,$(DESTDIR)$(DATADIR)/nrinet/10-podnet.conf)
 	$(INSTALL) -D -m 0644 LICENSE $(DESTDIR)$(DOCDIR)/nrinet/LICENSE
 
-# containerd v2.4.2 on nrinet (containerd, containerd-shim-runc-v2, ctr:
+# containerd $(CONTAINERD_VERSION) on nrinet (containerd, containerd-shim-runc-v2, ctr:
 # static, built by hack/containerd.sh in RELEASE_CACHE, reporting
-# v2.4.2+nrinet.<VERSION without v>), containerd.service (not enabled), the
+# $(CONTAINERD_VERSION)+nrinet.<VERSION without v>), containerd.service (not enabled), the
 # drop-in nrinet-network-mode.toml (network mode nri, podnet required) in
 # DATADIR/nrinet and, with INSTALL_CONFIG=1, SYSCONFDIR/containerd/conf.d,
 # the stock config.toml that imports conf.d (DATADIR/nrinet/containerd-config.toml,
 # and as SYSCONFDIR/containerd/config.toml when there is none and
 # INSTALL_CONFIG=1), and containerd's LICENSE and NOTICE.
-## [build] containerd v2.4.2 on nrinet, its systemd unit and the network mode nri drop-in
+## [build] containerd $(CONTAINERD_VERSION) on nrinet, its systemd unit and the network mode nri drop-in
 install-containerd:
 	@set -e; built=$$(NRINET_CONTAINERD_CACHE='$(RELEASE_CACHE)' NRINET_CONTAINERD_NRI=compat \
 		NRINET_CONTAINERD_GOARCH=$(GOARCH) NRINET_CONTAINERD_STATIC=1 \
@@ -254,7 +260,7 @@ ifeq ($(INSTALL_CONFIG),1)
 	fi
 endif
 
-# CRI-O v1.36.3 on nrinet (crio and pinns: static, built by hack/crio.sh
+# CRI-O $(CRIO_VERSION) on nrinet (crio and pinns: static, built by hack/crio.sh
 # in RELEASE_CACHE; crio without cgo, pinns with the C compiler for
 # GOARCH, Debian's gcc-aarch64-linux-gnu for arm64; `crio version` says
 # GitCommit nri-<key>+nrinet.<VERSION without v>), crio.service (not
@@ -262,7 +268,7 @@ endif
 # required, NRI on) in DATADIR/nrinet and, with INSTALL_CONFIG=1,
 # SYSCONFDIR/crio/crio.conf.d, and CRI-O's LICENSE. conmon, crun and
 # /etc/containers/policy.json come from the distribution (docs/install.md).
-## [build] CRI-O v1.36.3 on nrinet, its systemd unit and the network mode nri drop-in
+## [build] CRI-O $(CRIO_VERSION) on nrinet, its systemd unit and the network mode nri drop-in
 install-crio:
 	@set -e; built=$$(NRINET_CRIO_CACHE='$(RELEASE_CACHE)' NRINET_CRIO_GOARCH=$(GOARCH) NRINET_CRIO_STATIC=1 \
 		NRINET_CRIO_NRINET_VERSION='$(VERSION)' GO='$(GO)' hack/crio.sh); \
@@ -331,8 +337,8 @@ release-test:
 generate:
 	$(GO) generate ./api
 
-# nrinet against containerd/nri v0.12.5; results in test/interop/bench-results.
-## [bench] nrinet against containerd/nri v0.12.5 (test/interop/bench.sh)
+# nrinet against containerd/nri $(NRI_VERSION); results in test/interop/bench-results.
+## [bench] nrinet against containerd/nri $(NRI_VERSION) (test/interop/bench.sh)
 bench:
 	cd test/interop && ./bench.sh
 
@@ -367,21 +373,21 @@ fuzz:
 demo:
 	$(GO) run ./cmd/nrinet-demo
 
-# containerd/nri v0.12.5's own adaptation tests, run against
+# containerd/nri $(NRI_VERSION)'s own adaptation tests, run against
 # compat/nri/pkg/adaptation (hack/upstream-suite.sh; expected failures in
 # hack/upstream-suite.expected, explained in docs/compat.md).
-## [test] containerd/nri v0.12.5's own adaptation tests against compat/nri
+## [test] containerd/nri $(NRI_VERSION)'s own adaptation tests against compat/nri
 upstream-suite:
 	hack/upstream-suite.sh
 
-# containerd v2.4.2 from the Go module proxy, built against the
+# containerd $(CONTAINERD_VERSION) from the Go module proxy, built against the
 # github.com/containerd/nri that NRINET_CONTAINERD_NRI selects (upstream or
 # compat; hack/containerd.sh has the default) into
-# $(NRINET_CONTAINERD_CACHE)/containerd-v2.4.2-<key>/bin; a no-op when built.
+# $(NRINET_CONTAINERD_CACHE)/containerd-$(CONTAINERD_VERSION)-<key>/bin; a no-op when built.
 # containerd-test runs containerd's unit tests of the packages that use NRI
 # in that tree and compares them with stock containerd's baseline
 # (test/containerd, docs/dev/containerd-suites.md).
-## [build] containerd v2.4.2 on nrinet (NRINET_CONTAINERD_NRI=upstream: stock) into NRINET_CONTAINERD_CACHE
+## [build] containerd $(CONTAINERD_VERSION) on nrinet (NRINET_CONTAINERD_NRI=upstream: stock) into NRINET_CONTAINERD_CACHE
 containerd:
 	GO=$(GO) hack/containerd.sh
 
@@ -390,15 +396,15 @@ containerd-test:
 	GO=$(GO) NRINET_CONTAINERD_TEST=1 $(GO) test -count=1 -v -timeout 45m -run '^TestContainerdNRIPackages$$' ./test/containerd
 	eval "$$(GO=$(GO) hack/containerd.sh)" && NRINET_CONTAINERD_BIN="$$NRINET_CONTAINERD_BIN" $(GO) test -count=1 -v -run '^TestContainerdImport$$' ./hack/image
 
-# CRI-O v1.36.3 from the Go module proxy, as make containerd: built
+# CRI-O $(CRIO_VERSION) from the Go module proxy, as make containerd: built
 # against the github.com/containerd/nri that NRINET_CRIO_NRI selects
 # (upstream or compat, the default) into
-# $(NRINET_CONTAINERD_CACHE)/crio-v1.36.3-<key>/bin (crio and pinns); a
+# $(NRINET_CONTAINERD_CACHE)/crio-$(CRIO_VERSION)-<key>/bin (crio and pinns); a
 # no-op when built. crio-test runs CRI-O's unit tests of the packages that
 # use NRI on CRI-O on nrinet (NRINET_CRIO_NRI=upstream: on stock CRI-O) and
 # compares them with stock CRI-O's baseline, recorded with
 # `go test ./test/crio -update` on stock (test/crio, docs/dev/crio-suites.md).
-## [build] CRI-O v1.36.3, stock and on nrinet, into NRINET_CONTAINERD_CACHE
+## [build] CRI-O $(CRIO_VERSION), stock and on nrinet, into NRINET_CONTAINERD_CACHE
 crio:
 	GO=$(GO) NRINET_CRIO_NRI=upstream hack/crio.sh >/dev/null
 	GO=$(GO) hack/crio.sh
@@ -408,7 +414,7 @@ crio-test:
 	GO=$(GO) NRINET_CRIO_TEST=1 $(GO) test -count=1 -v -timeout 45m -run '^TestCrioNRIPackages$$' ./test/crio
 
 # containerd's own NRI integration tests (integration/nri_test.go and
-# nri_linux_test.go of containerd v2.4.2, NRI plugins on upstream's stub in
+# nri_linux_test.go of containerd $(CONTAINERD_VERSION), NRI plugins on upstream's stub in
 # the test process), run as containerd's CI runs them: its test binary
 # (go test -c ./integration, cached beside each build) against a live
 # containerd kept alive across the tests' restarts. Three runtimes: stock
@@ -448,7 +454,7 @@ e2e-crio:
 	NRINET_CRIO_NRI=compat GO=$(GO) hack/crio.sh >/dev/null
 	cd test/crio-e2e && NRINET_CRIO_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '$(E2E_RUN)' .
 
-# critest v1.37.0 against stock CRI-O and CRI-O on nrinet in network_mode
+# critest $(CRI_TOOLS_VERSION) against stock CRI-O and CRI-O on nrinet in network_mode
 # cni and nri (nri-podnet), its NRI specs unless CRITEST_FOCUS says other
 # (test/crio-e2e, docs/dev/crio-suites.md, "critest").
 ## [cluster] critest against stock CRI-O and CRI-O on nrinet (CRITEST_FOCUS, CRITEST_OUT)
@@ -457,8 +463,8 @@ critest-crio:
 	NRINET_CRIO_NRI=compat GO=$(GO) hack/crio.sh >/dev/null
 	cd test/crio-e2e && NRINET_CRIO_E2E=1 NRINET_CRITEST=1 NRINET_CRITEST_FOCUS='$(CRITEST_FOCUS)' NRINET_CRITEST_OUT='$(CRITEST_OUT)/crio' $(GO) test -count=1 -v -timeout 60m -run '^TestCritest$$' .
 
-# critest v1.37.0 (cri-tools' CRI validation suite, built with go test -c
-# into $TMPDIR/nrinet-critest-v1.37.0) against stock containerd and
+# critest $(CRI_TOOLS_VERSION) (cri-tools' CRI validation suite, built with go test -c
+# into $TMPDIR/nrinet-critest-$(CRI_TOOLS_VERSION)) against stock containerd and
 # containerd on nrinet (CNI mode with portmap, and network mode nri with
 # nri-podnet), each with a registry on 127.0.0.1 that serves critest's
 # busybox image as registry.k8s.io's and a busybox httpd as its web server
@@ -491,17 +497,17 @@ bench-containerd:
 	cd test/containerd-e2e && NRINET_CONTAINERD_E2E=1 $(GO) test -run '^$$' -bench RunPodSandbox -benchtime $(BENCH_PODS)x -count $(BENCH_COUNT) -timeout 30m . > $(BENCH_OUT)/runp.txt
 	cd test/containerd-e2e && $(GO) tool benchstat $(BENCH_OUT)/runp.txt | tee $(BENCH_OUT)/benchstat.txt
 
-# etcd v3.7.0, Kubernetes v1.37.2 (kube-apiserver, kube-controller-manager,
+# etcd $(ETCD_VERSION), Kubernetes $(KUBERNETES_VERSION) (kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubelet, kubectl, kube-proxy), Kubernetes' e2e suite
-# (e2e.test, agnhost, the ginkgo CLI it requires) and CoreDNS v1.14.6, all
+# (e2e.test, agnhost, the ginkgo CLI it requires) and CoreDNS $(COREDNS_VERSION), all
 # from the Go module proxy, built into
-# $(NRINET_KUBE_CACHE)/kubernetes-v1.37.2-<key>/bin (default cache
+# $(NRINET_KUBE_CACHE)/kubernetes-$(KUBERNETES_VERSION)-<key>/bin (default cache
 # /var/cache/nrinet); a no-op when built. A cold build took 49 minutes here
 # on 2 cores under heavy load from other work (23 minutes of CPU): etcd a
 # tenth of it, the Kubernetes binaries half, e2e.test and CoreDNS a third
 # (docs/dev/kube-e2e.md has each step's time). NRINET_KUBE_E2E_SUITE=0 leaves
 # out e2e.test and CoreDNS, which only the conformance targets need (CI).
-## [build] etcd, Kubernetes v1.37.2, its e2e suite and CoreDNS into NRINET_KUBE_CACHE
+## [build] etcd, Kubernetes $(KUBERNETES_VERSION), its e2e suite and CoreDNS into NRINET_KUBE_CACHE
 kube:
 	GO=$(GO) hack/kube.sh
 
@@ -611,7 +617,7 @@ bench-density:
 	sed -E 's/^(Benchmark[^ \t]*)#[0-9]+/\1/' $(BENCH_DENSITY_OUT)/deployment100.raw.txt > $(BENCH_DENSITY_OUT)/deployment100.txt
 	cd test/kube-e2e && $(GO) tool benchstat -col /network $(BENCH_DENSITY_OUT)/deployment100.txt | tee $(BENCH_DENSITY_OUT)/benchstat.txt
 
-# Kubernetes' e2e network specs (e2e.test of v1.37.2) against a conformance
+# Kubernetes' e2e network specs (e2e.test of $(KUBERNETES_VERSION)) against a conformance
 # cluster (test/kube-e2e TestConformance, docs/results/conformance.md): a control
 # plane, two real nodes with kube-proxy (nftables mode) and CoreDNS, first
 # with the baseline network (stock containerd, CNI bridge + host-local +
@@ -646,7 +652,7 @@ conformance: conformance-prepare
 conformance-ci: conformance-prepare
 	eval "$$(GO=$(GO) hack/cni-plugins.sh)" && export NRINET_CNI_BIN && cd test/kube-e2e && $(CONFORMANCE_ENV) NRINET_CONFORMANCE=ci $(GO) test -count=1 -v -timeout 1h -run '^TestConformance$$' .
 
-# Every [Conformance] spec of e2e.test v1.37.2, all SIGs (test/kube-e2e
+# Every [Conformance] spec of e2e.test $(KUBERNETES_VERSION), all SIGs (test/kube-e2e
 # TestConformanceAll, docs/results/conformance.md): the clusters of make
 # conformance, baseline then nrinet, with the selection of
 # test/kube-e2e/conformance/all/ (every [Conformance] spec but those its

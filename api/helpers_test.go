@@ -316,7 +316,7 @@ func upstreamAPI(t *testing.T) string {
 	if err != nil {
 		return ""
 	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "github.com/containerd/nri@v0.12.5/pkg/api")
+	dir := filepath.Join(strings.TrimSpace(string(out)), "github.com/containerd/nri@"+api.Version+"/pkg/api")
 	if _, err := os.Stat(filepath.Join(dir, "owners_generated.go")); err != nil {
 		return ""
 	}
@@ -386,7 +386,7 @@ func typeList(t *testing.T, fset *token.FileSet, fl *ast.FieldList) string {
 func TestUpstreamHelperSurface(t *testing.T) {
 	dir := upstreamAPI(t)
 	if dir == "" {
-		t.Skip("containerd/nri v0.12.5 is not in the module cache")
+		t.Skipf("containerd/nri %s is not in the module cache", api.Version)
 	}
 	mirrored := map[string]bool{
 		"owners.go": true, "owners_generated.go": true, "validate.go": true,
@@ -400,7 +400,7 @@ func TestUpstreamHelperSurface(t *testing.T) {
 		owners := recv == "OwningPlugins" || recv == "FieldOwners"
 		switch {
 		case name == "LinuxResources.ToOCI":
-			return "" // oci.go: CRI-O v1.36.3 calls it
+			return "" // oci.go: CRI-O calls it
 		case strings.Contains(sig, "rspec."):
 			return "needs the OCI runtime-spec, and no supported runtime calls it"
 		case owners && (strings.HasPrefix(method, "Claim") || strings.HasPrefix(method, "Clear") ||

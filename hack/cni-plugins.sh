@@ -14,7 +14,9 @@
 set -euo pipefail
 
 main() {
-	local version=v1.10.0
+	# shellcheck source=../internal/pins/versions.env
+	. "$(dirname "${BASH_SOURCE[0]}")/../internal/pins/versions.env"
+	local version=$CNI_PLUGINS_VERSION
 	local dir=${NRINET_CNI_BIN:-${TMPDIR:-/tmp}/nrinet-cni-plugins-$version}
 	local GO=${GO:-go} p
 	mkdir -p "$dir"

@@ -27,8 +27,8 @@
 #                              Default: <this checkout>/compat/nri.
 #   NRINET_CONTAINERD_CACHE    where the cache directories go. Default: /var/cache/nrinet. CI keeps
 #                              it fixed so that it can be cached between runs.
-#   NRINET_CONTAINERD_VERSION  containerd's version. Default: v2.4.2 (the one test/containerd's
-#                              baseline was recorded with).
+#   NRINET_CONTAINERD_VERSION  containerd's version. Default: CONTAINERD_VERSION of
+#                              internal/pins/versions.env (test/containerd's baseline's).
 #   NRINET_CONTAINERD_GOARCH   the architecture to build for (linux/<arch>). Default: go env GOARCH.
 #   NRINET_CONTAINERD_STATIC   1: build every binary static, without cgo, stripped, as make release
 #                              does (below). Default: 0, containerd's usual build: containerd and
@@ -36,7 +36,7 @@
 #   NRINET_CONTAINERD_NRINET_VERSION
 #                              nrinet's version (hack/version.sh). When set, containerd reports
 #                              <containerd version>+nrinet.<it without the v>, e.g.
-#                              v2.4.2+nrinet.0.1.0 (semver build metadata: it orders as v2.4.2).
+#                              <version>+nrinet.0.1.0 (semver build metadata: it orders as <version>).
 #                              Default: unset; containerd reports its own version.
 #   GO                         the go command. Default: go.
 #
@@ -74,7 +74,9 @@ set -euo pipefail
 nri_mode=${NRINET_CONTAINERD_NRI:-compat}
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-version=${NRINET_CONTAINERD_VERSION:-v2.4.2}
+# shellcheck source=../internal/pins/versions.env
+. "$repo/internal/pins/versions.env"
+version=${NRINET_CONTAINERD_VERSION:-$CONTAINERD_VERSION}
 static=${NRINET_CONTAINERD_STATIC:-0}
 nrinet_version=${NRINET_CONTAINERD_NRINET_VERSION:-}
 cache_root=${NRINET_CONTAINERD_CACHE:-/var/cache/nrinet}

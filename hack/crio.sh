@@ -24,8 +24,8 @@
 #                        Default: compat.
 #   NRINET_CRIO_CACHE    where the cache directories go. Default: NRINET_CONTAINERD_CACHE, else
 #                        /var/cache/nrinet (CI keeps it between runs).
-#   NRINET_CRIO_VERSION  CRI-O's version. Default: v1.36.3 (the one test/crio's baseline was
-#                        recorded with).
+#   NRINET_CRIO_VERSION  CRI-O's version. Default: CRIO_VERSION of
+#                        internal/pins/versions.env (test/crio's baseline's).
 #   NRINET_CRIO_STATIC   1: build crio static, without cgo, stripped, for NRINET_CRIO_GOARCH, as
 #                        make release and make install-crio do (below). Default: 0, the build
 #                        the tests use.
@@ -34,7 +34,7 @@
 #   NRINET_CRIO_NRINET_VERSION
 #                        nrinet's version (hack/version.sh). When set, crio's git commit
 #                        (`crio version`: GitCommit) is nri-<key>+nrinet.<it without the v>;
-#                        CRI-O's own version is a constant and stays v1.36.3's.
+#                        CRI-O's own version is a constant and stays that of its release.
 #   CC                   the C compiler for pinns. Default: gcc for this machine's architecture,
 #                        <triplet>-gcc for another (Debian: gcc-aarch64-linux-gnu for arm64).
 #   GO                   the go command. Default: go.
@@ -72,7 +72,9 @@ set -euo pipefail
 
 nri_mode=${NRINET_CRIO_NRI:-compat}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-version=${NRINET_CRIO_VERSION:-v1.36.3}
+# shellcheck source=../internal/pins/versions.env
+. "$repo/internal/pins/versions.env"
+version=${NRINET_CRIO_VERSION:-$CRIO_VERSION}
 static=${NRINET_CRIO_STATIC:-0}
 nrinet_version=${NRINET_CRIO_NRINET_VERSION:-}
 cache_root=${NRINET_CRIO_CACHE:-${NRINET_CONTAINERD_CACHE:-/var/cache/nrinet}}

@@ -38,9 +38,10 @@
 # Environment:
 #   NRINET_KUBE_CACHE    where the cache directories go. Default: /var/cache/nrinet. CI keeps it
 #                        fixed so that it can be kept between runs.
-#   NRINET_KUBE_VERSION  the Kubernetes version. Default: v1.37.2.
-#   NRINET_ETCD_VERSION  the etcd version. Default: v3.7.0.
-#   NRINET_COREDNS_VERSION  the CoreDNS version. Default: v1.14.6 (kubeadm v1.37's).
+#   NRINET_KUBE_VERSION  the Kubernetes version. Default: KUBERNETES_VERSION of
+#                        internal/pins/versions.env, where every pinned version is.
+#   NRINET_ETCD_VERSION  the etcd version. Default: its ETCD_VERSION.
+#   NRINET_COREDNS_VERSION  the CoreDNS version. Default: its COREDNS_VERSION (kubeadm's).
 #   NRINET_KUBE_E2E_SUITE  1 (the default): build e2e.test and CoreDNS too; 0: the cluster's
 #                        binaries only (etcd to ginkgo above), a third less CPU cold. CI
 #                        (.ci/run) sets 0: it runs no conformance target.
@@ -73,9 +74,11 @@ set -euo pipefail
 main() {
 	local repo version etcd_version coredns_version cache_root GO
 	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-	version=${NRINET_KUBE_VERSION:-v1.37.2}
-	etcd_version=${NRINET_ETCD_VERSION:-v3.7.0}
-	coredns_version=${NRINET_COREDNS_VERSION:-v1.14.6}
+	# shellcheck source=../internal/pins/versions.env
+	. "$repo/internal/pins/versions.env"
+	version=${NRINET_KUBE_VERSION:-$KUBERNETES_VERSION}
+	etcd_version=${NRINET_ETCD_VERSION:-$ETCD_VERSION}
+	coredns_version=${NRINET_COREDNS_VERSION:-$COREDNS_VERSION}
 	cache_root=${NRINET_KUBE_CACHE:-/var/cache/nrinet}
 	GO=${GO:-go}
 

@@ -10,6 +10,12 @@
 # names no group below, is an error (exit status 1), so that the list
 # cannot drift from the Makefile. internal/makehelp checks that every
 # target is in it.
+#
+# A versions file (internal/pins/versions.env) given before the Makefile
+# is read first, and "$(KEY)" in a text is its KEY's version there (any
+# other "$(...)" is left as written):
+#
+#   awk -f hack/make-help.awk internal/pins/versions.env Makefile
 BEGIN {
 	ngroups = split("build test cluster bench release dev helper", order, " ")
 	title["build"] = "Build and install"
@@ -26,6 +32,15 @@ BEGIN {
 function fail(msg) {
 	printf "make help: %s line %d: %s\n", FILENAME, FNR, msg > "/dev/stderr"
 	failed = 1
+}
+
+FILENAME ~ /versions\.env$/ {
+	if ($0 ~ /^[A-Z0-9_]+=/) {
+		key = $0
+		sub(/=.*/, "", key)
+		version[key] = substr($0, length(key) + 2)
+	}
+	next
 }
 
 pending {
@@ -57,6 +72,9 @@ pending {
 	}
 	text = $0
 	sub(/^## \[[a-z]+\] /, "", text)
+	for (key in version) {
+		gsub("\\$\\(" key "\\)", version[key], text)
+	}
 	pending = 1
 }
 

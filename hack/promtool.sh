@@ -19,7 +19,9 @@
 set -euo pipefail
 
 main() {
-	local module=v0.316.0
+	# shellcheck source=../internal/pins/versions.env
+	. "$(dirname "${BASH_SOURCE[0]}")/../internal/pins/versions.env"
+	local module=$PROMETHEUS_MODULE_VERSION
 	# v0.316.0 -> 3.16.0, what promtool --version says.
 	local release minor patch
 	minor=${module#v0.3}

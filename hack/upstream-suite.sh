@@ -19,7 +19,9 @@ cd "$(dirname "$0")/.."
 root=$PWD
 # compat/nri is a module outside go.work (docs/dev/modules.md).
 export GOWORK=off
-version=v0.12.5
+# shellcheck source=../internal/pins/versions.env
+. internal/pins/versions.env
+version=$NRI_VERSION
 dir=$(go mod download -json "github.com/containerd/nri@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 [ -d "$dir" ] || { echo "upstream-suite: cannot find github.com/containerd/nri@$version in the module cache" >&2; exit 1; }
 pkg=$root/compat/nri/pkg/adaptation

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # hack/version.sh: print nrinet's version, the one make build, make install,
 # make release and make image stamp into the binaries (internal/version, and
-# containerd's version package as v2.4.2+nrinet.<this without the v>).
+# containerd's version package as <its version>+nrinet.<this without the v>).
 #
 #   v1.2.3                     HEAD is the tag v1.2.3 (a release: git tag -a v1.2.3)
 #   v1.2.3-4-g0123456789ab     4 commits after v1.2.3, at commit 0123456789ab

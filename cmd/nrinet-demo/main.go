@@ -36,12 +36,10 @@ import (
 	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/internal/gobin"
 	"github.com/nrinet/nrinet/internal/hostdeps"
+	"github.com/nrinet/nrinet/internal/pins"
 	"github.com/nrinet/nrinet/internal/sdnotify"
 	"github.com/nrinet/nrinet/internal/version"
 )
-
-// crictlVersion is the cri-tools release the demo installs.
-const crictlVersion = "v1.37.0"
 
 // Demo network: an RFC 2544 benchmarking range, never routed.
 const (
@@ -153,7 +151,7 @@ func (d *demo) run() error {
 		d.bin[name] = out
 	}
 
-	d.progress("installing crictl %s (go install, cached in %s)", crictlVersion, crictlDir())
+	d.progress("installing crictl %s (go install, cached in %s)", pins.CRITools, crictlDir())
 	if d.crictl, err = installCrictl(); err != nil {
 		return err
 	}
@@ -371,12 +369,12 @@ func (d *demo) crictlJSON(sub string, args ...string) (any, error) {
 	return v, nil
 }
 
-func crictlDir() string { return gobin.Dir("nrinet-crictl", crictlVersion) }
+func crictlDir() string { return gobin.Dir("nrinet-crictl", pins.CRITools) }
 
 // installCrictl installs crictl into a cache directory shared with the
 // end-to-end tests, unless it is already there.
 func installCrictl() (string, error) {
-	return gobin.Install(crictlDir(), "sigs.k8s.io/cri-tools/cmd/crictl", crictlVersion)
+	return gobin.Install(crictlDir(), "sigs.k8s.io/cri-tools/cmd/crictl", pins.CRITools)
 }
 
 // dig walks decoded JSON by object keys.

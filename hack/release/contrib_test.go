@@ -262,8 +262,8 @@ func cachedContainerd(t testing.TB) string {
 	}
 	var found []string
 	for _, pattern := range []string{
-		filepath.Join(cache, "containerd-v2.4.2-*", "bin", "containerd"),
-		filepath.Join(cache, "release", "containerd-v2.4.2-*", "bin-static-"+runtime.GOARCH, "containerd"),
+		filepath.Join(cache, "containerd-"+containerdVersion+"-*", "bin", "containerd"),
+		filepath.Join(cache, "release", "containerd-"+containerdVersion+"-*", "bin-static-"+runtime.GOARCH, "containerd"),
 	} {
 		m, _ := filepath.Glob(pattern)
 		found = append(found, m...)

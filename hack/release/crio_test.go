@@ -57,7 +57,7 @@ func TestContribCrioDropIn(t *testing.T) {
 func cachedCrio(t testing.TB) string {
 	t.Helper()
 	cache := cmp.Or(os.Getenv("NRINET_CONTAINERD_CACHE"), "/var/cache/nrinet")
-	found, _ := filepath.Glob(filepath.Join(cache, "release", "crio-v1.36.3-*", "bin-static-"+runtime.GOARCH, "crio"))
+	found, _ := filepath.Glob(filepath.Join(cache, "release", "crio-"+crioVersion+"-*", "bin-static-"+runtime.GOARCH, "crio"))
 	newest, newestTime := "", int64(0)
 	for _, f := range found {
 		if strings.Contains(f, "-upstream"+string(filepath.Separator)) {

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nrinet/nrinet/internal/pins"
 )
 
 // testVersion is the version of the tests' releases: a dirty build after
@@ -175,7 +177,7 @@ func fakeBuildInfo(main, goarch string) *debug.BuildInfo {
 		Main:      debug.Module{Path: main, Version: "(devel)"},
 		Deps: []*debug.Module{
 			{Path: "github.com/BurntSushi/toml", Version: "v1.6.0", Sum: "h1:dRaEfpa2VI55EwlIW72hMRHdWouJeRF7TPYhI+AUQjk="},
-			{Path: "github.com/containerd/nri", Version: "v0.12.5", Replace: &debug.Module{Path: "/src/nrinet/compat/nri", Version: "(devel)"}},
+			{Path: "github.com/containerd/nri", Version: pins.NRI, Replace: &debug.Module{Path: "/src/nrinet/compat/nri", Version: "(devel)"}},
 			{Path: "github.com/docker/cli", Version: "v29.7.2+incompatible", Sum: "h1:dOj/Ig8pT6d3pWmMvqXFYVtqaJ2LOoSuYGSWTTZLgYI="},
 		},
 		Settings: []debug.BuildSetting{

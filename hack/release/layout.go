@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/nrinet/nrinet/internal/pins"
 )
 
 // prefix is where a release's files go on a node: the tarballs unpack
@@ -18,11 +20,11 @@ import (
 const prefix = "/usr/local"
 
 // The runtime releases that containerd and CRI-O on nrinet are built from
-// (hack/containerd.sh's and hack/crio.sh's defaults; their patch series
-// are for them).
-const (
-	containerdVersion = "v2.4.2"
-	crioVersion       = "v1.36.3"
+// (internal/pins, as hack/containerd.sh and hack/crio.sh build them; their
+// patch series are for them).
+var (
+	containerdVersion = pins.Containerd
+	crioVersion       = pins.CRIO
 )
 
 // A product is what one make target installs, shipped for each

@@ -103,7 +103,7 @@ func TestVerifyRelease(t *testing.T) {
 	var want []string
 	for _, arch := range defaultArches {
 		rpm := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[arch]
-		for _, base := range []string{"containerd-2.4.2-nrinet." + v, "cri-o-1.36.3-nrinet." + v, "nrinet-" + v} {
+		for _, base := range []string{"containerd-" + strings.TrimPrefix(containerdVersion, "v") + "-nrinet." + v, "cri-o-" + strings.TrimPrefix(crioVersion, "v") + "-nrinet." + v, "nrinet-" + v} {
 			base += "-linux-" + arch
 			want = append(want, base+".cdx.json", base+".tar.gz", base+".tar.gz.sha256sum")
 		}
@@ -270,17 +270,19 @@ func TestVerifyReleaseFinds(t *testing.T) {
 }
 
 func TestArtifactNames(t *testing.T) {
+	// The runtimes' versions without their v, as tarballs spell them.
+	ctrd, crio := strings.TrimPrefix(containerdVersion, "v"), strings.TrimPrefix(crioVersion, "v")
 	for _, tc := range []struct {
 		version, arch, nrinet, containerd, crio, reported, commit string
 	}{
-		{"v0.1.0", "amd64", "nrinet-0.1.0-linux-amd64", "containerd-2.4.2-nrinet.0.1.0-linux-amd64",
-			"cri-o-1.36.3-nrinet.0.1.0-linux-amd64", "v2.4.2+nrinet.0.1.0", "+nrinet.0.1.0"},
-		{"v1.2.3-rc.1", "arm64", "nrinet-1.2.3-rc.1-linux-arm64", "containerd-2.4.2-nrinet.1.2.3-rc.1-linux-arm64",
-			"cri-o-1.36.3-nrinet.1.2.3-rc.1-linux-arm64", "v2.4.2+nrinet.1.2.3-rc.1", "+nrinet.1.2.3-rc.1"},
+		{"v0.1.0", "amd64", "nrinet-0.1.0-linux-amd64", "containerd-" + ctrd + "-nrinet.0.1.0-linux-amd64",
+			"cri-o-" + crio + "-nrinet.0.1.0-linux-amd64", containerdVersion + "+nrinet.0.1.0", "+nrinet.0.1.0"},
+		{"v1.2.3-rc.1", "arm64", "nrinet-1.2.3-rc.1-linux-arm64", "containerd-" + ctrd + "-nrinet.1.2.3-rc.1-linux-arm64",
+			"cri-o-" + crio + "-nrinet.1.2.3-rc.1-linux-arm64", containerdVersion + "+nrinet.1.2.3-rc.1", "+nrinet.1.2.3-rc.1"},
 		{"v0.0.0-371-g5e7b2da505bb-dirty", "amd64", "nrinet-0.0.0-371-g5e7b2da505bb-dirty-linux-amd64",
-			"containerd-2.4.2-nrinet.0.0.0-371-g5e7b2da505bb-dirty-linux-amd64",
-			"cri-o-1.36.3-nrinet.0.0.0-371-g5e7b2da505bb-dirty-linux-amd64",
-			"v2.4.2+nrinet.0.0.0-371-g5e7b2da505bb-dirty", "+nrinet.0.0.0-371-g5e7b2da505bb"},
+			"containerd-" + ctrd + "-nrinet.0.0.0-371-g5e7b2da505bb-dirty-linux-amd64",
+			"cri-o-" + crio + "-nrinet.0.0.0-371-g5e7b2da505bb-dirty-linux-amd64",
+			containerdVersion + "+nrinet.0.0.0-371-g5e7b2da505bb-dirty", "+nrinet.0.0.0-371-g5e7b2da505bb"},
 	} {
 		for _, c := range []struct{ product, want string }{
 			{"nrinet", tc.nrinet}, {"containerd", tc.containerd}, {"crio", tc.crio},

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
+
+	"github.com/nrinet/nrinet/internal/pins"
 )
 
 func TestSBOM(t *testing.T) {
@@ -96,8 +98,8 @@ func TestSBOM(t *testing.T) {
 		nri := "pkg:golang/github.com/nrinet/nrinet@" + testVersion + "#compat/nri"
 		for _, b := range []string{"bin/containerd", "bin/containerd-shim-runc-v2", "bin/ctr"} {
 			c := byRef[b]
-			if c.PackageURL != "pkg:golang/github.com/containerd/containerd/v2@v2.4.2" || c.Version != "v2.4.2" {
-				t.Errorf("%s: purl %s version %s, want containerd's at v2.4.2", b, c.PackageURL, c.Version)
+			if c.PackageURL != "pkg:golang/github.com/containerd/containerd/v2@"+containerdVersion || c.Version != containerdVersion {
+				t.Errorf("%s: purl %s version %s, want containerd's at %s", b, c.PackageURL, c.Version, containerdVersion)
 			}
 			if c.Pedigree == nil || !strings.Contains(c.Pedigree.Notes, "hack/containerd-patches") {
 				t.Errorf("%s: pedigree %+v, want nrinet's patch series named", b, c.Pedigree)
@@ -120,7 +122,7 @@ func TestSBOM(t *testing.T) {
 			stdlib: {"stdlib", testGoVersion, "", ""},
 			toml:   {"github.com/BurntSushi/toml", "v1.6.0", "golang:sum", "h1:dRaEfpa2"},
 			cli:    {"github.com/docker/cli", "v29.7.2+incompatible", "golang:sum", "h1:"},
-			nri:    {"github.com/containerd/nri", testVersion, "golang:replaces", "github.com/containerd/nri@v0.12.5"},
+			nri:    {"github.com/containerd/nri", testVersion, "golang:replaces", "github.com/containerd/nri@" + pins.NRI},
 		} {
 			c, ok := byRef[ref]
 			if !ok || c.Type != cdx.ComponentTypeLibrary || c.Name != want.name || c.Version != want.version || c.PackageURL != ref {
@@ -152,8 +154,8 @@ func TestSBOM(t *testing.T) {
 		}
 		for _, c := range *b.Components {
 			if c.BOMRef == "bin/pinns" {
-				if c.Type != cdx.ComponentTypeApplication || c.PackageURL != "pkg:github/cri-o/cri-o@v1.36.3#pinns" || c.Version != "v1.36.3" {
-					t.Errorf("bin/pinns: %s %s %s, want an application from CRI-O v1.36.3's pinns/", c.Type, c.PackageURL, c.Version)
+				if c.Type != cdx.ComponentTypeApplication || c.PackageURL != "pkg:github/cri-o/cri-o@"+crioVersion+"#pinns" || c.Version != crioVersion {
+					t.Errorf("bin/pinns: %s %s %s, want an application from CRI-O %s's pinns/", c.Type, c.PackageURL, c.Version, crioVersion)
 				}
 				return
 			}
@@ -289,8 +291,8 @@ func TestMainModule(t *testing.T) {
 		m             debug.Module
 		purl, patches string
 	}{
-		{debug.Module{Path: "github.com/containerd/containerd/v2", Version: "(devel)"}, "pkg:golang/github.com/containerd/containerd/v2@v2.4.2", "hack/containerd-patches"},
-		{debug.Module{Path: "github.com/cri-o/cri-o", Version: "(devel)"}, "pkg:golang/github.com/cri-o/cri-o@v1.36.3", "hack/crio-patches"},
+		{debug.Module{Path: "github.com/containerd/containerd/v2", Version: "(devel)"}, "pkg:golang/github.com/containerd/containerd/v2@" + containerdVersion, "hack/containerd-patches"},
+		{debug.Module{Path: "github.com/cri-o/cri-o", Version: "(devel)"}, "pkg:golang/github.com/cri-o/cri-o@" + crioVersion, "hack/crio-patches"},
 		{debug.Module{Path: "github.com/nrinet/nrinet/cmd", Version: "(devel)"}, "pkg:golang/github.com/nrinet/nrinet/cmd@v0.1.0", ""},
 	} {
 		got, patches, err := mainModule(tc.m, "v0.1.0")
@@ -311,7 +313,7 @@ go 1.26
 
 require (
 	github.com/BurntSushi/toml v1.6.0
-	github.com/containerd/nri v0.12.5
+	github.com/containerd/nri ` + pins.NRI + `
 )
 
 replace github.com/containerd/nri => ./nri

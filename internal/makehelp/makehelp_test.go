@@ -135,19 +135,23 @@ func TestHelp_Malformed(t *testing.T) {
 
 // TestHelp_Groups runs hack/make-help.awk over a small Makefile: groups
 // in their fixed order, targets in the Makefile's, undescribed ones left
-// out, the texts as written.
+// out, the texts as written but for the versions file's $(KEY)s.
 func TestHelp_Groups(t *testing.T) {
-	mk := filepath.Join(t.TempDir(), "Makefile")
-	text := "X ?= 1\n## [dev] this list\nhelp:\n\t@echo\n# a comment\n## [test] the tests: all\ntest: unit\nunit:\n## [build] the commands, into $(OUT)\nbuild:\n"
+	dir := t.TempDir()
+	mk, versions := filepath.Join(dir, "Makefile"), filepath.Join(dir, "versions.env")
+	text := "X ?= 1\n## [dev] this list\nhelp:\n\t@echo\n# a comment\n## [test] the tests: all\ntest: unit\nunit:\n## [build] the commands of $(A_VERSION), into $(OUT)\nbuild:\n"
 	if err := os.WriteFile(mk, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("awk", "-f", filepath.Join(root(t), "hack", "make-help.awk"), mk).CombinedOutput()
+	if err := os.WriteFile(versions, []byte("# versions\nA_VERSION=v1.2.3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("awk", "-f", filepath.Join(root(t), "hack", "make-help.awk"), versions, mk).CombinedOutput()
 	if err != nil {
 		t.Fatalf("awk: %v\n%s", err, out)
 	}
 	want := "make <target> (make alone runs test); variables as make VAR=value:\n" +
-		"\nBuild and install\n  build  the commands, into $(OUT)\n" +
+		"\nBuild and install\n  build  the commands of v1.2.3, into $(OUT)\n" +
 		"\nTest suites\n  test   the tests: all\n" +
 		"\nDevelopment\n  help   this list\n"
 	if string(out) != want {

@@ -5,11 +5,8 @@ import (
 	"testing"
 
 	"github.com/nrinet/nrinet/internal/gobin"
+	"github.com/nrinet/nrinet/internal/pins"
 )
-
-// CNIPluginsVersion is the version of github.com/containernetworking/plugins
-// the tests use.
-const CNIPluginsVersion = "v1.10.0"
 
 // CNIPlugins lists the reference plugins CNIPluginDir builds.
 var CNIPlugins = []string{"bridge", "host-local", "loopback", "portmap"}
@@ -21,7 +18,7 @@ var cniPaths = map[string]string{
 	"portmap":    "plugins/meta/portmap",
 }
 
-// CNIPluginDir builds the CNI reference plugins of CNIPluginsVersion from
+// CNIPluginDir builds the CNI reference plugins of pins.CNIPlugins from
 // source (go install through the module proxy) into a directory shared by
 // all test processes, once, and returns it. NRINET_CNI_BIN, if set, names a
 // directory that already holds them.
@@ -30,9 +27,9 @@ func CNIPluginDir(t testing.TB) string {
 	if dir := os.Getenv("NRINET_CNI_BIN"); dir != "" {
 		return dir
 	}
-	dir := gobin.Dir("nrinet-cni-plugins", CNIPluginsVersion)
+	dir := gobin.Dir("nrinet-cni-plugins", pins.CNIPlugins)
 	for _, p := range CNIPlugins {
-		if _, err := gobin.Install(dir, "github.com/containernetworking/plugins/"+cniPaths[p], CNIPluginsVersion); err != nil {
+		if _, err := gobin.Install(dir, "github.com/containernetworking/plugins/"+cniPaths[p], pins.CNIPlugins); err != nil {
 			t.Fatalf("building CNI plugin %s: %v", p, err)
 		}
 	}

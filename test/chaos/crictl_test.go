@@ -14,12 +14,9 @@ import (
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nrinet/nrinet/internal/gobin"
+	"github.com/nrinet/nrinet/internal/pins"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
-
-// crictlVersion is the cri-tools release some verbose statuses are asked
-// with, as the e2e tests use it.
-const crictlVersion = "v1.37.0"
 
 // crictlBin is crictl's path, "" if it could not be installed (the
 // workers then use gRPC only).
@@ -32,7 +29,7 @@ func installCrictl() (string, error) {
 	if p := os.Getenv("NRINET_CRICTL"); p != "" {
 		return p, nil
 	}
-	return gobin.Install(gobin.Dir("nrinet-crictl", crictlVersion), "sigs.k8s.io/cri-tools/cmd/crictl", crictlVersion)
+	return gobin.Install(gobin.Dir("nrinet-crictl", pins.CRITools), "sigs.k8s.io/cri-tools/cmd/crictl", pins.CRITools)
 }
 
 // grpcCodeRe finds the gRPC code in crictl's error output.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nrinet/nrinet/internal/critest"
 	"github.com/nrinet/nrinet/internal/imagebuild"
+	"github.com/nrinet/nrinet/internal/pins"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
@@ -81,7 +82,7 @@ func TestCritest(t *testing.T) {
 	}
 	var img, web v1.Image
 	critest.Suite(t, critest.Config{
-		Version: crictlVersion, Make: "critest", Variants: variants, Focus: critestFocus,
+		Version: pins.CRITools, Make: "critest", Variants: variants, Focus: critestFocus,
 		Start: func(t *testing.T, v critest.Variant) critest.Target {
 			if img == nil {
 				img = critestImage(t)

@@ -14,15 +14,13 @@ import (
 	"time"
 
 	"github.com/nrinet/nrinet/internal/gobin"
+	"github.com/nrinet/nrinet/internal/pins"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // gateEnv must be set for the suite to run: it builds containerd (minutes
 // the first time) and runs real pods.
 const gateEnv = "NRINET_CONTAINERD_E2E"
-
-// crictlVersion is the cri-tools release the suite drives containerd with.
-const crictlVersion = "v1.37.0"
 
 // Image references. The pause image's is the CRI configuration's sandbox
 // image (pinned_images.sandbox), so containerd never pulls one.
@@ -118,13 +116,13 @@ func setup(dir string) error {
 
 	env.crictl = os.Getenv("NRINET_CRICTL")
 	if env.crictl == "" {
-		if env.crictl, err = gobin.Install(gobin.Dir("nrinet-crictl", crictlVersion), "sigs.k8s.io/cri-tools/cmd/crictl", crictlVersion); err != nil {
+		if env.crictl, err = gobin.Install(gobin.Dir("nrinet-crictl", pins.CRITools), "sigs.k8s.io/cri-tools/cmd/crictl", pins.CRITools); err != nil {
 			return err
 		}
 	}
 	env.cniBin = os.Getenv("NRINET_CNI_BIN")
 	if env.cniBin == "" {
-		env.cniBin = gobin.Dir("nrinet-cni-plugins", testutil.CNIPluginsVersion)
+		env.cniBin = gobin.Dir("nrinet-cni-plugins", pins.CNIPlugins)
 	}
 	for _, p := range []string{"bridge", "host-local", "loopback", "portmap"} {
 		if _, err := os.Stat(filepath.Join(env.cniBin, p)); err != nil {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nrinet/nrinet/internal/critest"
+	"github.com/nrinet/nrinet/internal/pins"
 )
 
 // critestVariant is a CRI-O setup critest runs against.
@@ -39,7 +40,7 @@ func TestCritest(t *testing.T) {
 		variants = append(variants, v.Variant)
 	}
 	critest.Suite(t, critest.Config{
-		Version: crictlVersion, Make: "critest-crio", Prefix: "crio-", Variants: variants,
+		Version: pins.CRITools, Make: "critest-crio", Prefix: "crio-", Variants: variants,
 		Start: func(t *testing.T, v critest.Variant) critest.Target {
 			for _, cv := range critestVariants {
 				if cv.Name == v.Name {

@@ -20,15 +20,12 @@ import (
 	"github.com/nrinet/nrinet/internal/critest"
 	"github.com/nrinet/nrinet/internal/gobin"
 	"github.com/nrinet/nrinet/internal/imagebuild"
+	"github.com/nrinet/nrinet/internal/pins"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // gateEnv turns the suite on.
 const gateEnv = "NRINET_CRIO_E2E"
-
-// crictlVersion is the crictl the suite installs when NRINET_CRICTL is
-// not set (as the containerd suite's).
-const crictlVersion = "v1.37.0"
 
 // The images, as the registry names them (without its host).
 const (
@@ -118,11 +115,11 @@ func setup(dir string) error {
 
 	env.crictl = os.Getenv("NRINET_CRICTL")
 	if env.crictl == "" {
-		if env.crictl, err = gobin.Install(gobin.Dir("nrinet-crictl", crictlVersion), "sigs.k8s.io/cri-tools/cmd/crictl", crictlVersion); err != nil {
+		if env.crictl, err = gobin.Install(gobin.Dir("nrinet-crictl", pins.CRITools), "sigs.k8s.io/cri-tools/cmd/crictl", pins.CRITools); err != nil {
 			return err
 		}
 	}
-	env.cniBin = cmp.Or(os.Getenv("NRINET_CNI_BIN"), gobin.Dir("nrinet-cni-plugins", testutil.CNIPluginsVersion))
+	env.cniBin = cmp.Or(os.Getenv("NRINET_CNI_BIN"), gobin.Dir("nrinet-cni-plugins", pins.CNIPlugins))
 	for _, p := range []string{"bridge", "host-local", "loopback"} {
 		if _, err := os.Stat(filepath.Join(env.cniBin, p)); err != nil {
 			return fmt.Errorf("CNI plugin %s not in %s (set NRINET_CNI_BIN, or run .ci/run once): %v", p, env.cniBin, err)

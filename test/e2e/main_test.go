@@ -7,11 +7,9 @@ import (
 	"testing"
 
 	"github.com/nrinet/nrinet/internal/gobin"
+	"github.com/nrinet/nrinet/internal/pins"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
-
-// CrictlVersion is the cri-tools release the tests drive nrinetd with.
-const CrictlVersion = "v1.37.0"
 
 // Binaries built by TestMain (root runs only).
 var (
@@ -55,5 +53,5 @@ func installCrictl() (string, error) {
 	if p := os.Getenv("NRINET_CRICTL"); p != "" {
 		return p, nil
 	}
-	return gobin.Install(gobin.Dir("nrinet-crictl", CrictlVersion), "sigs.k8s.io/cri-tools/cmd/crictl", CrictlVersion)
+	return gobin.Install(gobin.Dir("nrinet-crictl", pins.CRITools), "sigs.k8s.io/cri-tools/cmd/crictl", pins.CRITools)
 }

@@ -9,12 +9,14 @@ import (
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/semver"
+
+	"github.com/nrinet/nrinet/internal/pins"
 )
 
 // runtimes are the oldest runtime versions nrinet supports, by module.
 var runtimes = []struct{ mod, version string }{
-	{"github.com/cri-o/cri-o", "v1.36.3"},
-	{"github.com/containerd/containerd/v2", "v2.4.2"},
+	{"github.com/cri-o/cri-o", pins.CRIO},
+	{"github.com/containerd/containerd/v2", pins.Containerd},
 }
 
 // linked are the modules of this repository a runtime links, relative to

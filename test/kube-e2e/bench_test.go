@@ -22,6 +22,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
+
+	"github.com/nrinet/nrinet/internal/pins"
 )
 
 // A deploymentBench is the size of a Deployment benchmark: the
@@ -42,12 +44,6 @@ var (
 	// host-local and nri-podnet allocate, hold 253 and more.
 	deployment100 = deploymentBench{replicas: 100, maxPods: 110, running: 5 * time.Minute, gone: 4 * time.Minute}
 )
-
-// cniPluginsVersion is the CNI plugins release test/containerd-e2e uses;
-// its bridge, host-local and loopback are looked for in NRINET_CNI_BIN,
-// else in $TMPDIR/nrinet-cni-plugins-<version> (where .ci/run and
-// test/containerd-e2e put them).
-const cniPluginsVersion = "v1.10.0"
 
 // roundsEnv sets how many rounds BenchmarkDeployment20 and
 // BenchmarkDeployment100 run: each round runs every variant once, in
@@ -99,7 +95,7 @@ func cniBin(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("NRINET_CNI_BIN")
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "nrinet-cni-plugins-"+cniPluginsVersion)
+		dir = filepath.Join(os.TempDir(), "nrinet-cni-plugins-"+pins.CNIPlugins)
 	}
 	for _, p := range []string{"bridge", "host-local", "loopback", "portmap"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {

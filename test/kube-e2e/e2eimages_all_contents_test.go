@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/nrinet/nrinet/internal/pins"
 )
 
 // wantAllImages is what TestConformanceAllImages expects of each of
@@ -40,7 +42,7 @@ var wantAllImages = map[string]wantImage{
 	},
 	etcdImage: {
 		files: []string{"usr/local/bin/etcd"},
-		runs:  []imageRun{{[]string{"/usr/local/bin/etcd", "--version"}, "etcd Version: 3.7.0"}},
+		runs:  []imageRun{{[]string{"/usr/local/bin/etcd", "--version"}, "etcd Version: " + strings.TrimPrefix(pins.Etcd, "v")}},
 	},
 }
 

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/nrinet/nrinet/internal/pins"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
@@ -26,8 +28,12 @@ const (
 	nautilusImage        = e2eRegistry + "/nautilus:1.8"
 	nonewprivsImage      = e2eRegistry + "/nonewprivs:1.4"
 	sampleAPIServerImage = e2eRegistry + "/sample-apiserver:1.29.2"
-	etcdImage            = "registry.k8s.io/etcd:3.7.0-0"
 )
+
+// etcdImage holds the etcd hack/kube.sh builds (internal/pins), under the
+// reference Kubernetes' e2e manifest gives it (TestE2EImages_RefsMatchManifest
+// checks that the two agree).
+var etcdImage = "registry.k8s.io/etcd:" + strings.TrimPrefix(pins.Etcd, "v") + "-0"
 
 // conformanceAllImages are the images TestConformanceAll writes besides
 // e2eImages, in order.

@@ -25,6 +25,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
+	"github.com/nrinet/nrinet/internal/pins"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
@@ -52,7 +53,7 @@ var wantImages = map[string]wantImage{
 		runs: []imageRun{
 			{[]string{"/agnhost", "--help"}, "netexec"},
 			{[]string{"/agnhost-2", "--help"}, "porter"},
-			{[]string{"/coredns", "-version"}, "CoreDNS-1.14.6"},
+			{[]string{"/coredns", "-version"}, "CoreDNS-" + strings.TrimPrefix(pins.CoreDNS, "v")},
 			{[]string{"curl", "--version"}, "curl "},
 			{[]string{"dig", "-v"}, "DiG 9."},
 			{[]string{"nslookup", "-version"}, "nslookup 9."},
@@ -113,7 +114,7 @@ var wantImages = map[string]wantImage{
 		entrypoint: []string{"/coredns"}, user: "65532:65532", workDir: "/",
 		files: []string{"coredns", "etc/ssl/certs/ca-certificates.crt"},
 		runs: []imageRun{
-			{[]string{"/coredns", "-version"}, "CoreDNS-1.14.6"},
+			{[]string{"/coredns", "-version"}, "CoreDNS-" + strings.TrimPrefix(pins.CoreDNS, "v")},
 		},
 	},
 }
@@ -453,7 +454,7 @@ func checkPauseRuns(t *testing.T, root string) {
 // kubeadm's constants for the pause image's tag and CoreDNS's version, in
 // the module cache (hack/kube.sh downloads the module there).
 func TestE2EImages_RefsMatchManifest(t *testing.T) {
-	const kubeModule = "k8s.io/kubernetes@v1.37.2"
+	kubeModule := "k8s.io/kubernetes@" + pins.Kubernetes
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
 		t.Fatal(err)

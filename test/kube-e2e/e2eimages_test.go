@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/nrinet/nrinet/internal/pins"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
@@ -35,8 +36,11 @@ const (
 	glibcDNSTestingImage = e2eRegistry + "/glibc-dns-testing:2.1.1"
 	nginxImage           = e2eRegistry + "/nginx:1.27.0-2"
 	pauseImage           = "registry.k8s.io/pause:3.10.2"
-	corednsImage         = "registry.k8s.io/coredns/coredns:v1.14.6"
 )
+
+// corednsImage is CoreDNS's image, at the version hack/kube.sh builds
+// (internal/pins).
+var corednsImage = "registry.k8s.io/coredns/coredns:" + pins.CoreDNS
 
 // e2eImageBins are the programs the e2e images are made of, besides this
 // machine's tools (e2etools_test.go).

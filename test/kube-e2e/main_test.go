@@ -13,15 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nrinet/nrinet/internal/pins"
 	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // gateEnv must be set for the suite to run: it builds Kubernetes (about 11
 // minutes the first time) and runs a control plane and nodes.
 const gateEnv = "NRINET_KUBE_E2E"
-
-// crictlVersion is the cri-tools release the suite drives the nodes with.
-const crictlVersion = "v1.37.0"
 
 // suiteEnv holds what TestMain prepared once for every test. It is written
 // by TestMain only, before any test runs.
@@ -122,7 +120,7 @@ func setup(dir string) error {
 	env.crictl = os.Getenv("NRINET_CRICTL")
 	if env.crictl == "" {
 		var err error
-		if env.crictl, err = goInstall(filepath.Join(os.TempDir(), "nrinet-crictl-"+crictlVersion), "sigs.k8s.io/cri-tools/cmd/crictl", crictlVersion); err != nil {
+		if env.crictl, err = goInstall(filepath.Join(os.TempDir(), "nrinet-crictl-"+pins.CRITools), "sigs.k8s.io/cri-tools/cmd/crictl", pins.CRITools); err != nil {
 			return err
 		}
 	}
