@@ -1,12 +1,12 @@
 package kubee2e
 
 import (
+	"cmp"
 	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,17 +107,10 @@ func TestConformance(t *testing.T) {
 	if f := os.Getenv(focusEnv); f != "" {
 		sel.name, sel.focus, focused = "focus", []specPattern{{f, focusEnv}}, true
 	}
-	if s := os.Getenv(networksEnv); s != "" {
-		networks = nil
-		for _, n := range strings.Split(s, ",") {
-			networks = append(networks, clusterNetwork(strings.TrimSpace(n)))
-		}
-	}
-	procs := 4
-	if s := os.Getenv(procsEnv); s != "" {
-		if procs, err = strconv.Atoi(s); err != nil || procs < 1 {
-			t.Fatalf("%s=%q: want a positive number", procsEnv, s)
-		}
+	networks = envNetworks(networks)
+	procs, err := envProcs()
+	if err != nil {
+		t.Fatal(err)
 	}
 	out := os.Getenv(outEnv)
 	if out == "" {
@@ -133,41 +126,14 @@ func TestConformance(t *testing.T) {
 	tools := findE2ETools(t)
 	images := conformanceImages(t)
 
-	results := map[clusterNetwork]specResults{}
-	for _, network := range networks {
-		t.Run(string(network), func(t *testing.T) {
-			start := time.Now()
-			dir := filepath.Join(out, string(network))
-			if err := os.RemoveAll(dir); err != nil {
-				t.Fatal(err)
-			}
-			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: conformanceControllers, family: family})
-			c := startCluster(t, cp, network, images)
-			up := time.Since(start)
-			res := c.runE2E(tools, sel, procs, dir)
-			results[network] = res
-			if err := writeResultsFile(filepath.Join(dir, "results.tsv"), res); err != nil {
-				t.Fatal(err)
-			}
-			if mode == "full" && !focused {
-				if err := os.MkdirAll(famResults, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := writeResultsFile(filepath.Join(famResults, string(network)+".tsv"), res); err != nil {
-					t.Fatal(err)
-				}
-			}
-			t.Logf("cluster %s (%s): %s; cluster up in %v, all of it %v (before the cleanup)", network, family, res.summary(),
-				up.Round(time.Second), time.Since(start).Round(time.Second))
-			if mode == "ci" {
-				for _, name := range slices.Sorted(maps.Keys(res)) {
-					if res[name] == specFailed {
-						t.Errorf("cluster %s: failed: %s", network, name)
-					}
-				}
-			}
-		})
+	commit := ""
+	if mode == "full" && !focused {
+		commit = famResults
 	}
+	results := runConformance(t, networks, conformanceRun{
+		family: family, images: images, tools: tools, sel: sel, procs: procs,
+		out: out, commit: commit, allPass: mode == "ci",
+	})
 
 	if mode != "full" {
 		return
@@ -203,14 +169,10 @@ func compareWithReference(t *testing.T, network clusterNetwork, res specResults,
 		return // nothing to compare a few specs with
 	}
 	if !ok {
-		f, err := os.Open(filepath.Join(dir, string(ref)+".tsv"))
-		if err != nil {
+		var err error
+		if want, err = loadResults(dir, ref); err != nil {
 			t.Logf("no %s results to compare %s with: %v", ref, network, err)
 			return
-		}
-		defer f.Close()
-		if want, err = readTSV(f); err != nil {
-			t.Fatal(err)
 		}
 		t.Logf("comparing %s with the committed %s (%s)", network, ref, want.summary())
 	}
@@ -219,6 +181,73 @@ func compareWithReference(t *testing.T, network clusterNetwork, res specResults,
 		t.Errorf("passed on %s, %s on %s: %s", ref, r.state, network, r.spec)
 	}
 	t.Logf("%s %s; %s %s; %d passed on %s only", ref, want.summary(), network, res.summary(), len(regs), ref)
+}
+
+// conformanceRun is how runConformance runs e2e.test on each cluster.
+type conformanceRun struct {
+	family clusterFamily
+	images []imageArchive
+	tools  e2eTools
+	sel    selection
+	procs  int
+	// out is where each cluster's results go (<out>/<network>/); commit,
+	// if not "", the directory of the committed <network>.tsv files.
+	out, commit string
+	// allPass: every selected spec must pass (the ci selection).
+	allPass bool
+}
+
+// runConformance runs r on a cluster of each network, one at a time, each
+// with a control plane of its own, and returns their results.
+func runConformance(t *testing.T, networks []clusterNetwork, r conformanceRun) map[clusterNetwork]specResults {
+	t.Helper()
+	results := map[clusterNetwork]specResults{}
+	for _, network := range networks {
+		t.Run(string(network), func(t *testing.T) {
+			start := time.Now()
+			dir := filepath.Join(r.out, string(network))
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: conformanceControllers, family: r.family})
+			c := startCluster(t, cp, network, r.images)
+			up := time.Since(start)
+			res := c.runE2E(r.tools, r.sel, r.procs, dir)
+			results[network] = res
+			files := []string{filepath.Join(dir, "results.tsv")}
+			if r.commit != "" {
+				files = append(files, filepath.Join(r.commit, string(network)+".tsv"))
+			}
+			for _, f := range files {
+				if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := writeResultsFile(f, res); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("cluster %s (%s): %s; cluster up in %v, all of it %v (before the cleanup)", network, cmp.Or(r.family, familyDual), res.summary(),
+				up.Round(time.Second), time.Since(start).Round(time.Second))
+			if r.allPass {
+				for _, name := range slices.Sorted(maps.Keys(res)) {
+					if res[name] == specFailed {
+						t.Errorf("cluster %s: failed: %s", network, name)
+					}
+				}
+			}
+		})
+	}
+	return results
+}
+
+// loadResults reads network's committed results, dir/<network>.tsv.
+func loadResults(dir string, network clusterNetwork) (specResults, error) {
+	f, err := os.Open(filepath.Join(dir, string(network)+".tsv"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readTSV(f)
 }
 
 // conformanceImages writes the images every node of a conformance cluster

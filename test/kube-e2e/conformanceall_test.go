@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The selection of make conformance-all (TestConformanceAll,
@@ -38,8 +37,8 @@ const conformanceAll = "all"
 // (networksEnv, outEnv, default _output/conformance-all, procsEnv and
 // focusEnv). Each cluster's results go to <out>/<network>/ and, unless
 // focusEnv narrows the selection, to allResultsDir/<network>.tsv; then
-// every spec that passed on baseline must pass on nrinet (with nrinet
-// alone, the committed baseline is the reference).
+// every spec that passed on baseline must pass on nrinet; the cluster a
+// run leaves out (networksEnv) is compared through its committed TSV.
 func TestConformanceAll(t *testing.T) {
 	if os.Getenv(conformanceEnv) != conformanceAll {
 		t.Skipf("set %s=%s (make conformance-all)", conformanceEnv, conformanceAll)
@@ -66,73 +65,28 @@ func TestConformanceAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := findE2ETools(t)
-	images := conformanceAllImageArchives(t)
+	commit := ""
+	if !focused {
+		commit = allResultsDir
+	}
+	results := runConformance(t, networks, conformanceRun{
+		images: conformanceAllImageArchives(t), tools: findE2ETools(t), sel: sel, procs: procs, out: out, commit: commit,
+	})
 
-	results := map[clusterNetwork]specResults{}
-	for _, network := range networks {
-		t.Run(string(network), func(t *testing.T) {
-			start := time.Now()
-			dir := filepath.Join(out, string(network))
-			if err := os.RemoveAll(dir); err != nil {
-				t.Fatal(err)
-			}
-			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: conformanceControllers})
-			c := startCluster(t, cp, network, images)
-			up := time.Since(start)
-			res := c.runE2E(tools, sel, procs, dir)
-			results[network] = res
-			files := []string{filepath.Join(dir, "results.tsv")}
-			if !focused {
-				files = append(files, filepath.Join(allResultsDir, string(network)+".tsv"))
-			}
-			for _, f := range files {
-				if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := writeResultsFile(f, res); err != nil {
-					t.Fatal(err)
-				}
-			}
-			t.Logf("cluster %s: %s; cluster up in %v, all of it %v (before the cleanup)", network, res.summary(),
-				up.Round(time.Second), time.Since(start).Round(time.Second))
-		})
-	}
-	compareWithBaseline(t, results, allResultsDir, focused)
-}
-
-// compareWithBaseline fails t for every spec that passed on the baseline
-// and not on nrinet (regressions), from the results of this run; with
-// nrinet alone, the baseline's are those committed in dir
-// (<dir>/baseline.tsv), unless focused (a few specs: nothing to compare
-// with). Without nrinet's results it does nothing.
-func compareWithBaseline(t *testing.T, results map[clusterNetwork]specResults, dir string, focused bool) {
-	t.Helper()
-	nrinet, ok := results[networkNrinet]
-	if !ok {
-		return
-	}
-	baseline, ok := results[networkBaseline]
-	if !ok && focused {
-		return
-	}
-	if !ok {
-		f, err := os.Open(filepath.Join(dir, string(networkBaseline)+".tsv"))
-		if err != nil {
-			t.Logf("no baseline to compare with: %v", err)
+	// The two clusters may run in different runs (networksEnv): a run of
+	// the baseline alone compares the committed nrinet results with it.
+	res, ok := results[networkNrinet]
+	if !ok && !focused && len(results) > 0 {
+		if res, err = loadResults(allResultsDir, networkNrinet); err != nil {
+			t.Logf("no %s results to compare with: %v", networkNrinet, err)
 			return
 		}
-		defer f.Close()
-		if baseline, err = readTSV(f); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("comparing with the committed baseline (%s)", baseline.summary())
+		t.Logf("comparing the committed %s results (%s)", networkNrinet, res.summary())
+		ok = true
 	}
-	regs := regressions(baseline, nrinet)
-	for _, r := range regs {
-		t.Errorf("passed on baseline, %s on nrinet: %s", r.state, r.spec)
+	if ok {
+		compareWithReference(t, networkNrinet, res, results, allResultsDir, focused)
 	}
-	t.Logf("baseline %s; nrinet %s; %d passed on baseline only", baseline.summary(), nrinet.summary(), len(regs))
 }
 
 // envNetworks returns the clusters networksEnv names, in order, or def.
