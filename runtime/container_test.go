@@ -360,7 +360,7 @@ type slowValidator struct{}
 
 func (slowValidator) ValidateContainerAdjustment(ctx context.Context, _ *api.ValidateContainerAdjustmentRequest) error {
 	<-ctx.Done()
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // the lateness under test: nothing to wait for
 	return nil
 }
 

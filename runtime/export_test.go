@@ -10,3 +10,11 @@ func WithClock(now func() time.Time) Option {
 		return nil
 	}
 }
+
+// Joining returns how many plugins are joining r: registered as joining,
+// and not yet taking part in requests.
+func Joining(r *Runtime) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.joining)
+}

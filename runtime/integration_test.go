@@ -135,11 +135,9 @@ func TestRuntime_BlockPluginSync(t *testing.T) {
 	pods = append(pods, testPod(1))
 	mu.Unlock()
 	// Not a timing assertion: a join that ignored the block would have read
-	// the state by now; one that honours it cannot have.
-	deadline := time.Now().Add(200 * time.Millisecond)
-	for time.Now().Before(deadline) && !e.joined("10-late") {
-		time.Sleep(5 * time.Millisecond)
-	}
+	// the state by now; one that honours it cannot have, and the wait ends
+	// without it.
+	eventually(200*time.Millisecond, func() bool { return e.joined("10-late") })
 	lifted.Store(true)
 	block.Unblock()
 	block.Unblock() // a second time: nothing

@@ -504,11 +504,13 @@ func TestJoin_JoiningPluginDoesNotStallRequests(t *testing.T) {
 	startErr := make(chan error, 1)
 	go func() { startErr <- s.Start(context.Background()) }()
 	t.Cleanup(s.Stop)
-	<-joiner.done // the joiner is about to synchronize
+	<-joiner.done // configured: the runtime now registers it as joining
+	// It stays joining until pod 1's request ends: that request started
+	// before it, so its Synchronize waits for it.
+	waitFor(t, "the plugin to be joining", func() bool { return runtime.Joining(e.rt) == 1 })
 
-	// Requests for other pods go on, for as long as we look.
-	deadline := time.Now().Add(300 * time.Millisecond)
-	for n := 2; time.Now().Before(deadline); n++ {
+	// Requests for other pods go on meanwhile.
+	for n := 2; n < 22; n++ {
 		done := make(chan error, 1)
 		go func() {
 			done <- e.rt.StopPodSandbox(context.Background(), &api.StopPodSandboxRequest{Pod: testPod(n)})

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -36,21 +37,23 @@ var loggedAddress = regexp.MustCompile(`address=(\S+)`)
 func LoggedAddress(t testing.TB, logs *LogBuffer, msg string, patience time.Duration, exited <-chan struct{}) string {
 	t.Helper()
 	quoted := regexp.MustCompile(`msg="?` + regexp.QuoteMeta(msg) + `"?\s.*`)
-	deadline := time.Now().Add(patience)
-	for {
+	var addr string
+	err := Poll(patience, 10*time.Millisecond, func() error {
 		if line := quoted.FindString(logs.String()); line != "" {
 			if m := loggedAddress.FindStringSubmatch(line); m != nil {
-				return m[1]
+				addr = m[1]
+				return nil
 			}
 		}
 		select {
 		case <-exited:
-			t.Fatalf("the process exited before logging %q:\n%s", msg, logs)
+			return Abort(fmt.Errorf("the process exited before logging %q", msg))
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q with an address logged within %v:\n%s", msg, patience, logs)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return fmt.Errorf("no %q with an address logged", msg)
+	})
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, logs)
 	}
+	return addr
 }

@@ -118,14 +118,16 @@ func (p *Proc) Lines() []string { return strings.Split(p.Stdout.String(), "\n") 
 // failing t if it exits first or does not print it within d.
 func (p *Proc) WaitLine(t testing.TB, line string, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !slices.Contains(p.Lines(), line) {
-		if !p.Running() {
-			t.Fatalf("%s exited (%v) before printing %q\nstderr:\n%s", p.Name, p.Cmd.ProcessState, line, p.Stderr)
+	err := Poll(d, 20*time.Millisecond, func() error {
+		switch {
+		case slices.Contains(p.Lines(), line):
+			return nil
+		case !p.Running():
+			return Abort(fmt.Errorf("%s exited (%v) before printing %q", p.Name, p.Cmd.ProcessState, line))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not print %q within %v\nstdout:\n%s\nstderr:\n%s", p.Name, line, d, p.Stdout, p.Stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return fmt.Errorf("%s did not print %q", p.Name, line)
+	})
+	if err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, p.Stdout, p.Stderr)
 	}
 }
