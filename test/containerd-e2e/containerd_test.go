@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -411,31 +412,30 @@ func (c *containerd) start() {
 // mode until it reports NetworkReady.
 func (c *containerd) waitReady() {
 	c.t.Helper()
-	deadline := time.Now().Add(readyTimeout)
 	var last string
-	for {
+	err := testutil.Poll(readyTimeout, 50*time.Millisecond, func() error {
 		select {
 		case <-c.exited:
-			c.t.Fatalf("containerd exited: %v\n%s", c.exitStatus(), c.log)
+			return testutil.Abort(fmt.Errorf("containerd exited: %v", c.exitStatus()))
 		default:
 		}
 		out, errOut, err := c.crictl("info")
-		if err == nil {
-			info, perr := parseInfo(out)
-			if perr != nil {
-				c.t.Fatal(perr)
-			}
-			if info.runtimeReady && (c.opts.network != networkCNI || info.networkReady) {
-				return
-			}
-			last = out
-		} else {
+		if err != nil {
 			last = errOut
+			return errors.New("containerd not ready")
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("containerd not ready within %v; last crictl info:\n%s\ncontainerd log:\n%s", readyTimeout, last, c.log)
+		info, perr := parseInfo(out)
+		if perr != nil {
+			return testutil.Abort(perr)
 		}
-		time.Sleep(50 * time.Millisecond)
+		if !info.runtimeReady || (c.opts.network == networkCNI && !info.networkReady) {
+			last = out
+			return errors.New("containerd not ready")
+		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatalf("%v; last crictl info:\n%s\ncontainerd log:\n%s", err, last, c.log)
 	}
 }
 

@@ -3,6 +3,7 @@ package containerde2e
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"net/netip"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // Scenario 6: a node switched between the CRI network modes with pods
@@ -312,12 +315,14 @@ const settleTimeout = 3 * time.Second
 func (c *containerd) checkRemoved(pods ...*pod) {
 	c.t.Helper()
 	s := podsScope(pods...)
-	deadline := time.Now().Add(settleTimeout)
-	leaks := s.leaks(c.before, takeSnapshot())
-	for len(leaks) > 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		leaks = s.leaks(c.before, takeSnapshot())
-	}
+	var leaks []leak
+	// What is still there after settleTimeout is reported below.
+	testutil.Poll(settleTimeout, 50*time.Millisecond, func() error {
+		if leaks = s.leaks(c.before, takeSnapshot()); len(leaks) > 0 {
+			return errors.New("leaks left")
+		}
+		return nil
+	})
 	for _, l := range leaks {
 		c.t.Errorf("left behind by removed pods %s: %s", podNames(pods), l)
 		if err := l.remove(); err != nil {
@@ -339,23 +344,23 @@ func podNames(pods []*pod) string {
 // In network mode cni NetworkReady does not say whether it joined.
 func (c *containerd) waitCurrent(plug *pluginProc, pods ...*pod) {
 	c.t.Helper()
-	deadline := time.Now().Add(networkReadyTimeout)
-	for _, p := range pods {
-		for {
+	current := 0 // pods[:current] are current
+	err := testutil.Poll(networkReadyTimeout, 100*time.Millisecond, func() error {
+		for ; current < len(pods); current++ {
 			select {
 			case <-plug.Exited():
-				c.t.Fatalf("nri-podnet exited (%v) instead of joining containerd in network mode cni\nstderr:\n%s", plug.Cmd.ProcessState, plug.Stderr)
+				return testutil.Abort(fmt.Errorf("nri-podnet exited (%v) instead of joining containerd in network mode cni\nstderr:\n%s", plug.Cmd.ProcessState, plug.Stderr))
 			default:
 			}
-			s := c.nriStatus(p)
-			if len(s.record.Stale) == 0 {
-				break
+			p := pods[current]
+			if s := c.nriStatus(p); len(s.record.Stale) > 0 {
+				return fmt.Errorf("pod %s: record still stale (%v) after nri-podnet started again", p.name, s.record.Stale)
 			}
-			if time.Now().After(deadline) {
-				c.t.Fatalf("pod %s: record still stale (%v) %v after nri-podnet started again", p.name, s.record.Stale, networkReadyTimeout)
-			}
-			time.Sleep(100 * time.Millisecond)
 		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatal(err)
 	}
 	c.t.Logf("nri-podnet joined containerd in network mode cni: the records of %s are current", podNames(pods))
 }

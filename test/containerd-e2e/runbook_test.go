@@ -281,24 +281,23 @@ func (n *runbookNode) mustCrictl(args ...string) string {
 // NetworkReady as wanted, and returns the network condition's message.
 func (n *runbookNode) waitCRI(network bool) string {
 	n.t.Helper()
-	var last string
-	deadline := time.Now().Add(readyTimeout)
-	for {
+	var msg string
+	err := testutil.Poll(readyTimeout, 100*time.Millisecond, func() error {
 		out, err := n.crictl("info")
-		if err == nil {
-			i, perr := parseInfo(out)
-			if perr == nil && i.runtimeReady && i.networkReady == network {
-				return i.networkMessage
-			}
-			last = fmt.Sprintf("%+v %v", i, perr)
-		} else {
-			last = out
+		if err != nil {
+			return fmt.Errorf("containerd's CRI not RuntimeReady with NetworkReady %v: %s", network, out)
 		}
-		if time.Now().After(deadline) {
-			n.t.Fatalf("containerd's CRI not RuntimeReady with NetworkReady %v within %v: %s%s", network, readyTimeout, last, n.unitLog("containerd"))
+		i, perr := parseInfo(out)
+		if perr != nil || !i.runtimeReady || i.networkReady != network {
+			return fmt.Errorf("containerd's CRI not RuntimeReady with NetworkReady %v: %+v %v", network, i, perr)
 		}
-		time.Sleep(100 * time.Millisecond)
+		msg = i.networkMessage
+		return nil
+	})
+	if err != nil {
+		n.t.Fatalf("%v%s", err, n.unitLog("containerd"))
 	}
+	return msg
 }
 
 // runPod runs a pod sandbox with a busybox container that sleeps and
@@ -379,8 +378,8 @@ func (n *runbookNode) stop() {
 	}
 	mnt := n.mnt
 	var left []string
-	deadline := time.Now().Add(stopTimeout)
-	for {
+	// What is still there after stopTimeout is reported below.
+	testutil.Poll(stopTimeout, 50*time.Millisecond, func() error {
 		left = left[:0]
 		entries, _ := os.ReadDir("/proc")
 		for _, e := range entries {
@@ -393,11 +392,11 @@ func (n *runbookNode) stop() {
 				left = append(left, e.Name()+" "+strings.TrimSpace(string(comm)))
 			}
 		}
-		if len(left) == 0 || time.Now().After(deadline) {
-			break
+		if len(left) > 0 {
+			return errors.New("processes left")
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if len(left) > 0 {
 		t.Errorf("processes left in the node's mount namespace after containerd stopped: %q%s", left, n.unitLog("containerd"))
 		for _, l := range left {

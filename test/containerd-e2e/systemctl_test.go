@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // The runbook test (runbook_test.go) runs docs/install.md's commands as
@@ -225,13 +227,9 @@ func stopUnit(state, unit string) error {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stopping %s (PID %d): %w", unit, pid, err)
 	}
-	deadline := time.Now().Add(unitStopTimeout)
-	for !exited(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			deadline = time.Now().Add(unitStopTimeout)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// SIGKILL after each unitStopTimeout the process is still there.
+	for testutil.Poll(unitStopTimeout, 20*time.Millisecond, testutil.Until(unit+" to exit", func() bool { return exited(pid) })) != nil {
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	return os.Remove(pidFile(state, unit))
 }
