@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nrinet/nrinet/internal/imagebuild"
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // TestContainerdImport imports the images into a private containerd, as
@@ -110,22 +111,21 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime",
 		out, err := exec.Command(filepath.Join(bin, "ctr"), append([]string{"--address", sock, "--namespace", "k8s.io"}, args...)...).CombinedOutput()
 		return string(out), err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	err := testutil.Poll(30*time.Second, 50*time.Millisecond, func() error {
 		out, err := ctr("version")
 		if err == nil {
-			break
+			return nil
 		}
 		select {
 		case err := <-exited:
 			exited <- err
-			t.Fatalf("containerd exited: %v", err)
+			return testutil.Abort(fmt.Errorf("containerd exited: %v", err))
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("containerd is not serving after 30 s: %v\n%s", err, out)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return fmt.Errorf("containerd is not serving: %v\n%s", err, out)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ctr
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nrinet/nrinet/internal/pins"
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // A deploymentBench is the size of a Deployment benchmark: the
@@ -700,17 +702,17 @@ func (r *deploymentRun) check(b *testing.B, n *kubeNode, ns, name string, pods m
 	// comes for a pod that stays as it is).
 	prefix := ns + "/" + name + "-"
 	var logged map[string]time.Duration
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// A shortfall after 10 s is judged below.
+	testutil.Poll(10*time.Second, 100*time.Millisecond, func() error {
 		var err error
 		if logged, err = kubeletPodStarts(n.kubelet.log.String(), prefix); err != nil {
 			b.Fatal(err)
 		}
-		if len(logged) == size.replicas || time.Now().After(deadline) {
-			break
+		if len(logged) != size.replicas {
+			return errors.New("waiting for the kubelet to log every pod's start")
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if len(logged) < size.replicas {
 		b.Logf("%s: the kubelet logged the startup duration of %d of the %d pods", n.name, len(logged), size.replicas)
 	}

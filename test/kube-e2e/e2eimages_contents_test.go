@@ -430,6 +430,11 @@ func checkPauseRuns(t *testing.T, root string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("/pause: %v", err)
 	}
+	// Not a wait that Poll could replace: pause, a Go program, shows
+	// nothing when it is ready for SIGTERM. The Go runtime catches the
+	// signal from its start (/proc's SigCgt has it at once), and
+	// signal.Notify, which turns it from a death by SIGTERM into an exit 0,
+	// changes nothing the kernel shows. So the test gives it this long.
 	time.Sleep(200 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("/pause: %v", err)

@@ -2,12 +2,15 @@ package kubee2e
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // kubeletHostLock is the lock file every kubelet node of this suite (and of
@@ -42,20 +45,20 @@ func lockKubeletHost(t testing.TB) {
 	if d := time.Since(start); d > time.Second {
 		t.Logf("waited %v for %s (another run's kubelet)", d.Round(time.Millisecond), kubeletHostLock)
 	}
-	deadline := time.Now().Add(foreignKubeletPatience)
-	for logged := false; ; time.Sleep(time.Second) {
+	logged := false
+	err = testutil.Poll(foreignKubeletPatience, time.Second, func() error {
 		pids := kubeletPIDs()
 		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Logf("kubelet processes %v still run after %v; starting ours anyway", pids, foreignKubeletPatience)
-			return
+			return nil
 		}
 		if !logged {
 			t.Logf("waiting for kubelet processes %v of another run to exit", pids)
 			logged = true
 		}
+		return fmt.Errorf("kubelet processes %v still run", pids)
+	})
+	if err != nil {
+		t.Logf("%v; starting ours anyway", err)
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // A seenPod is a pod of the stage's workload as first seen Running: its
@@ -355,18 +357,18 @@ func (m *migration) crossChecks(when string) {
 			// endpoint a moment after its pod is Ready. Every request
 			// must succeed.
 			svc := m.serviceIPs[fam]
-			tries, answered := 0, false
-			deadline := time.Now().Add(serviceSpreadTimeout)
-			for err = nil; err == nil && !answered && time.Now().Before(deadline); tries++ {
-				if tries > 0 {
-					time.Sleep(50 * time.Millisecond)
+			tries := 0
+			err = testutil.Poll(serviceSpreadTimeout, 50*time.Millisecond, func() error {
+				tries++
+				body, err := httpIn(netns, netip.AddrPortFrom(svc, servicePort), 2*time.Second)
+				switch {
+				case err != nil:
+					return testutil.Abort(err)
+				case body != to.Name:
+					return fmt.Errorf("%d requests, answered only by %s", tries, from.Name)
 				}
-				body, err = httpIn(netns, netip.AddrPortFrom(svc, servicePort), 2*time.Second)
-				answered = err == nil && body == to.Name
-			}
-			if err == nil && !answered {
-				err = fmt.Errorf("%d requests in %v, answered only by %s", tries, serviceSpreadTimeout, from.Name)
-			}
+				return nil
+			})
 			m.cross = append(m.cross, crossRecord{when, label(from), label(to), "Service " + familyOf(svc), tries, err})
 		}
 	}
