@@ -93,12 +93,7 @@ func TestNrinet_PluginsOfOneNameAllJoin(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Cleanup(s.Stop)
-				for ready, _ := r.NetworkReady(); !ready; ready, _ = r.NetworkReady() {
-					if ctx.Err() != nil {
-						t.Fatal("the network plugin did not join")
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
+				waitFor(t, "the network plugin to join", 20*time.Second, networkReady(r))
 			}
 
 			logs := captureLogs(t)
@@ -122,12 +117,15 @@ func TestNrinet_PluginsOfOneNameAllJoin(t *testing.T) {
 			}
 
 			// Both join, or the second is refused.
-			for logs.count("info", "plugin joined", "plugin=00-mock-plugin") < 2 {
-				if logs.has("warn", "00-mock-plugin", "already connected") || ctx.Err() != nil {
-					t.Fatalf("the second connection of 00-mock-plugin did not join:\n%s", logs)
+			waitFor(t, "both connections of 00-mock-plugin to join", 20*time.Second, func() error {
+				if logs.has("warn", "00-mock-plugin", "already connected") {
+					t.Fatalf("the second connection of 00-mock-plugin was refused:\n%s", logs)
 				}
-				time.Sleep(5 * time.Millisecond)
-			}
+				if n := logs.count("info", "plugin joined", "plugin=00-mock-plugin"); n < 2 {
+					return fmt.Errorf("%d joined:\n%s", n, logs)
+				}
+				return nil
+			})
 
 			pod := &api.PodSandbox{Id: "pod0", Name: "web", Namespace: "default", Uid: "uid0",
 				Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: "network", Path: "/var/run/netns/nrinet-compat-test"}}}}

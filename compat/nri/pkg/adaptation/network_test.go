@@ -100,13 +100,7 @@ func TestNrinet_PodNetworkFromPlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for ready, _ := r.NetworkReady(); !ready; ready, _ = r.NetworkReady() {
-		if time.Now().After(deadline) {
-			t.Fatal("the network plugin did not join")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "the network plugin to join", 10*time.Second, networkReady(r))
 
 	rec, err := r.RunPodSandboxNetwork(ctx, &api.RunPodSandboxRequest{Pod: pod})
 	if err != nil {
@@ -209,17 +203,13 @@ func TestNrinet_RunPodSandboxKeepsNetworkPluginsOut(t *testing.T) {
 			Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: "network", Path: "/var/run/netns/nrinet-compat-" + id}}}}
 	}
 	// The plugin has joined once a pod of its network gets its address.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitFor(t, "the network plugin to join", 10*time.Second, func() error {
 		rec, err := r.RunPodSandboxNetwork(ctx, &api.RunPodSandboxRequest{Pod: pod("plugins")})
-		if err == nil && len(rec.GetNetwork().GetIps()) > 0 {
-			break
+		if err == nil && len(rec.GetNetwork().GetIps()) == 0 {
+			err = fmt.Errorf("no address in %v", rec)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the network plugin did not join: %v %v", rec, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return err
+	})
 	// (A call made while the plugin joined reaches it too, late.)
 
 	req := &api.RunPodSandboxRequest{Pod: pod("runtimes")}
@@ -233,5 +223,32 @@ func TestNrinet_RunPodSandboxKeepsNetworkPluginsOut(t *testing.T) {
 		if got := <-net.calls; got != "plugins" {
 			t.Errorf("RunPodSandbox had the network plugin set up pod %q, whose network the runtime owns", got)
 		}
+	}
+}
+
+// waitFor calls cond every 5 ms until it returns nil, failing the test
+// with what it waited for and cond's last error after patience. It is
+// testutil.Poll's counterpart: nrinet's tests wait with that, which this
+// module, github.com/containerd/nri, cannot import (it is internal to
+// nrinet's module), and k8s.io/apimachinery's wait would raise the
+// requirements of the runtimes that link this module (test/gomod).
+func waitFor(t *testing.T, what string, patience time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for err := cond(); err != nil; err = cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s: %v", patience, what, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// networkReady is a condition for waitFor: r reports its network ready.
+func networkReady(r *nri.Adaptation) func() error {
+	return func() error {
+		if ready, why := r.NetworkReady(); !ready {
+			return errors.New(why)
+		}
+		return nil
 	}
 }

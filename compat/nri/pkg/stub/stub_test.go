@@ -136,6 +136,8 @@ func pluginInfo(rt *testRuntime, name string) *runtime.PluginInfo {
 }
 
 // waitFor polls cond until it holds, failing the test after patience.
+// (Not testutil.Poll, which this module cannot import: see waitFor in
+// pkg/adaptation's network_test.go.)
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(patience)
