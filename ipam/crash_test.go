@@ -93,7 +93,7 @@ func TestAllocator_crash(t *testing.T) {
 			cmd.Wait()
 			t.Fatalf("round %d: child did not start: %q, %v; stderr: %s", round, line, err, stderr.String())
 		}
-		time.Sleep(time.Duration(rand.IntN(40)+10) * time.Millisecond)
+		time.Sleep(time.Duration(rand.IntN(40)+10) * time.Millisecond) // a random moment of the child's work: the crash under test
 		if err := cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}

@@ -189,6 +189,8 @@ func (r *chaosRun) chaos(rng *mrand.Rand, duration time.Duration) *counts {
 	end := time.Now().Add(duration)
 	nextReport := time.Now().Add(time.Minute)
 	for time.Now().Before(end) {
+		// The random moments of this loop's sleeps are the chaos under
+		// test, not a wait for something.
 		time.Sleep(minPause + time.Duration(rng.Int64N(int64(maxPause-minPause))))
 		for _, p := range processesOf(podnetBin) {
 			c.podnets[proc{pid: p.pid, start: p.start}] = true
@@ -293,7 +295,7 @@ func (r *chaosRun) awaitOp(rng *mrand.Rand, kinds []string) string {
 	defer timer.Stop()
 	select {
 	case <-t.began:
-		time.Sleep(time.Duration(rng.Int64N(int64(maxInOp))))
+		time.Sleep(time.Duration(rng.Int64N(int64(maxInOp)))) // a random moment in the operation: the chaos
 		return t.op
 	case <-timer.C:
 		r.trigger.CompareAndSwap(t, nil)
