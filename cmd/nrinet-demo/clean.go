@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/nftables"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/nrinet/nrinet/cmd/internal/cli"
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
@@ -176,11 +178,11 @@ func (d *demo) stopDaemon() error {
 		}
 	case d.keptPID != 0:
 		// Not the demo's child: watch /proc until it is gone.
+		gone := func(context.Context) (bool, error) { return !running(d.keptPID, d.bin["nrinetd"]), nil }
 		syscall.Kill(d.keptPID, syscall.SIGTERM)
-		for deadline := time.Now().Add(15 * time.Second); running(d.keptPID, d.bin["nrinetd"]); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				syscall.Kill(d.keptPID, syscall.SIGKILL)
-			}
+		if wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 15*time.Second, true, gone) != nil {
+			syscall.Kill(d.keptPID, syscall.SIGKILL)
+			wait.PollUntilContextCancel(context.Background(), 50*time.Millisecond, true, gone)
 		}
 	}
 	return nil
