@@ -262,15 +262,6 @@ func TestMux_ReadLimit(t *testing.T) {
 	}
 }
 
-func TestMux_ReadDeadline(t *testing.T) {
-	a, _ := socketPair(t)
-	_, a1, _ := newMux(t, a)
-	a1.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-	if _, err := a1.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("Read = %v, want os.ErrDeadlineExceeded", err)
-	}
-}
-
 func TestMux_LocalCloseDropsFrames(t *testing.T) {
 	a, raw := socketPair(t)
 	m, a1, a2 := newMux(t, a)
