@@ -1,12 +1,13 @@
 package envdoc
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/nrinet/nrinet/internal/mdtable"
 )
 
 // Header is the header of every variables table of docs/dev/environment.md.
@@ -68,59 +69,34 @@ func (d Doc) Built(name string) (Row, bool) {
 func Parse(r io.Reader, prefix string) (Doc, error) {
 	name := regexp.MustCompile(`^` + regexp.QuoteMeta(prefix) + `([A-Z0-9_]+|[A-Z0-9_]*<[A-Z]+>)$`)
 	var d Doc
-	var header []string
 	seen := map[string]int{}
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		d.Mentions = append(d.Mentions, Names(sc.Text(), prefix)...)
-		text := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(text, "|") {
-			header = nil
-			continue
+	err := mdtable.Scan(r, func(l mdtable.Line) error {
+		d.Mentions = append(d.Mentions, Names(l.Text, prefix)...)
+		if !slices.Equal(l.Header, Header) {
+			return nil
 		}
-		cells := splitRow(text)
-		switch {
-		case header == nil:
-			header = cells
-			continue
-		case strings.Trim(strings.Join(cells, ""), "-: ") == "":
-			continue // the delimiter row
-		case !slices.Equal(header, Header):
-			continue
-		}
+		cells, line := l.Cells, l.Num
 		if len(cells) != len(Header) {
-			return Doc{}, fmt.Errorf("envdoc: line %d: %d cells, want %d (%s)", line, len(cells), len(Header), strings.Join(Header, " | "))
+			return fmt.Errorf("envdoc: line %d: %d cells, want %d (%s)", line, len(cells), len(Header), strings.Join(Header, " | "))
 		}
 		n := firstCode(cells[0])
 		if !name.MatchString(n) {
-			return Doc{}, fmt.Errorf("envdoc: line %d: first cell %q: want a name %s... or a pattern %s...<WHAT> in backquotes", line, cells[0], prefix, prefix)
+			return fmt.Errorf("envdoc: line %d: first cell %q: want a name %s... or a pattern %s...<WHAT> in backquotes", line, cells[0], prefix, prefix)
 		}
 		if at, dup := seen[n]; dup {
-			return Doc{}, fmt.Errorf("envdoc: line %d: %s has a row already, line %d", line, n, at)
+			return fmt.Errorf("envdoc: line %d: %s has a row already, line %d", line, n, at)
 		}
 		seen[n] = line
 		d.Rows = append(d.Rows, Row{Name: n, ReadBy: cells[1], Default: cells[2], Meaning: cells[3], Line: line})
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return Doc{}, err
 	}
 	if len(d.Rows) == 0 {
 		return Doc{}, fmt.Errorf("envdoc: no table with the header %q", strings.Join(Header, " | "))
 	}
 	return d, nil
-}
-
-// splitRow returns the trimmed cells of a Markdown table row; "\|" is a
-// "|" inside a cell.
-func splitRow(row string) []string {
-	row = strings.TrimSuffix(strings.TrimPrefix(row, "|"), "|")
-	cells := strings.Split(strings.ReplaceAll(row, `\|`, "\x00"), "|")
-	for i, c := range cells {
-		cells[i] = strings.ReplaceAll(strings.TrimSpace(c), "\x00", "|")
-	}
-	return cells
 }
 
 // firstCode returns the text between the first two backquotes of cell.

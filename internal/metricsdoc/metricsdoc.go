@@ -1,12 +1,13 @@
 package metricsdoc
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/nrinet/nrinet/internal/mdtable"
 )
 
 // Metric is a row of the metrics table.
@@ -62,63 +63,38 @@ var (
 // text between backquotes.
 func Parse(r io.Reader) (Doc, error) {
 	var d Doc
-	var header []string
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(text, "|") {
-			header = nil
-			continue
-		}
-		cells := splitRow(text)
+	err := mdtable.Scan(r, func(l mdtable.Line) error {
+		cells := l.Cells
 		switch {
-		case header == nil:
-			header = cells
-			continue
-		case strings.Trim(strings.Join(cells, ""), "-: ") == "":
-			continue // the delimiter row
-		}
-		switch {
-		case slices.Equal(header, metricsHeader):
+		case slices.Equal(l.Header, metricsHeader):
 			if len(cells) != len(metricsHeader) {
-				return Doc{}, fmt.Errorf("metricsdoc: line %d: %d cells, want %d", line, len(cells), len(metricsHeader))
+				return fmt.Errorf("metricsdoc: line %d: %d cells, want %d", l.Num, len(cells), len(metricsHeader))
 			}
 			name, err := code(cells[0])
 			if err != nil {
-				return Doc{}, fmt.Errorf("metricsdoc: line %d: %w", line, err)
+				return fmt.Errorf("metricsdoc: line %d: %w", l.Num, err)
 			}
 			var served []string
 			for _, c := range strings.Split(cells[1], ",") {
 				served = append(served, strings.TrimSpace(c))
 			}
 			d.Metrics = append(d.Metrics, Metric{Name: name, ServedBy: served, Type: cells[2], Labels: cells[3], Series: cells[4], Meaning: cells[5]})
-		case slices.Equal(header, alertsHeader):
+		case slices.Equal(l.Header, alertsHeader):
 			name, err := code(cells[0])
 			if err != nil {
-				return Doc{}, fmt.Errorf("metricsdoc: line %d: %w", line, err)
+				return fmt.Errorf("metricsdoc: line %d: %w", l.Num, err)
 			}
 			d.Alerts = append(d.Alerts, Alert{Name: name, Severity: cells[1]})
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return Doc{}, err
 	}
 	if len(d.Metrics) == 0 {
 		return Doc{}, fmt.Errorf("metricsdoc: no table with the header %q", strings.Join(metricsHeader, " | "))
 	}
 	return d, nil
-}
-
-// splitRow returns the trimmed cells of a Markdown table row.
-func splitRow(row string) []string {
-	row = strings.TrimSuffix(strings.TrimPrefix(row, "|"), "|")
-	cells := strings.Split(row, "|")
-	for i, c := range cells {
-		cells[i] = strings.TrimSpace(c)
-	}
-	return cells
 }
 
 // code returns the text between the backquotes of a cell.
