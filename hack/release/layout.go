@@ -163,10 +163,8 @@ func tarballs(version string, arches []string) []string {
 // every binary a static ELF executable for goarch, every other file
 // non-empty text. what names the archive in the errors.
 func checkEntries(what string, entries []entry, p product, goarch string, mtime time.Time) error {
-	var errs []error
-	fail := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{what}, args...)...))
-	}
+	found := findings{what: what}
+	fail := found.add
 	want := map[string]layoutFile{}
 	for _, f := range p.files {
 		want[f.name] = f
@@ -219,7 +217,7 @@ func checkEntries(what string, entries []entry, p product, goarch string, mtime 
 			fail("%s is missing", f.name)
 		}
 	}
-	return errors.Join(errs...)
+	return found.err()
 }
 
 // checkTarball checks p's tarball for goarch with checkEntries.

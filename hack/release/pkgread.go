@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -52,10 +51,8 @@ func checkPackage(file, format string, p product, version, goarch string, entrie
 		return err
 	}
 	what := filepath.Base(file)
-	var errs []error
-	fail := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{what}, args...)...))
-	}
+	found := findings{what: what}
+	fail := found.add
 	arch := map[string]map[string]string{"deb": debArch, "rpm": rpmArch}[format][goarch]
 	if got.name != p.pkg.name || got.version != packageVersion(version) || got.release != packageRelease || got.arch != arch {
 		fail("package %s %s-%s %s, want %s %s-%s %s", got.name, got.version, got.release, got.arch,
@@ -91,7 +88,7 @@ func checkPackage(file, format string, p product, version, goarch string, entrie
 		mtime = entries[0].hdr.ModTime
 	}
 	if err := checkEntries(what, fs, p, goarch, mtime); err != nil {
-		errs = append(errs, err)
+		found.errs = append(found.errs, err)
 	}
 	same := len(fs) == len(entries)
 	for i := 0; same && i < len(fs); i++ {
@@ -111,7 +108,7 @@ func checkPackage(file, format string, p product, version, goarch string, entrie
 			fail("directory /%s holds none of its files", d)
 		}
 	}
-	return errors.Join(errs...)
+	return found.err()
 }
 
 // diffEntries says which names and contents of a and b differ (the SHA-256

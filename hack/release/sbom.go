@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -330,10 +329,8 @@ func checkSBOMFile(file string, p product, version, goarch string, entries []ent
 		return err
 	}
 	what := filepath.Base(file)
-	var errs []error
-	fail := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{what}, args...)...))
-	}
+	found := findings{what: what}
+	fail := found.add
 	if bom.BOMFormat != cdx.BOMFormat || bom.SpecVersion != sbomSpec {
 		fail("%s %s, want %s %s", bom.BOMFormat, bom.SpecVersion, cdx.BOMFormat, sbomSpec)
 	}
@@ -416,7 +413,7 @@ func checkSBOMFile(file string, p product, version, goarch string, entries []ent
 			fail("component %s: neither a file of the tarball nor a module of its binaries", ref)
 		}
 	}
-	return errors.Join(errs...)
+	return found.err()
 }
 
 // hashOf returns a component's SHA-256, if it has one.
