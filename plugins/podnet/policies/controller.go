@@ -194,14 +194,7 @@ func (c *Controller) kick() { c.runner.Poke() }
 // a peer of the node's other pods), so that its first packet meets them.
 // It returns the apply's error, or ctx's.
 func (c *Controller) SetPod(ctx context.Context, pod podnet.PolicyPod) error {
-	c.mu.Lock()
-	c.local[pod.ID] = pod
-	c.localKnown = true
-	c.gen++
-	g := c.gen
-	c.mu.Unlock()
-	c.kick()
-	return c.waitApplied(ctx, g, "pod "+pod.Namespace+"/"+pod.Name)
+	return c.changeLocal(ctx, "pod "+pod.Namespace+"/"+pod.Name, func() { c.local[pod.ID] = pod })
 }
 
 // RemovePod forgets a pod of this node; the table drops its rules at the
@@ -219,17 +212,26 @@ func (c *Controller) RemovePod(id string) {
 // SyncPods replaces the node's pods with pods (the runtime's, at
 // Synchronize) and waits until the table covers them.
 func (c *Controller) SyncPods(ctx context.Context, pods []podnet.PolicyPod) error {
+	return c.changeLocal(ctx, fmt.Sprintf("%d pods", len(pods)), func() {
+		c.local = make(map[string]podnet.PolicyPod, len(pods))
+		for _, p := range pods {
+			c.local[p.ID] = p
+		}
+	})
+}
+
+// changeLocal makes change to the node's pods, holding c.mu, then asks
+// for a sync and waits until the table covers the change; what names the
+// pods in its error.
+func (c *Controller) changeLocal(ctx context.Context, what string, change func()) error {
 	c.mu.Lock()
-	c.local = make(map[string]podnet.PolicyPod, len(pods))
-	for _, p := range pods {
-		c.local[p.ID] = p
-	}
+	change()
 	c.localKnown = true
 	c.gen++
 	g := c.gen
 	c.mu.Unlock()
 	c.kick()
-	return c.waitApplied(ctx, g, fmt.Sprintf("%d pods", len(pods)))
+	return c.waitApplied(ctx, g, what)
 }
 
 func (c *Controller) waitApplied(ctx context.Context, g uint64, what string) error {
