@@ -14,24 +14,7 @@ var ErrWasmNotSupported = errors.New("nrinet does not run WASM plugins")
 // Plugin is the interface of an NRI plugin compiled to WebAssembly, as
 // upstream's WASM host loads it: the methods of the Plugin service.
 type Plugin interface {
-	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
-	Synchronize(context.Context, *SynchronizeRequest) (*SynchronizeResponse, error)
-	Shutdown(context.Context, *Empty) (*Empty, error)
-	RunPodSandbox(context.Context, *RunPodSandboxRequest) (*RunPodSandboxResponse, error)
-	UpdatePodSandbox(context.Context, *UpdatePodSandboxRequest) (*UpdatePodSandboxResponse, error)
-	PostUpdatePodSandbox(context.Context, *PostUpdatePodSandboxRequest) (*PostUpdatePodSandboxResponse, error)
-	StopPodSandbox(context.Context, *StopPodSandboxRequest) (*StopPodSandboxResponse, error)
-	RemovePodSandbox(context.Context, *RemovePodSandboxRequest) (*RemovePodSandboxResponse, error)
-	CreateContainer(context.Context, *CreateContainerRequest) (*CreateContainerResponse, error)
-	PostCreateContainer(context.Context, *PostCreateContainerRequest) (*PostCreateContainerResponse, error)
-	StartContainer(context.Context, *StartContainerRequest) (*StartContainerResponse, error)
-	PostStartContainer(context.Context, *PostStartContainerRequest) (*PostStartContainerResponse, error)
-	UpdateContainer(context.Context, *UpdateContainerRequest) (*UpdateContainerResponse, error)
-	PostUpdateContainer(context.Context, *PostUpdateContainerRequest) (*PostUpdateContainerResponse, error)
-	StopContainer(context.Context, *StopContainerRequest) (*StopContainerResponse, error)
-	RemoveContainer(context.Context, *RemoveContainerRequest) (*RemoveContainerResponse, error)
-	StateChange(context.Context, *StateChangeEvent) (*Empty, error)
-	ValidateContainerAdjustment(context.Context, *ValidateContainerAdjustmentRequest) (*ValidateContainerAdjustmentResponse, error)
+	PluginService
 }
 
 // HostFunctions are the functions a WASM host offers its plugins.
