@@ -2,7 +2,7 @@ package api
 
 import "slices"
 
-// This file and adjustment_resources.go hold the helpers a plugin uses to
+// This file and resources_generated.go hold the helpers a plugin uses to
 // build a ContainerAdjustment. They carry the names and signatures of the
 // helpers in containerd/nri's pkg/api, so a plugin ports by changing its
 // import, and produce the wire encodings the runtime's merge rules expect:

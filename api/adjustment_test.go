@@ -138,7 +138,7 @@ func TestContainerAdjustmentHelpers(t *testing.T) {
 		{"RemoveLinuxRDT then SetLinuxRDTClosID", func(a *api.ContainerAdjustment) { a.RemoveLinuxRDT(); a.SetLinuxRDTClosID("gold") },
 			linuxAdj(&api.LinuxContainerAdjustment{Rdt: &api.LinuxRdt{Remove: true, ClosId: &api.OptionalString{Value: "gold"}}})},
 
-		// Resources (adjustment_resources.go).
+		// Resources (resources_generated.go).
 		{"SetLinuxMemoryLimit", func(a *api.ContainerAdjustment) { a.SetLinuxMemoryLimit(1 << 30) },
 			resAdj(&api.LinuxResources{Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: 1 << 30}}})},
 		{"SetLinuxMemoryLimit zero is present", func(a *api.ContainerAdjustment) { a.SetLinuxMemoryLimit(0) },

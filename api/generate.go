@@ -9,3 +9,7 @@ package api
 // needs. Upstream's api and this one cannot be linked into one binary.
 
 //go:generate go run ../internal/cmd/protogen -I pkg/api=. -param module=github.com/nrinet/nrinet -out .. pkg/api/api.proto
+
+// The resource helpers of ContainerAdjustment and ContainerUpdate are
+// generated from one table (resources.go).
+//go:generate go run ../internal/cmd/resourcegen -out resources_generated.go

@@ -94,3 +94,29 @@ func TestRegisteredAsUpstream(t *testing.T) {
 		t.Errorf("nri.pkg.api.v1alpha1.PodSandbox: %v, %v; want it from pkg/api/api.proto", d, err)
 	}
 }
+
+// TestResourceHelpersUpToDate runs internal/cmd/resourcegen into a
+// temporary file and checks that the committed resources_generated.go is
+// identical.
+func TestResourceHelpersUpToDate(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not found:", err)
+	}
+	out := filepath.Join(t.TempDir(), "resources_generated.go")
+	cmd := exec.Command(goCmd, "run", "github.com/nrinet/nrinet/internal/cmd/resourcegen", "-out", out)
+	if output, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("running resourcegen: %v\n%s", err, output)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("resources_generated.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("api/resources_generated.go is stale: run `go generate ./api` and commit the result")
+	}
+}
