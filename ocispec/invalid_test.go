@@ -84,6 +84,8 @@ func TestApplyAdjustmentInvalid(t *testing.T) {
 			`linux.scheduler.flags[0] 42: unknown scheduling flag`, nil},
 		{"unknown memory policy mode", linux(&api.LinuxContainerAdjustment{MemoryPolicy: &api.LinuxMemoryPolicy{Mode: 42}}),
 			`linux.memory_policy.mode 42: unknown memory policy mode`, nil},
+		{"unknown memory policy flag", linux(&api.LinuxContainerAdjustment{MemoryPolicy: &api.LinuxMemoryPolicy{Mode: api.MpolMode_MPOL_BIND, Flags: []api.MpolFlag{42}}}),
+			`linux.memory_policy.flags[0] 42: unknown memory policy flag`, nil},
 		{"empty hugepage size", resources(&api.LinuxResources{HugepageLimits: []*api.HugepageLimit{{Limit: 1}}}),
 			`linux.resources.hugepage_limits[0].page_size "": empty page size`, nil},
 		{"bad unified key", resources(&api.LinuxResources{Unified: map[string]string{"../x": "1"}}),

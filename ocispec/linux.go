@@ -120,19 +120,15 @@ func prepareSeccomp(s *api.LinuxSeccomp) (*rspec.LinuxSeccomp, error) {
 // spec's policy as a whole. Mode and flags must be known enum values.
 func prepareMemoryPolicy(m *api.LinuxMemoryPolicy) (*rspec.LinuxMemoryPolicy, error) {
 	const field = "linux.memory_policy"
-	mode, ok := api.MpolMode_name[int32(m.GetMode())]
-	if !ok {
-		return nil, invalid(field+".mode", int32(m.GetMode()), "unknown memory policy mode")
+	mode, err := enumName(field+".mode", m.GetMode(), api.MpolMode_name, "memory policy mode")
+	if err != nil {
+		return nil, err
 	}
-	o := &rspec.LinuxMemoryPolicy{Mode: rspec.MemoryPolicyModeType(mode), Nodes: m.GetNodes()}
-	for i, f := range m.GetFlags() {
-		name, ok := api.MpolFlag_name[int32(f)]
-		if !ok {
-			return nil, invalid(fmt.Sprintf("%s.flags[%d]", field, i), int32(f), "unknown memory policy flag")
-		}
-		o.Flags = append(o.Flags, rspec.MemoryPolicyFlagType(name))
+	flags, err := enumNames[rspec.MemoryPolicyFlagType](field+".flags", m.GetFlags(), api.MpolFlag_name, "memory policy flag")
+	if err != nil {
+		return nil, err
 	}
-	return o, nil
+	return &rspec.LinuxMemoryPolicy{Mode: rspec.MemoryPolicyModeType(mode), Nodes: m.GetNodes(), Flags: flags}, nil
 }
 
 // rdtPlan is a present LinuxRdt adjustment.

@@ -150,9 +150,9 @@ func prepareOOMScoreAdj(v *api.OptionalInt) (*int, error) {
 // (as upstream NRI does); other classes need a priority in [0, 7].
 func prepareIOPriority(p *api.LinuxIOPriority) (*rspec.LinuxIOPriority, error) {
 	const field = "linux.io_priority"
-	name, ok := api.IOPrioClass_name[int32(p.GetClass())]
-	if !ok {
-		return nil, invalid(field+".class", int32(p.GetClass()), "unknown I/O priority class")
+	name, err := enumName(field+".class", p.GetClass(), api.IOPrioClass_name, "I/O priority class")
+	if err != nil {
+		return nil, err
 	}
 	if p.GetClass() == api.IOPrioClass_IOPRIO_CLASS_NONE {
 		return nil, nil
@@ -167,9 +167,9 @@ func prepareIOPriority(p *api.LinuxIOPriority) (*rspec.LinuxIOPriority, error) {
 // nil, which clears the spec's scheduler (as upstream NRI does).
 func prepareScheduler(s *api.LinuxScheduler) (*rspec.Scheduler, error) {
 	const field = "linux.scheduler"
-	name, ok := api.LinuxSchedulerPolicy_name[int32(s.GetPolicy())]
-	if !ok {
-		return nil, invalid(field+".policy", int32(s.GetPolicy()), "unknown scheduling policy")
+	name, err := enumName(field+".policy", s.GetPolicy(), api.LinuxSchedulerPolicy_name, "scheduling policy")
+	if err != nil {
+		return nil, err
 	}
 	if s.GetPolicy() == api.LinuxSchedulerPolicy_SCHED_NONE {
 		return nil, nil
@@ -182,12 +182,8 @@ func prepareScheduler(s *api.LinuxScheduler) (*rspec.Scheduler, error) {
 		Deadline: s.GetDeadline(),
 		Period:   s.GetPeriod(),
 	}
-	for i, f := range s.GetFlags() {
-		fname, ok := api.LinuxSchedulerFlag_name[int32(f)]
-		if !ok {
-			return nil, invalid(fmt.Sprintf("%s.flags[%d]", field, i), int32(f), "unknown scheduling flag")
-		}
-		o.Flags = append(o.Flags, rspec.LinuxSchedulerFlag(fname))
+	if o.Flags, err = enumNames[rspec.LinuxSchedulerFlag](field+".flags", s.GetFlags(), api.LinuxSchedulerFlag_name, "scheduling flag"); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
