@@ -38,9 +38,9 @@ unit interop compat deploy-test: deps
 # server, IPAM, tools and tests are modules of their own. go.work joins
 # them for development and tests. GO_PKGS are the packages of the modules
 # in go.work but for the three test modules, which have targets of their
-# own. compat/nri and deploy/test are outside the workspace (they require
+# own. compat/nri and deploy are outside the workspace (they require
 # other versions of shared modules) and build with GOWORK=off.
-GO_MODULES := . cmd cri deploy hack internal/cmd/protogen internal/imagebuild ipam plugins test
+GO_MODULES := . cmd cri hack internal/cmd/protogen internal/imagebuild ipam plugins test
 GO_PKGS := $(foreach m,$(GO_MODULES),$(if $(filter .,$(m)),./...,./$(m)/...))
 
 # go vet compiles every package it checks and their dependencies, with
@@ -57,7 +57,7 @@ lint:
 	cd test/interop && $(GO) vet ./... && $(GO) vet -tags upstream ./...
 	cd test/containerd-e2e && $(GO) vet ./...
 	cd test/crio-e2e && $(GO) vet ./...
-	cd deploy/test && GOWORK=off $(GO) vet ./...
+	cd deploy && GOWORK=off $(GO) vet ./...
 	cd test/kube-e2e && $(GO) vet ./...
 
 # -timeout 30m: on a fresh machine, with an empty Go build cache, hack/image's
@@ -77,12 +77,14 @@ interop:
 compat:
 	cd compat/nri && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -race -count=1 ./...
 
-# The manifests under deploy/, rendered with kustomize and checked
-# (deploy/test, a module of its own; no cluster needed).
-# It runs helm-test's tests too.
-## [test] the manifests under deploy/ rendered with kustomize and checked, and the Helm chart's tests (deploy/test)
+# The module deploy (outside go.work: Helm and kustomize require newer
+# versions of modules the workspace shares): the configuration files of the
+# manifests under deploy/ decoded as the plugins decode them, the manifests
+# rendered with kustomize and checked (deploy/test), and helm-test's tests;
+# no cluster needed.
+## [test] the module deploy: the manifests' configuration, the manifests rendered with kustomize and checked, the Helm chart's tests
 deploy-test:
-	cd deploy/test && GOWORK=off $(GO) test -race -count=1 ./...
+	cd deploy && GOWORK=off $(GO) test -race -count=1 ./...
 
 # The Helm chart deploy/helm/nrinet alone (docs/deploy.md, "Install with
 # Helm"): linted and rendered with Helm v4's library, its objects compared
@@ -92,8 +94,8 @@ deploy-test:
 .PHONY: helm-test manifest
 ## [test] the Helm chart deploy/helm/nrinet alone: linted, rendered, equal to the kustomize overlays and deploy/monitoring
 helm-test: deps
-	cd deploy/test && GOWORK=off $(GO) test -race -count=1 ./helmchart/... ./cmd/manifest/... ./cmd/helm-release/... && \
-		GOWORK=off $(GO) test -race -count=1 -run '^TestChart_' .
+	cd deploy && GOWORK=off $(GO) test -race -count=1 ./test/helmchart/... ./test/cmd/manifest/... ./test/cmd/helm-release/... && \
+		GOWORK=off $(GO) test -race -count=1 -run '^TestChart_' ./test
 
 # The alerts of deploy/monitoring (docs/metrics.md, "Dashboard and
 # alerts"): promtool check rules over rules.yaml, and promtool test rules
@@ -146,7 +148,7 @@ image-push:
 # REGISTRY the repository make image-push pushes to, REGISTRY/nri-podnet.
 ## [release] _output/nrinet.yaml: the Helm chart rendered with VERSION's image (and REGISTRY)
 manifest:
-	cd deploy/test && GOWORK=off $(GO) run ./cmd/manifest -chart ../helm/nrinet -o ../../_output/nrinet.yaml \
+	cd deploy && GOWORK=off $(GO) run ./test/cmd/manifest -chart helm/nrinet -o ../_output/nrinet.yaml \
 		$(if $(VERSION),-set-string image.tag=$(VERSION)) $(if $(REGISTRY),-set-string image.repository=$(REGISTRY)/nri-podnet)
 
 # ---- Build, install, release (docs/install.md) ----

@@ -8,8 +8,7 @@
 // writes, probes on the health port, arguments made of the plugins' flags,
 // and configuration files that name the mounted directories. (That the
 // plugins accept those files, decoded strictly as they decode them, is
-// checked by the main module's package deploy: this module imports no
-// plugin, so that it does not have to follow their dependencies.)
+// checked by package deploy.)
 //
 // It checks the Helm chart deploy/helm/nrinet too (chart_test.go, with
 // package helmchart, which renders and lints it with Helm v4's library):
@@ -21,12 +20,11 @@
 // Operator's types. cmd/manifest renders the chart into the one manifest
 // `make manifest` writes; cmd/helm-release installs, upgrades and
 // uninstalls it on a cluster with Helm's action package (test/kube-e2e's
-// TestHelm runs it). Helm v4.3.2 requires the kustomize (v0.21) and
-// Kubernetes (v0.37) modules this module had, so one module holds both.
+// TestHelm runs it).
 //
-// It is a Go module of its own, like test/interop, so that kustomize, Helm
-// and their dependencies stay out of the main module, which none of its
-// code needs. `make deploy-test` runs it (`make helm-test`, the chart's
+// It is part of the Go module deploy (outside go.work, so that Helm's
+// and kustomize's requirements move none of the commands': see package
+// deploy). `make deploy-test` runs it (`make helm-test`, the chart's
 // tests only); no cluster and no network are needed (cmd/helm-release's
 // tests run it against an address where no API server listens).
 package deploytest

@@ -143,14 +143,14 @@ type helmRun struct {
 	cp  *controlPlane
 }
 
-// buildHelmRelease builds deploy/test's cmd/helm-release (a module of its
-// own, outside the workspace: GOWORK=off) into the suite's directory and
-// returns its path. Without symbols and DWARF (-s -w): the binary links
-// in half the time.
+// buildHelmRelease builds deploy/test's cmd/helm-release (in the module
+// deploy, outside the workspace: GOWORK=off) into the suite's directory
+// and returns its path. Without symbols and DWARF (-s -w): the binary
+// links in half the time.
 func buildHelmRelease(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(env.dir, "helm-release")
-	cmd := testutil.GoBuildCmd(filepath.Join("..", "..", "deploy", "test"), "-ldflags=-s -w", "-o", bin, "./cmd/helm-release")
+	cmd := testutil.GoBuildCmd(filepath.Join("..", "..", "deploy"), "-ldflags=-s -w", "-o", bin, "./test/cmd/helm-release")
 	cmd.Env = append(cmd.Env, "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s (in %s): %v\n%s", strings.Join(cmd.Args, " "), cmd.Dir, err, out)
