@@ -11,8 +11,8 @@ include $(dir $(firstword $(MAKEFILE_LIST)))internal/pins/versions.env
 
 .PHONY: deps test lint unit interop compat deploy-test image upstream-suite generate bench fuzz demo soak chaos chaos-ci containerd containerd-test crio crio-test containerd-integration e2e-containerd e2e-crio critest-crio bench-containerd kube e2e-kube e2e-migration e2e-adversarial bench-kube bench-density bench-netpol-scale conformance-prepare conformance conformance-ci conformance-all conformance-mixed
 
-## [test] the tests CI runs (make test): deps, lint, unit, interop, compat, deploy-test
-test: deps lint unit interop compat deploy-test
+## [test] the tests CI runs (make test): deps, lint, unit, compat, deploy-test
+test: deps lint unit compat deploy-test
 
 # make help: every target, one line each, by group, from the
 # "## [group] text" line right above each rule (hack/make-help.awk, which
@@ -35,40 +35,60 @@ unit interop compat deploy-test: deps
 # nrinet is several Go modules (docs/dev/modules.md): the root module holds
 # the NRI libraries a runtime links, and nothing else, so that adopting
 # them moves none of a runtime's requirements; the commands, plugins, CRI
-# server, IPAM, tools and tests are modules of their own. go.work joins
-# them for development and tests. GO_PKGS are the packages of the modules
-# in go.work but for the three test modules, which have targets of their
-# own. compat/nri and deploy are outside the workspace (they require
-# other versions of shared modules) and build with GOWORK=off.
-GO_MODULES := . cmd cri hack internal/cmd/protogen internal/imagebuild ipam plugins test
-GO_PKGS := $(foreach m,$(GO_MODULES),$(if $(filter .,$(m)),./...,./$(m)/...))
+# server, IPAM, tools and tests are modules of their own. go.work is the
+# one list of the modules joined for development and tests: GO_MODULES is
+# read from it (the directories of its use lines; it has no replace
+# line), and the targets below take their modules from the
+# variables derived here, never from a list of their own (internal/gomodules
+# checks that together they name every module of the repository once).
+# E2E_MODULES are the end-to-end suites, test/*-e2e: they need root and
+# built runtimes, and run in targets of their own (make e2e-containerd,
+# e2e-crio, e2e-kube, ...); make lint vets them, make unit leaves them out.
+# OUTSIDE_MODULES are the repository's modules that go.work leaves out
+# because they require other versions of modules the workspace shares
+# (compat/nri, deploy): each builds alone (GOWORK=off), make lint vets it
+# and a target of make test tests it (make compat, make deploy-test).
+GO_MODULES := $(filter . ./%,$(shell $(GO) work edit -print go.work))
+E2E_MODULES := $(filter ./test/%-e2e,$(GO_MODULES))
+UNIT_MODULES := $(filter-out $(E2E_MODULES),$(GO_MODULES))
+OUTSIDE_MODULES := $(filter-out $(GO_MODULES),$(patsubst %/go.mod,./%,$(shell git ls-files -- '*/go.mod')))
+GO_PKGS := $(addsuffix /...,$(UNIT_MODULES))
 
 # go vet compiles every package it checks and their dependencies, with
 # its build flags: the workspace's packages are vetted as make build, make
 # image and the tests' helper binaries (testutil.GoBuild) build them
 # (CGO_ENABLED=0 -trimpath), so that on a fresh machine the dependency tree
 # is compiled once for both, not once more for vet (nrinet has no cgo).
-# The test modules are vetted as their go test builds them.
-## [test] gofmt and go vet of every module
+# The end-to-end suites are vetted as their go test builds them, and
+# test/interop once more as its upstream build (-tags upstream) is. In the
+# workspace each shared module is built at the highest version any module
+# asks for: the root module is vetted alone too (GOWORK=off), at its own.
+## [test] gofmt and go vet of every module: go.work's, the root module alone, and those outside go.work
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	CGO_ENABLED=0 $(GO) vet -trimpath $(GO_PKGS)
+	$(GO) vet $(addsuffix /...,$(E2E_MODULES))
+	$(GO) vet -tags upstream ./test/interop/...
 	GOWORK=off $(GO) vet ./...
-	cd test/interop && $(GO) vet ./... && $(GO) vet -tags upstream ./...
-	cd test/containerd-e2e && $(GO) vet ./...
-	cd test/crio-e2e && $(GO) vet ./...
-	cd deploy && GOWORK=off $(GO) vet ./...
-	cd test/kube-e2e && $(GO) vet ./...
+	$(foreach m,$(OUTSIDE_MODULES),(cd $(m) && GOWORK=off $(GO) vet ./...) &&) true
 
 # -timeout 30m: on a fresh machine, with an empty Go build cache, hack/image's
 # TestImages compiles every dependency for two architectures (over 10 minutes
 # on 2 cores beside the other packages' builds); with the cache kept the
 # whole target takes about 3 minutes.
-## [test] go test -race of the workspace's modules but the three test modules (GO_PKGS)
+## [test] go test -race of every module of go.work but the end-to-end suites (test/*-e2e)
 unit:
 	$(GO) test -race -count=1 -timeout 30m $(GO_PKGS)
 
-## [test] test/interop: nrinet against upstream containerd/nri, both directions
+# Every module's requirements into the module cache: go.work's, then each
+# module outside it (.ci/run, before the tests).
+.PHONY: mod-download
+## [dev] download the requirements of every module: go.work's, then those outside it (GOWORK=off)
+mod-download:
+	$(GO) mod download
+	$(foreach m,$(OUTSIDE_MODULES),(cd $(m) && GOWORK=off $(GO) mod download) &&) true
+
+## [test] test/interop alone (part of make unit): nrinet against upstream containerd/nri, both directions
 interop:
 	cd test/interop && $(GO) test -race -count=1 ./...
 
