@@ -35,15 +35,16 @@ type certPair struct{ Cert, Key string }
 // is minutes, and a clock a little off must not matter.
 const certLifetime = 24 * time.Hour
 
-// newPKI makes a CA (ECDSA P-256) and writes ca.crt and ca.key into dir.
-func newPKI(dir, token string) (*pki, error) {
+// newPKI makes a CA (ECDSA P-256) named cn and writes ca.crt and ca.key
+// into dir.
+func newPKI(dir, cn string) (*pki, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "nrinet-kube-e2e-ca-" + token},
+		Subject:               pkix.Name{CommonName: cn},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(certLifetime),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
@@ -56,6 +57,9 @@ func newPKI(dir, token string) (*pki, error) {
 	}
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	p := &pki{dir: dir, caCert: cert, caKey: key, CA: filepath.Join(dir, "ca.crt")}

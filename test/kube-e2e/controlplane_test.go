@@ -45,6 +45,10 @@ type controlPlane struct {
 	dir   string
 	u     *underlay
 	pki   *pki
+	// frontProxy is the CA of the apiserver's front proxy: the client
+	// certificate it shows the aggregated apiservers it proxies to, which
+	// they check (the Aggregator spec's sample-apiserver).
+	frontProxy *pki
 
 	etcd, apiserver, controllerManager, scheduler *proc
 
@@ -111,7 +115,10 @@ func startControlPlaneWith(t testing.TB, opts controlPlaneOptions) *controlPlane
 		checkLeaks(t, token, dir)
 	})
 	cp.u = newUnderlay(t, token)
-	if cp.pki, err = newPKI(cp.path("pki"), token); err != nil {
+	if cp.pki, err = newPKI(cp.path("pki"), "nrinet-kube-e2e-ca-"+token); err != nil {
+		t.Fatal(err)
+	}
+	if cp.frontProxy, err = newPKI(cp.path("pki", "front-proxy"), "nrinet-kube-e2e-front-proxy-ca-"+token); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -204,6 +211,10 @@ func (cp *controlPlane) startAPIServer() {
 	}
 	kubeletClient := cp.mustClientCert("apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters")
 	admin := cp.mustClientCert("admin", "nrinet-e2e-admin", "system:masters")
+	proxyClient, err := cp.frontProxy.clientCert("front-proxy-client", "front-proxy-client")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if cp.saKey, err = cp.pki.serviceAccountKey("sa"); err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +242,22 @@ func (cp *controlPlane) startAPIServer() {
 		"--enable-admission-plugins", "NodeRestriction",
 		"--allow-privileged=true",
 		"--profiling=false",
+		// The front proxy, as kubeadm configures it: the aggregator
+		// proxies to an aggregated apiserver (the Aggregator spec's
+		// sample-apiserver) with this client certificate and the user in
+		// these headers, which that apiserver trusts from the CA it reads
+		// from kube-system's extension-apiserver-authentication.
+		"--requestheader-client-ca-file", cp.frontProxy.CA,
+		"--requestheader-allowed-names", "front-proxy-client",
+		"--requestheader-username-headers", "X-Remote-User",
+		"--requestheader-group-headers", "X-Remote-Group",
+		"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+		"--proxy-client-cert-file", proxyClient.Cert, "--proxy-client-key-file", proxyClient.Key,
+		// This apiserver runs in the host's namespace, which has routes
+		// to the pods (routeHostToPods) but no kube-proxy for Service IPs:
+		// aggregated apiservers and admission and conversion webhooks are
+		// reached at their Services' endpoints, not their ClusterIPs.
+		"--enable-aggregator-routing=true",
 		// One CPU-light apiserver on a shared machine: no priority and
 		// fairness machinery, which this suite's few clients do not need.
 		"--enable-priority-and-fairness=false",
