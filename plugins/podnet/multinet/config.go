@@ -44,6 +44,7 @@ type Network struct {
 	Interface string `json:"interface,omitempty"`
 	// Subnets, Exclude and Gateways configure the network's allocator
 	// (bridge and macvlan), as nri-podnet's own: one address per subnet.
+	// A bridge network has at most one subnet of each family.
 	Subnets  []string `json:"subnets,omitempty"`
 	Exclude  []string `json:"exclude,omitempty"`
 	Gateways []string `json:"gateways,omitempty"`
@@ -126,14 +127,32 @@ func (c Config) Validate() error {
 			}
 			continue
 		}
-		if _, err := n.ipamConfig(); err != nil {
+		icfg, err := n.ipamConfig()
+		if err != nil {
 			bad("network %q: %w", n.Name, err)
+		}
+		if n.Kind == KindBridge && err == nil {
+			if v4, v6 := familyCounts(icfg.Subnets); v4 > 1 || v6 > 1 {
+				bad("network %q: subnets %q: a bridge network has at most one IPv4 and one IPv6 subnet (its port security lets a pod send from one address of each family)", n.Name, n.Subnets)
+			}
 		}
 		if _, err := n.routes(); err != nil {
 			bad("network %q: %w", n.Name, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// familyCounts counts the IPv4 and the IPv6 prefixes of ps.
+func familyCounts(ps []netip.Prefix) (v4, v6 int) {
+	for _, p := range ps {
+		if p.Addr().Is4() {
+			v4++
+		} else {
+			v6++
+		}
+	}
+	return v4, v6
 }
 
 // ipamConfig is the network's allocator configuration.

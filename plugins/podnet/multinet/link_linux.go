@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
 
 // podNS is a pod's network namespace, open.
@@ -115,6 +118,9 @@ func (m *Manager) create(pod *podNS, n *network, itf Interface) error {
 		}
 		attrs := netlink.NewLinkAttrs()
 		attrs.Name, attrs.MTU, attrs.MasterIndex, attrs.Flags = itf.HostName, itf.MTU, br.Attrs().Index, net.FlagUp
+		// The bridge's port security group from the start: a port of the
+		// group that the guard does not know passes nothing.
+		attrs.Group = portsec.Group(n.Bridge)
 		veth := &netlink.Veth{
 			LinkAttrs: attrs, PeerName: itf.Name, PeerHardwareAddr: mac,
 			PeerNamespace: netlink.NsFd(int(pod.ns)), PeerMTU: uint32(itf.MTU),
@@ -238,12 +244,32 @@ func (m *Manager) deleteHostLink(name string) error {
 	return nil
 }
 
+// The kernel's IPv6 address generation modes (IN6_ADDR_GEN_MODE_* of
+// linux/if_link.h).
+const (
+	in6AddrGenModeEUI64 = 0 // the link-local address from the MAC
+	in6AddrGenModeNone  = 1 // no link-local address
+)
+
 // configure addresses the pod's interface, brings it (and lo) up and adds
-// the network's routes via its gateways.
+// the network's routes via its gateways. A bridge network's interface
+// gets, before it is up, the EUI-64 link-local address of its MAC if it
+// has an IPv6 address (whatever the namespace's default mode: port
+// security lets it send from that one), and none without (it could send
+// no IPv6 through its port).
 func (p *podNS) configure(n *network, itf Interface) error {
 	l, err := p.h.LinkByName(itf.Name)
 	if err != nil {
 		return fmt.Errorf("multinet: network %q: %s in %s: %w", n.Name, itf.Name, p.path, err)
+	}
+	if itf.Kind == KindBridge {
+		mode := in6AddrGenModeNone
+		if slices.ContainsFunc(itf.Addrs, func(a netip.Prefix) bool { return a.Addr().Is6() }) {
+			mode = in6AddrGenModeEUI64
+		}
+		if err := p.h.LinkSetIP6AddrGenMode(l, mode); err != nil && !errors.Is(err, unix.EAFNOSUPPORT) {
+			return fmt.Errorf("multinet: network %q: %s in %s: IPv6 address generation mode: %w", n.Name, itf.Name, p.path, err)
+		}
 	}
 	for _, a := range itf.Addrs {
 		addr := &netlink.Addr{IPNet: prefixNet(a)}

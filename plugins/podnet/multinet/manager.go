@@ -18,6 +18,7 @@ import (
 
 	"github.com/nrinet/nrinet/internal/keylock"
 	"github.com/nrinet/nrinet/ipam"
+	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
 
 // Manager attaches secondary interfaces to pods and detaches them. It
@@ -31,7 +32,8 @@ type Manager struct {
 	host   netns.NsHandle  // the host namespace
 	hh     *netlink.Handle // route netlink in it
 	nets   map[string]*network
-	order  []string // network names in configuration order
+	order  []string                  // network names in configuration order
+	guards map[string]*portsec.Guard // port security, by bridge (bridge networks)
 	owners keylock.Locks
 
 	mu     sync.Mutex        // guards the fields below
@@ -43,13 +45,16 @@ type Manager struct {
 type network struct {
 	Network
 	alloc    *ipam.Allocator // nil: no subnets
+	guard    *portsec.Guard  // its bridge's port security (bridge networks); nil for others
 	gateways []netip.Prefix
 	routes   []netip.Prefix
 }
 
 // New opens the networks' allocators under cfg.StateDir (mode 0700),
 // creates the bridges of bridge networks that are missing (with their
-// gateways, up), and reads the records left by an earlier process.
+// gateways, up), reads the records left by an earlier process, and makes
+// each bridge's port security table guard exactly the recorded
+// interfaces on it (see [Manager.Attach]).
 // It checks no master or host interface: those may come later, and an
 // attach that needs a missing one fails naming it.
 func New(cfg Config, opts ...Option) (*Manager, error) {
@@ -82,7 +87,7 @@ func New(cfg Config, opts ...Option) (*Manager, error) {
 	}
 	m := &Manager{
 		log: o.log, dir: cfg.StateDir, noSync: o.noSync, host: host, hh: hh,
-		nets: map[string]*network{}, taken: map[string]string{},
+		nets: map[string]*network{}, taken: map[string]string{}, guards: map[string]*portsec.Guard{},
 	}
 	for _, n := range cfg.Networks {
 		if err := m.open(n); err != nil {
@@ -101,6 +106,12 @@ func New(cfg Config, opts ...Option) (*Manager, error) {
 				m.taken[itf.HostName] = rec.Owner
 			}
 		}
+	}
+	// Before any Attach: a guard that held only its first new port
+	// would replace the table without the live ones.
+	if err := m.syncGuards(recs); err != nil {
+		m.Close()
+		return nil, err
 	}
 	return m, nil
 }
@@ -126,6 +137,11 @@ func (m *Manager) open(n Network) error {
 		if err := m.ensureBridge(nw); err != nil {
 			return fmt.Errorf("multinet: network %q: %w", n.Name, err)
 		}
+		g, err := m.openGuard(n.Bridge)
+		if err != nil {
+			return fmt.Errorf("multinet: network %q: %w", n.Name, err)
+		}
+		nw.guard = g
 	}
 	return nil
 }
@@ -139,7 +155,8 @@ func (m *Manager) Networks() []Network {
 	return out
 }
 
-// Close closes the allocators and the host namespace; interfaces stay.
+// Close closes the allocators and the host namespace; interfaces, and
+// the port security tables that guard them, stay.
 // A second Close does nothing.
 func (m *Manager) Close() error {
 	m.mu.Lock()
@@ -183,6 +200,13 @@ type Request struct {
 // each allocator); it may hold no slash. An owner that has interfaces
 // already gets them back if it asks for the same ones (a repeated call);
 // asking for others is an error.
+//
+// An interface of a bridge network is guarded (package portsec, table
+// bridge nrinet-podnet-portsec-BRIDGE) before its veth is made: its
+// host end, in the bridge's interface group from the start, passes only
+// frames from the interface's MAC and addresses (with IPv6 its EUI-64
+// link-local address), and no router advertisement or redirect. Undo and
+// Detach take its entry out.
 func (m *Manager) Attach(ctx context.Context, owner, netnsPath string, reqs []Request) ([]Interface, error) {
 	if !ownerOK(owner) {
 		return nil, fmt.Errorf("multinet: owner %q: empty, over 200 bytes, or with a slash", owner)
@@ -226,7 +250,13 @@ func (m *Manager) Attach(ctx context.Context, owner, netnsPath string, reqs []Re
 		return fail(reqs[0], err)
 	}
 	for i, req := range reqs {
-		if err := m.create(pod, m.nets[req.Network], rec.Interfaces[i]); err != nil {
+		n, itf := m.nets[req.Network], rec.Interfaces[i]
+		if n.guard != nil {
+			if err := n.guard.Add(port(owner, itf)); err != nil {
+				return fail(req, fmt.Errorf("multinet: network %q: port security: %w", n.Name, err))
+			}
+		}
+		if err := m.create(pod, n, itf); err != nil {
 			return fail(req, err)
 		}
 	}
@@ -383,6 +413,11 @@ func (m *Manager) remove(ctx context.Context, owner string, pod *podNS, itf Inte
 	switch itf.Kind {
 	case KindBridge:
 		err = m.deleteHostLink(itf.HostName)
+		if err == nil && n != nil && n.guard != nil {
+			if err = n.guard.Remove(addrOwner(owner, itf.Name)); err != nil {
+				err = fmt.Errorf("multinet: network %q: port security: %w", n.Name, err)
+			}
+		}
 	case KindMacvlan:
 		if pod != nil {
 			err = pod.deleteLink(itf.Name, itf.HardwareAddr())
@@ -423,7 +458,8 @@ func (m *Manager) Interfaces(owner string) ([]Interface, error) {
 // releases addresses held in the
 // networks' allocators by owners without a record (left by a process
 // killed between allocating and writing the record). Live owners keep
-// everything. It returns the owners it detached.
+// everything, and each bridge's port security table then guards exactly
+// the interfaces of the records left. It returns the owners it detached.
 func (m *Manager) Sync(ctx context.Context, live func(owner string) bool) ([]string, error) {
 	recs, err := m.records()
 	if err != nil {
@@ -456,6 +492,11 @@ func (m *Manager) Sync(ctx context.Context, live func(owner string) bool) ([]str
 		if err != nil {
 			errs = append(errs, fmt.Errorf("multinet: network %q: %w", name, err))
 		}
+	}
+	if recs, err := m.records(); err != nil {
+		errs = append(errs, err)
+	} else if err := m.syncGuards(recs); err != nil {
+		errs = append(errs, err)
 	}
 	return gone, errors.Join(errs...)
 }
