@@ -40,6 +40,19 @@ func short(s string) string {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvWith(t, []multinet.Network{
+		{Name: "blue", Kind: multinet.KindBridge, Bridge: "mnbr0",
+			Subnets: []string{"198.18.10.0/24", "fd00:198:18:10::/64"}, Routes: []string{"198.18.64.0/18"}},
+		{Name: "tiny", Kind: multinet.KindBridge, Bridge: "mnbr1", Subnets: []string{"198.18.11.0/30"}},
+		{Name: "mv", Kind: multinet.KindMacvlan, Master: "uplink0", Subnets: []string{"198.18.12.0/24"}},
+		{Name: "nic", Kind: multinet.KindHost, Interface: "hostnic0"},
+	})
+}
+
+// newEnvWith is newEnv with networks (their names distinct from the
+// uplinks', uplink0 and hostnic0).
+func newEnvWith(t testing.TB, networks []multinet.Network) *env {
+	t.Helper()
 	testutil.SkipUnlessRoot(t)
 	e := &env{t: t, tag: short(t.Name()), dir: t.TempDir()}
 	e.host = "mnt-h-" + e.tag
@@ -53,13 +66,7 @@ func newEnv(t testing.TB) *env {
 	testutil.Run(t, "ip", "-n", e.host, "link", "set", "uplink0", "up")
 	testutil.Run(t, "ip", "-n", e.wire, "link", "set", "wup0", "up")
 	testutil.Run(t, "ip", "-n", e.wire, "addr", "add", "198.18.12.254/24", "dev", "wup0")
-	e.cfg = multinet.Config{StateDir: e.dir, Networks: []multinet.Network{
-		{Name: "blue", Kind: multinet.KindBridge, Bridge: "mnbr0",
-			Subnets: []string{"198.18.10.0/24", "fd00:198:18:10::/64"}, Routes: []string{"198.18.64.0/18"}},
-		{Name: "tiny", Kind: multinet.KindBridge, Bridge: "mnbr1", Subnets: []string{"198.18.11.0/30"}},
-		{Name: "mv", Kind: multinet.KindMacvlan, Master: "uplink0", Subnets: []string{"198.18.12.0/24"}},
-		{Name: "nic", Kind: multinet.KindHost, Interface: "hostnic0"},
-	}}
+	e.cfg = multinet.Config{StateDir: e.dir, Networks: networks}
 	e.open()
 	ns, err := netns.GetFromName(e.host)
 	if err != nil {

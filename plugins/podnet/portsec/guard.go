@@ -196,7 +196,9 @@ func (g *Guard) portOf(iface string) (Port, bool) {
 // Remove takes the pod's chain, counters and map entry out, in one
 // transaction; its interface, if it is still there, then drops every
 // frame (an unknown port). With the last port the table goes. Remove of
-// a pod without an entry is a no-op.
+// a pod without an entry is a no-op, and so is one whose table, or its
+// part of it, someone else deleted: the Guard then forgets the pod, and
+// its next Add writes the whole table again.
 func (g *Guard) Remove(id string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -215,7 +217,16 @@ func (g *Guard) Remove(id string) error {
 	} else {
 		removePod(c, t, p)
 	}
-	if err := c.Flush(); err != nil {
+	err = c.Flush()
+	if errors.Is(err, unix.ENOENT) {
+		// The table, or the pod's part of it, went without us (nft
+		// delete table, -uninstall): nothing of the pod is left, and the
+		// next Add writes the whole table again.
+		delete(g.ports, id)
+		g.installed = false
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("portsec: pod %s: removing its port %s from bridge %s: %w", p.name(), p.Interface, TableName(g.bridge), err)
 	}
 	delete(g.ports, id)

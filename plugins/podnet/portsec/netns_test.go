@@ -363,3 +363,43 @@ func TestGuard_SyncManyPorts(t *testing.T) {
 		t.Errorf("Drops: %d series, %v", len(drops), err)
 	}
 }
+
+// TestGuard_RemoveAfterTableDeleted: a table deleted behind the Guard's
+// back (nft delete table, -uninstall) does not make Remove fail for ever;
+// the pods removed are forgotten, and the next Add writes the whole table
+// again, with the ports still held.
+func TestGuard_RemoveAfterTableDeleted(t *testing.T) {
+	testutil.SkipUnlessRoot(t)
+	name := "nrpd" + randHex(3)
+	f, err := os.Open(testutil.NewNetNS(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := portsec.New("br0", prefix, portsec.WithNetNS(int(f.Fd())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := make([]portsec.Port, 3)
+	for i := range ports {
+		ports[i] = portsec.Port{ID: fmt.Sprint("pod-", i), Interface: fmt.Sprintf("%s%012x", prefix, i),
+			MAC: net.HardwareAddr{2, 0, 0, 0, 0x85, byte(i)}, Addrs: []netip.Addr{netip.AddrFrom4([4]byte{198, 18, 85, byte(10 + i)})}}
+	}
+	if _, err := g.Sync(ports); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Run(t, "ip", "netns", "exec", name, "nft", "delete", "table", "bridge", portsec.TableName("br0"))
+	if err := g.Remove("pod-0"); err != nil {
+		t.Errorf("Remove after the table was deleted: %v", err)
+	}
+	if got := g.Ports(); strings.Join(got, ",") != "pod-1,pod-2" {
+		t.Errorf("Ports() = %v; want pod-1, pod-2", got)
+	}
+	if err := g.Add(ports[0]); err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.Read()
+	if want := []string{ports[0].Interface, ports[1].Interface, ports[2].Interface}; err != nil || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("after Add, the table guards %v, %v; want %v", got, err, want)
+	}
+}
