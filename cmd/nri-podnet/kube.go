@@ -23,6 +23,7 @@ import (
 	"github.com/nrinet/nrinet/plugins/podnet/hostport"
 	"github.com/nrinet/nrinet/plugins/podnet/kube"
 	"github.com/nrinet/nrinet/plugins/podnet/masq"
+	"github.com/nrinet/nrinet/plugins/podnet/multinet"
 	"github.com/nrinet/nrinet/plugins/podnet/netpol"
 	"github.com/nrinet/nrinet/plugins/podnet/policies"
 	"github.com/nrinet/nrinet/plugins/podnet/portsec"
@@ -54,7 +55,7 @@ func addClusterFlags(c *cli.Command) *clusterFlags {
 	fs.BoolVar(&f.networkPolicy, "network-policy", true, "with -kube: enforce the cluster's NetworkPolicies for this node's pods (nftables table inet nrinet-podnet-netpol), watching NetworkPolicies, Namespaces and Pods; false removes the table")
 	fs.StringVar(&f.multinetwork, "multinetwork", "", "with -kube: the node's secondary networks (JSON `file`, package plugins/podnet/multinet), offered to pods as DRA devices of driver podnet.nrinet.io and attached as net1, net2, ... (docs/multinetwork.md)")
 	fs.StringVar(&f.kubeletDir, "kubelet-dir", "/var/lib/kubelet", "with -multinetwork: the kubelet's root `directory` (its --root-dir): the DRA driver registers in its plugins_registry and serves in plugins/podnet.nrinet.io")
-	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet, inet nrinet-podnet-hostport, inet nrinet-podnet-netpol and bridge nrinet-podnet-portsec-BRIDGE, route_localnet of the bridge, the bridge of -config or nrinet0) and exit; -config is checked as for a start first")
+	fs.BoolVar(&f.uninstall, "uninstall", false, "remove what nri-podnet set up on this node (routes of proto 78, the nftables tables inet nrinet-podnet, inet nrinet-podnet-hostport, inet nrinet-podnet-netpol and bridge nrinet-podnet-portsec-BRIDGE, with -multinetwork that table of each bridge network's bridge too, route_localnet of the bridge, the bridge of -config or nrinet0) and exit; -config and -multinetwork are checked as for a start first")
 	return f
 }
 
@@ -426,10 +427,11 @@ func warnUnmasqueraded(pods, cluster []netip.Prefix, log *slog.Logger) {
 // the routes of protocol 78, the nftables tables inet nrinet-podnet
 // (masquerade), inet nrinet-podnet-hostport (host ports), inet
 // nrinet-podnet-netpol (policies) and bridge nrinet-podnet-portsec-BRIDGE (port
-// security), route_localnet of the bridge (back to 0, before the host
+// security; with secondary, that of each bridge network's bridge too:
+// multinet.Uninstall), route_localnet of the bridge (back to 0, before the host
 // port table and its guard go), and the bridge (uninstallBridge's), with
-// its ports. It leaves the state directory.
-func uninstall(bridge string, log *slog.Logger) error {
+// its ports. It leaves the state directories and secondary's bridges.
+func uninstall(bridge string, secondary *multinet.Config, log *slog.Logger) error {
 	var errs []error
 	if r, err := kube.NewRouter(kube.WithRouterLogger(log)); err != nil {
 		errs = append(errs, err)
@@ -445,6 +447,13 @@ func uninstall(bridge string, log *slog.Logger) error {
 			errs = append(errs, err)
 		} else {
 			log.Info("uninstall: nftables table removed", "table", a.Table())
+		}
+	}
+	if secondary != nil {
+		if err := multinet.Uninstall(*secondary); err != nil {
+			errs = append(errs, err)
+		} else {
+			log.Info("uninstall: the secondary bridge networks' port security tables removed", "networks", len(secondary.Networks))
 		}
 	}
 	link, err := netlink.LinkByName(bridge)

@@ -72,14 +72,17 @@
 // plugins/podnet/policies; nftables table inet nrinet-podnet-netpol),
 // unless -network-policy=false: it waits for the first full sync before
 // connecting, and a pod's policies are in the kernel before its
-// RunPodSandbox returns. "nri-podnet -uninstall [-config FILE]" checks
-// -config as a start does (a file with subnets as a static configuration,
-// one without as -kube's) and then removes
+// RunPodSandbox returns. "nri-podnet -uninstall [-config FILE]
+// [-multinetwork FILE]" checks -config as a start does (a file with
+// subnets as a static configuration, one without as -kube's) and
+// -multinetwork, and then removes
 // the routes, the nftables tables (inet nrinet-podnet, the masquerade,
 // inet nrinet-podnet-hostport, the pods' host ports and their
-// CVE-2020-8558 guard, and inet nrinet-podnet-netpol, the policies),
+// CVE-2020-8558 guard, inet nrinet-podnet-netpol, the policies, bridge
+// nrinet-podnet-portsec-BRIDGE, the pods' port security, and with
+// -multinetwork that of each bridge network's bridge),
 // route_localnet of the bridge (before the host port table) and the bridge
-// of this node, and exits.
+// of this node, and exits (secondary networks' bridges stay).
 //
 // "nri-podnet explain [-address HOST:PORT] SRC DST PORT/PROTO" asks the
 // nri-podnet running on the node (its -http-address, default
@@ -124,7 +127,7 @@ A usage or configuration error exits with status 2, before anything is done
 (-uninstall removes nothing then); any other error with status 1.`,
 		"-config FILE [-socket PATH] [flags]",
 		"-kube [-kubeconfig FILE] [-node-name NAME] [-cluster-cidr CIDRS] [-config FILE] [flags]",
-		"-uninstall [-config FILE]",
+		"-uninstall [-config FILE] [-multinetwork FILE]",
 		"explain [-address HOST:PORT] SRC DST PORT/PROTO")
 	f := &flags{cmd: c}
 	c.Flags.StringVar(&f.config, "config", "", "configuration `file` (JSON), required unless the runtime launched the plugin or -kube is given; it takes precedence over a configuration the runtime sends, which is then ignored")
@@ -161,7 +164,11 @@ func run(f *flags, args []string) error {
 		if err != nil {
 			return err
 		}
-		return uninstall(bridge, log)
+		secondary, err := multinetworkFile(f.cluster.multinetwork)
+		if err != nil {
+			return err
+		}
+		return uninstall(bridge, secondary, log)
 	}
 	launched := os.Getenv(api.PluginSocketEnv) != ""
 	plan, err := checkStart(f.cmd, f.cluster, f.config, launched)

@@ -25,6 +25,17 @@ func readMultinetwork(c *cli.Command, path string, kube bool) (*multinet.Config,
 	if !kube {
 		return nil, c.UsageError(errors.New("-multinetwork needs -kube: the DRA driver publishes the networks and reads the claims of this node"))
 	}
+	return multinetworkFile(path)
+}
+
+// multinetworkFile reads and validates a -multinetwork file, for a start
+// (readMultinetwork) or for -uninstall (with or without -kube, which
+// removes its bridge networks' port security tables): nil without.
+// Errors are usage errors naming the flag and the file.
+func multinetworkFile(path string) (*multinet.Config, error) {
+	if path == "" {
+		return nil, nil
+	}
 	b, err := cli.ReadFile("multinetwork", path)
 	if err != nil {
 		return nil, err

@@ -87,3 +87,27 @@ func TestStartMultinetwork(t *testing.T) {
 		t.Error("no plugin option for the secondary networks")
 	}
 }
+
+// TestMultinetworkFile: -uninstall reads -multinetwork without -kube,
+// and a bad file is a usage error naming the flag and the file, before
+// anything is removed.
+func TestMultinetworkFile(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.json"), filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(good, []byte(`{"stateDir": "/x", "networks": [{"name": "blue", "kind": "bridge", "bridge": "b0", "subnets": ["198.18.100.0/24"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(`{"stateDir": "/x", "networks": [{"name": "blue", "kind": "bridge", "bridge": "b0", "subnets": ["198.18.100.0/24", "198.18.101.0/24"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := multinetworkFile(good); err != nil || cfg == nil || cfg.Networks[0].Bridge != "b0" {
+		t.Errorf("multinetworkFile(good) = %+v, %v", cfg, err)
+	}
+	_, err := multinetworkFile(bad)
+	if err == nil || cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), `-multinetwork "`+bad+`"`) || !strings.Contains(err.Error(), "at most one IPv4 and one IPv6 subnet") {
+		t.Errorf("multinetworkFile(bad) = %v (exit status %d); want a usage error naming the flag, the file and the subnets", err, cli.ExitCode(err))
+	}
+	if cfg, err := multinetworkFile(""); cfg != nil || err != nil {
+		t.Errorf("no -multinetwork: %v, %v", cfg, err)
+	}
+}
