@@ -23,6 +23,19 @@
 // network's Routes through the gateway of the same family. Bridge and
 // macvlan interfaces get a MAC derived from the owner and the name.
 //
+// # Port security
+//
+// Each bridge network's bridge has a port security table (package
+// portsec, bridge nrinet-podnet-portsec-BRIDGE): an interface's host end
+// passes only frames from the interface's MAC and addresses (with IPv6
+// the EUI-64 link-local address of its MAC, which the pod's end is made
+// to have), no router advertisements, redirects or VLAN tags. Attach
+// adds the interface's entry before the veth is made, undo and Detach
+// take it out, [New] and [Manager.Sync] make each table hold exactly the
+// recorded interfaces, and [Uninstall] removes the tables. A bridge
+// network therefore has at most one subnet per family. Macvlan and host
+// interfaces are not guarded: their frames pass no port of the host's.
+//
 // # Attach and detach
 //
 // [Manager.Attach] gives an owner (a pod sandbox's ID) all the interfaces

@@ -32,7 +32,10 @@
 // set up, or left over) is dropped, so a pod is never unguarded. Ports of
 // other names (the node's own, another plugin's) and of other groups pass
 // untouched: each bridge has a table of its own, as each nri-podnet has a
-// bridge of its own.
+// bridge of its own, and each secondary bridge network's bridge (package
+// multinet, host veth prefix "nrm") one too. Interfaces that pass no
+// bridge port (a secondary macvlan or host interface) cannot be guarded
+// here.
 //
 // Every drop is counted in a named counter per pod and [Reason]
 // ([Guard.Drops]); nri-podnet serves them as metrics.
