@@ -131,7 +131,7 @@ func TestConformance(t *testing.T) {
 		commit = famResults
 	}
 	results := runConformance(t, networks, conformanceRun{
-		family: family, images: images, tools: tools, sel: sel, procs: procs,
+		controllers: conformanceControllers, family: family, images: images, tools: tools, sel: sel, procs: procs,
 		out: out, commit: commit, allPass: mode == "ci",
 	})
 
@@ -185,11 +185,13 @@ func compareWithReference(t *testing.T, network clusterNetwork, res specResults,
 
 // conformanceRun is how runConformance runs e2e.test on each cluster.
 type conformanceRun struct {
-	family clusterFamily
-	images []imageArchive
-	tools  e2eTools
-	sel    selection
-	procs  int
+	// controllers are kube-controller-manager's besides controllers.
+	controllers []string
+	family      clusterFamily
+	images      []imageArchive
+	tools       e2eTools
+	sel         selection
+	procs       int
 	// out is where each cluster's results go (<out>/<network>/); commit,
 	// if not "", the directory of the committed <network>.tsv files.
 	out, commit string
@@ -209,7 +211,7 @@ func runConformance(t *testing.T, networks []clusterNetwork, r conformanceRun) m
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}
-			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: conformanceControllers, family: r.family})
+			cp := startControlPlaneWith(t, controlPlaneOptions{extraControllers: r.controllers, family: r.family})
 			c := startCluster(t, cp, network, r.images)
 			up := time.Since(start)
 			res := c.runE2E(r.tools, r.sel, r.procs, dir)

@@ -70,7 +70,7 @@ func TestConformanceAll(t *testing.T) {
 		commit = allResultsDir
 	}
 	results := runConformance(t, networks, conformanceRun{
-		images: conformanceAllImageArchives(t), tools: findE2ETools(t), sel: sel, procs: procs, out: out, commit: commit,
+		controllers: conformanceAllControllers, images: conformanceAllImageArchives(t), tools: findE2ETools(t), sel: sel, procs: procs, out: out, commit: commit,
 	})
 
 	// The two clusters may run in different runs (networksEnv): a run of
