@@ -17,8 +17,12 @@
 // the addresses at StopPodSandbox, and at Synchronize (on every join,
 // after a restart of the plugin or of the runtime) releases the addresses
 // of pods that no longer exist and deletes their host veths, and any other
-// host veth of its naming on the bridge that no existing pod owns. It
-// publishes the pods' host ports (below).
+// host veth of its naming on the bridge that no existing pod owns. A pod
+// stopped while the plugin was away that the runtime still lists at
+// Synchronize (a kubelet removes a stopped sandbox only at its garbage
+// collection) keeps what it holds until its RemovePodSandbox, which gives
+// back whatever a pod still holds (StopPodSandbox's teardown, which needs
+// no network namespace). It publishes the pods' host ports (below).
 //
 // # Runtimes
 //
@@ -140,7 +144,9 @@
 // They are in the pod's network (and PodSandboxStatus) as typed
 // interfaces, with the info key [InfoSecondary]; the pod's IPs stay
 // eth0's. StopPodSandbox detaches them before it releases eth0's
-// addresses, and Synchronize detaches those of pods that are gone. A pod
+// addresses, Synchronize detaches those of pods that are gone, and
+// RemovePodSandbox those a pod still has (stopped while the plugin was
+// away). A pod
 // on the host network that asks for one fails. See docs/multinetwork.md.
 //
 // # Names
