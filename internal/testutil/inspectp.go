@@ -88,12 +88,24 @@ func (s PodStatus) IPs() []string {
 type NRIRecord struct {
 	Network struct {
 		IPs []string `json:"ips"`
+		// Interfaces are the typed interfaces of the pod's network
+		// (eth0, and secondary ones such as net1).
+		Interfaces []NRIInterface `json:"interfaces"`
+		// Info holds the network's untyped keys.
+		Info map[string]string `json:"info"`
 	} `json:"network"`
 	// Owners maps each part ("ips/ipv4", "interface/eth0", ...) to the
 	// plugin that set it.
 	Owners map[string]string `json:"owners"`
 	// Stale maps the plugins whose part could not be refreshed to why.
 	Stale map[string]string `json:"stale"`
+}
+
+// NRIInterface is one interface of a pod's NRI network record.
+type NRIInterface struct {
+	Name      string   `json:"name"`
+	MAC       string   `json:"mac"`
+	Addresses []string `json:"addresses"`
 }
 
 // Record decodes the NRI record in the verbose info; false if there is

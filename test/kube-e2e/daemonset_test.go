@@ -67,10 +67,31 @@ const (
 //     machine, and refuses the container; /run/netns is a shared mount
 //     point of its own (iproute2 makes it one). docs/crio.md says so.
 func (cp *controlPlane) podnetOverlay(direct, crio bool) string {
+	cp.t.Helper()
+	return cp.writePodnetOverlay(podnetOverlaySpec{name: "podnet-overlay", base: "nri-podnet", direct: direct, crio: crio})
+}
+
+// podnetOverlaySpec says what writePodnetOverlay writes.
+type podnetOverlaySpec struct {
+	// name is the overlay's directory under the control plane's, base
+	// the overlay of deploy/overlays it builds on.
+	name, base string
+	// direct and crio are podnetOverlay's.
+	direct, crio bool
+	// files are more files of the overlay (name → content), patches more
+	// entries of its patches list (YAML, each starting with "- ").
+	files   map[string]string
+	patches string
+}
+
+// writePodnetOverlay writes the test's overlay of spec (podnetOverlay's
+// changes, then spec's patches) and returns its directory.
+func (cp *controlPlane) writePodnetOverlay(spec podnetOverlaySpec) string {
 	t := cp.t
 	t.Helper()
-	dir := filepath.Join(cp.dir, "podnet-overlay")
-	base, err := filepath.Abs(filepath.Join("..", "..", "deploy", "overlays", "nri-podnet"))
+	direct, crio := spec.direct, spec.crio
+	dir := filepath.Join(cp.dir, spec.name)
+	base, err := filepath.Abs(filepath.Join("..", "..", "deploy", "overlays", spec.base))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +162,12 @@ patches:
           - name: state
             hostPath:
               path: %[6]q%[8]s
-`, rel, env.podnetTag, joinPrefixes(cp.family().clusterCIDRs()), apiserverEnv,
-		filepath.Join(cp.dir, "nri"), filepath.Join(cp.dir, "podnet-state"), env.registry.repository()+"/nri-podnet", netnsVolume))
+%[9]s`, rel, env.podnetTag, joinPrefixes(cp.family().clusterCIDRs()), apiserverEnv,
+		filepath.Join(cp.dir, "nri"), filepath.Join(cp.dir, "podnet-state"), env.registry.repository()+"/nri-podnet", netnsVolume,
+		spec.patches))
+	for name, content := range spec.files {
+		writeFile(t, filepath.Join(dir, name), content)
+	}
 	return dir
 }
 

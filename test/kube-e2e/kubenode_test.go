@@ -251,7 +251,10 @@ func launchKubeNode(t testing.TB, cp *controlPlane, suffix string, opts kubeNode
 	n.makeCgroupRoot()
 	n.saveKernelTunables()
 	n.removeKubeletHostDirs()
-	n.kubeletRoot = n.cp.path("nodes", n.name+"-kubelet")
+	// <dir>/kubelet/<Node>: a directory that holds the kubelets' roots
+	// only, which the DaemonSet of the multi-network stage mounts at the
+	// same path (multinetOverlay).
+	n.kubeletRoot = n.cp.path("kubelet", n.name)
 	// The kubelet makes its root directory a (shared) mount point of its
 	// own, and mounts pods' volumes under it.
 	t.Cleanup(func() { unmountUnder(t, n.kubeletRoot) })
