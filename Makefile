@@ -540,7 +540,8 @@ kube:
 # nri-podnet and a real node (kubelet, containerd in network mode nri,
 # nri-podnet) with pods, the migration of a two-node cluster from CNI to
 # nrinet and back (e2e-migration), the Helm chart installed on a real node
-# (e2e-helm), and checks that nothing is left on the host.
+# (e2e-helm), secondary networks claimed through DRA on two real nodes
+# (e2e-multinetwork), and checks that nothing is left on the host.
 # Needs root, iproute2, ping, runc and busybox-static, and for the images
 # of Kubernetes' own e2e specs (TestE2EImages) curl, bind9-dnsutils,
 # netcat-openbsd and nginx (.ci/run installs them). KUBE_E2E_RUN is go
@@ -592,6 +593,22 @@ e2e-helm:
 	GO=$(GO) hack/kube.sh >/dev/null
 	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
 	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '^TestHelm$$' .
+
+# Multi-network through DRA alone (test/kube-e2e TestMultinetwork, which
+# make e2e-kube runs too; docs/multinetwork.md, docs/dev/kube-e2e.md):
+# two real kubelet nodes on containerd on nrinet with a second segment
+# between them, nri-podnet's DaemonSet with -multinetwork; pods claim a
+# bridged network across the nodes, a macvlan network and a host
+# interface through ResourceClaimTemplates and reach each other over
+# them, the claims' status carries their networkData, a kill of
+# nri-podnet changes nothing, the bad claims fail with their reason, and
+# nothing of the pods is left once they are gone.
+.PHONY: e2e-multinetwork
+## [cluster] secondary pod networks claimed through DRA on two real kubelet nodes alone (TestMultinetwork)
+e2e-multinetwork:
+	GO=$(GO) hack/kube.sh >/dev/null
+	NRINET_CONTAINERD_NRI=compat GO=$(GO) hack/containerd.sh >/dev/null
+	cd test/kube-e2e && NRINET_KUBE_E2E=1 $(GO) test -count=1 -v -timeout 15m -run '^TestMultinetwork$$' .
 
 # Time from the creation of a 20-replica Deployment to all pods Running on
 # a real kubelet node: stock containerd with the CNI bridge plugin vs

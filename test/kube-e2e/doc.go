@@ -61,6 +61,20 @@
 // helm uninstall leaves nothing of the chart in the API and the node as
 // stage 4's kubectl delete -k does.
 //
+// TestMultinetwork (make e2e-multinetwork, and part of make e2e-kube) runs
+// nri-podnet's DaemonSet with -multinetwork (deploy/overlays/
+// nri-podnet-multinetwork) on two real kubelet nodes joined by a second
+// segment: pods claim secondary networks through the ResourceClaimTemplates
+// of deploy/examples/multinetwork (a bridged network across the nodes, a
+// macvlan network, a host interface moved into a pod), get net1 and net2
+// beside eth0 and reach each other over them; each claim's status carries
+// the interface's networkData; a kill of nri-podnet changes nothing; the
+// bad claims (an unknown network, an exhausted subnet, a host interface
+// taken, a pod on the host network) fail with their reason in an event and
+// the claim's status; a pod removed while nri-podnet is away goes once it
+// is back; and with every pod gone no interface, record or address is
+// left.
+//
 // docs/dev/kube-e2e.md says exactly what each stage checks and how long it
 // all takes.
 //
