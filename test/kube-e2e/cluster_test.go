@@ -248,10 +248,11 @@ var conformanceControllers = []string{
 // conformanceAllControllers are those of every [Conformance] spec (make
 // conformance-all): conformanceControllers and what the specs of other
 // SIGs use (ResourceQuota status, CronJobs, PodDisruptionBudgets,
-// PersistentVolume binding and protection). The first run lacked them
+// PersistentVolume binding and protection, the finalizer of
+// VolumeAttributesClasses). The first run lacked them
 // (docs/results/conformance.md).
 var conformanceAllControllers = append(slices.Clone(conformanceControllers),
 	"resourcequota-controller", "cronjob-controller", "disruption-controller",
 	"persistentvolume-binder-controller", "persistentvolume-protection-controller",
-	"persistentvolumeclaim-protection-controller",
+	"persistentvolumeclaim-protection-controller", "volumeattributesclass-protection-controller",
 )

@@ -81,6 +81,10 @@ var wantImages = map[string]wantImage{
 		cmd: []string{"sh"},
 		runs: []imageRun{
 			{[]string{"sh", "-c", "echo $((6*7)); nc --help 2>&1 | head -n 1; nslookup --help 2>&1 | head -n 1"}, "42\nBusyBox"},
+			// A variable whose name is not a shell name reaches the
+			// commands sh runs, as the ConfigMap and Secret environment
+			// specs need.
+			{[]string{"env", "data-1=value-1", "sh", "-c", "env"}, "data-1=value-1"},
 		},
 	},
 	glibcDNSTestingImage: {

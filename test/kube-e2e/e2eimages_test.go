@@ -185,10 +185,10 @@ func agnhostFiles(bins e2eImageBins) ([]imageFile, v1.Config, error) {
 }
 
 // busyboxE2EFiles is the busybox image (test/images/busybox: Docker Hub's
-// busybox 1.37.0): every applet of Debian's busybox-static (1.35) in /bin.
-// CMD ["sh"].
+// busybox 1.37.0): every applet of Debian's busybox-static (1.35) in /bin
+// but sh, which is Debian's bash (toolBashSh says why). CMD ["sh"].
 func busyboxE2EFiles(bins e2eImageBins) ([]imageFile, v1.Config, error) {
-	files, err := busyboxFiles(bins.Busybox)
+	files, err := busyboxAndTools(bins.Busybox, []hostTool{toolBashSh})
 	if err != nil {
 		return nil, v1.Config{}, err
 	}

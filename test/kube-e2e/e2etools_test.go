@@ -58,10 +58,17 @@ var (
 	// busybox's nc (which has no -u), nslookup and ip even where PATH has
 	// the real ones first, as the published images' shells do not.
 	toolSh = hostTool{"sh", "bin", "/bin/dash", "dash"}
+	// toolBashSh is Debian's bash as /bin/sh, in the busybox image:
+	// Debian's busybox 1.35 ash (and dash) drop the environment variables
+	// whose names are not shell names (data-1, from a ConfigMap's keys),
+	// which busybox 1.37's ash in the published image passes on to the
+	// commands it runs, as bash does; four ConfigMap and Secret specs
+	// run sh -c env and look for them.
+	toolBashSh = hostTool{"sh", "bin", "/bin/bash", "bash"}
 )
 
 // e2eHostTools are all of them, for checkE2EImageTools.
-var e2eHostTools = []hostTool{toolCurl, toolDig, toolNslookup, toolHost, toolNc, toolGetent, toolBash, toolIP, toolSs, toolNginx, toolSh, toolWget}
+var e2eHostTools = []hostTool{toolCurl, toolDig, toolNslookup, toolHost, toolNc, toolGetent, toolBash, toolIP, toolSs, toolNginx, toolSh, toolBashSh, toolWget}
 
 // checkE2EImageTools reports what writeE2EImages needs from this machine
 // and is missing, as one error naming the Debian packages to install
