@@ -57,7 +57,7 @@ type Secondary interface {
 	// Requests lists the pod's secondary interfaces, in order: the
 	// plugin names them net1, net2, ... in that order. None: the pod has
 	// no secondary network.
-	Requests(ctx context.Context, podUID string) ([]multinet.Request, error)
+	Requests(ctx context.Context, pod multinet.Pod) ([]multinet.Request, error)
 	// Attached reports the interfaces the pod got, or why it got none
 	// (err; then nothing of them is left).
 	Attached(ctx context.Context, podUID string, reqs []multinet.Request, itfs []multinet.Interface, err error)

@@ -19,7 +19,7 @@ func (p *Plugin) attachSecondary(ctx context.Context, pod *api.PodSandbox) ([]mu
 	if p.multinet == nil {
 		return nil, nil
 	}
-	reqs, err := p.secondary.Requests(ctx, pod.GetUid())
+	reqs, err := p.secondary.Requests(ctx, multinet.Pod{Namespace: pod.GetNamespace(), Name: pod.GetName(), UID: pod.GetUid()})
 	if err != nil {
 		return nil, fmt.Errorf("secondary networks: %w", err)
 	}
@@ -44,7 +44,7 @@ func (p *Plugin) refuseHostNetwork(ctx context.Context, pod *api.PodSandbox) err
 	if p.multinet == nil {
 		return nil
 	}
-	reqs, err := p.secondary.Requests(ctx, pod.GetUid())
+	reqs, err := p.secondary.Requests(ctx, multinet.Pod{Namespace: pod.GetNamespace(), Name: pod.GetName(), UID: pod.GetUid()})
 	if err != nil || len(reqs) == 0 {
 		return err
 	}

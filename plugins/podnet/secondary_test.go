@@ -31,8 +31,8 @@ type claims struct {
 
 var _ podnet.Secondary = (*claims)(nil)
 
-func (c *claims) Requests(_ context.Context, uid string) ([]multinet.Request, error) {
-	return slices.Clone(c.reqs[uid]), nil
+func (c *claims) Requests(_ context.Context, pod multinet.Pod) ([]multinet.Request, error) {
+	return slices.Clone(c.reqs[pod.UID]), nil
 }
 
 func (c *claims) Attached(_ context.Context, uid string, _ []multinet.Request, itfs []multinet.Interface, err error) {

@@ -2,6 +2,7 @@ package kubee2e
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -74,6 +76,14 @@ func TestMultinetwork(t *testing.T) {
 	s.checkNodeState("a", a1, a2)
 	s.checkNodeState("b", b1)
 
+	// A standalone claim in two pods' resourceClaims, the second created
+	// once the first runs (the kubelet prepares a claim once per node):
+	// each pod gets net1.
+	start = time.Now()
+	s.sharedClaim()
+	t.Logf("a claim shared by two pods, both with net1, gone with them, in %v", time.Since(start).Round(time.Millisecond))
+	s.checkNodeState("a", a1, a2)
+
 	// nri-podnet killed on node a (SIGKILL): the kubelet restarts its
 	// container; nothing of the pods changes, and their traffic goes on.
 	start = time.Now()
@@ -133,23 +143,30 @@ func TestMultinetwork(t *testing.T) {
 // the Nodes Ready, each node's ResourceSlice published, and nri-podnet's
 // routes between the nodes' pod CIDRs made.
 func (s *multinetStage) deploy() {
-	t := s.t
+	deployMultinet(s.t, s.cp, s.nodes, true)
+}
+
+// deployMultinet applies the overlay of multinetOverlay (direct: the
+// nodes run no kube-proxy), opts the nodes in, and waits for each node's
+// DaemonSet pod, its ResourceSlice and nri-podnet's routes to the other
+// nodes' pods.
+func deployMultinet(t testing.TB, cp *controlPlane, nodes map[string]*kubeNode, direct bool) {
 	t.Helper()
 	start := time.Now()
-	overlay := s.cp.multinetOverlay(s.nodes)
-	t.Logf("kubectl apply -k %s:\n%s", overlay, s.cp.kubectl("apply", "-k", overlay))
-	for _, n := range s.nodes {
+	overlay := cp.multinetOverlay(nodes, direct)
+	t.Logf("kubectl apply -k %s:\n%s", overlay, cp.kubectl("apply", "-k", overlay))
+	for _, n := range nodes {
 		n.overlay = overlay
 		n.labelPodNetwork(true)
 	}
-	for _, suffix := range []string{"a", "b"} {
-		n := s.nodes[suffix]
+	for _, suffix := range slices.Sorted(maps.Keys(nodes)) {
+		n := nodes[suffix]
 		p := n.waitPodnetPod("")
 		t.Logf("DaemonSet pod %s Ready on %s %v after kubectl apply", p.Name, n.name, time.Since(start).Round(time.Millisecond))
 		n.waitResourceSlice(suffix)
 	}
-	for _, n := range s.nodes {
-		for _, o := range s.nodes {
+	for _, n := range nodes {
+		for _, o := range nodes {
 			if o == n {
 				continue
 			}
@@ -321,6 +338,48 @@ func (s *multinetStage) badClaims(a1, a2 *multinetPod) *multinetPod {
 // createStaleClaim creates claim name of one device of the driver's
 // class and writes its allocation (as the scheduler writes one) of
 // device on node a, which the node's driver does not have.
+// sharedClaim makes claim shared-blue (the blue template's spec) and pods
+// s1 then s2 on node a naming it: both get net1 of blue, each its own
+// addresses, and reach each other over it; then the pods and the claim go.
+func (s *multinetStage) sharedClaim() {
+	t := s.t
+	t.Helper()
+	ctx := t.Context()
+	tmpl, err := s.cp.client.ResourceV1().ResourceClaimTemplates(s.ns).Get(ctx, "blue", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "shared-blue", Namespace: s.ns}, Spec: tmpl.Spec.Spec}
+	if _, err := s.cp.client.ResourceV1().ResourceClaims(s.ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating claim %s: %v", c.Name, err)
+	}
+	s.createPod("s1", "a", false, podClaim{name: "blue", claim: c.Name})
+	s.waitRunning("s1", podsRunningTimeout)
+	s.createPod("s2", "a", false, podClaim{name: "blue", claim: c.Name})
+	s.waitRunning("s2", podsRunningTimeout)
+	s1, s2 := s.inspect("s1"), s.inspect("s2")
+	for _, p := range []*multinetPod{s1, s2} {
+		if len(p.itfs) != 1 || p.itfs[0].network != "blue" || p.itfs[0].claim != c.Name {
+			t.Errorf("pod %s of the shared claim: interfaces %+v, want net1 of blue from claim %s", p.name, p.itfs, c.Name)
+		}
+	}
+	if len(s1.itfs) == 1 && len(s2.itfs) == 1 {
+		if slices.Equal(s1.itfs[0].addrs, s2.itfs[0].addrs) {
+			t.Errorf("pods s1 and s2 have the same net1 addresses %v", s1.itfs[0].addrs)
+		}
+		s.pingOver("ping-shared", s1, s2, "net1")
+		s.pingOver("ping-shared", s2, s1, "net1")
+	}
+	s.deletePods("s1", "s2")
+	if err := s.cp.client.ResourceV1().ResourceClaims(s.ns).Delete(ctx, c.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "claim "+c.Name+" gone", podsGoneTimeout, 250*time.Millisecond, func() (bool, string) {
+		_, err := s.cp.client.ResourceV1().ResourceClaims(s.ns).Get(ctx, c.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+}
+
 func (s *multinetStage) createStaleClaim(name, device string) {
 	t := s.t
 	t.Helper()

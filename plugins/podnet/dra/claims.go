@@ -66,6 +66,17 @@ func openStore(dir string) (*store, error) {
 
 // put stores c (file first, then memory).
 func (s *store) put(c Prepared) error {
+	if err := s.write(c); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.claims[c.UID] = c
+	s.mu.Unlock()
+	return nil
+}
+
+// write writes c's file, replacing the one before at once.
+func (s *store) write(c Prepared) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -79,9 +90,6 @@ func (s *store) put(c Prepared) error {
 		os.Remove(tmp)
 		return fmt.Errorf("dra: storing claim %s/%s: %w", c.Namespace, c.Name, err)
 	}
-	s.mu.Lock()
-	s.claims[c.UID] = c
-	s.mu.Unlock()
 	return nil
 }
 
@@ -101,6 +109,52 @@ func (s *store) get(uid string) (Prepared, bool) {
 	defer s.mu.Unlock()
 	c, ok := s.claims[uid]
 	return c, ok
+}
+
+// join adds the pod to the claim of uid, unless it has it, under the
+// store's lock (two pods may join one claim at once): file first, then
+// memory. check may refuse the claim as it is before the pod joins.
+func (s *store) join(uid, podUID string, check func(Prepared) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.claims[uid]
+	if !ok || slices.Contains(c.Pods, podUID) {
+		return nil
+	}
+	if err := check(c); err != nil {
+		return err
+	}
+	c.Pods = append(slices.Clone(c.Pods), podUID)
+	if err := s.write(c); err != nil {
+		return err
+	}
+	s.claims[uid] = c
+	return nil
+}
+
+// byName returns the prepared claim namespace/name.
+func (s *store) byName(namespace, name string) (Prepared, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.claims {
+		if c.Namespace == namespace && c.Name == name {
+			return c, true
+		}
+	}
+	return Prepared{}, false
+}
+
+// othersIn reports whether a claim of the namespace is prepared on this
+// node and not (yet) reserved for the pod.
+func (s *store) othersIn(namespace, podUID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.claims {
+		if c.Namespace == namespace && !slices.Contains(c.Pods, podUID) {
+			return true
+		}
+	}
+	return false
 }
 
 // forPod lists the claims reserved for the pod, by namespace/name.

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
@@ -203,12 +207,88 @@ func parseRef(s string) (claimUID string, dev PreparedDevice, ok bool) {
 
 // Requests lists the devices of the claims prepared for the pod, by
 // claim (namespace/name), then in the claim's allocation order.
-func (d *Driver) Requests(_ context.Context, podUID string) ([]multinet.Request, error) {
+//
+// The kubelet prepares a claim once per node: a pod that joins a claim
+// prepared before (a standalone claim in several pods' resourceClaims)
+// gets no NodePrepareResources, and the claim's prepared pods do not name
+// it. So where a claim of the pod's namespace is prepared on this node
+// and not reserved for the pod as far as the driver knows, Requests reads
+// the pod from the API server (one GET), and each claim it names that is
+// prepared here (one GET each); a claim reserved for the pod gets it as
+// one of its pods, on disk too. A pod of a namespace without such claims
+// costs no API call. A read that fails fails the pod's start with the
+// error (the kubelet retries it): it does not start without interfaces
+// it may have claimed.
+func (d *Driver) Requests(ctx context.Context, pod multinet.Pod) ([]multinet.Request, error) {
+	if d.claims.othersIn(pod.Namespace, pod.UID) {
+		if err := d.join(ctx, pod); err != nil {
+			return nil, err
+		}
+	}
 	var out []multinet.Request
-	for _, c := range d.claims.forPod(podUID) {
+	for _, c := range d.claims.forPod(pod.UID) {
 		for _, dev := range c.Devices {
 			out = append(out, multinet.Request{Claim: c.Namespace + "/" + c.Name, Network: dev.Device, Ref: ref(c, dev)})
 		}
 	}
 	return out, nil
+}
+
+// join adds the pod to the prepared claims of its namespace that the API
+// server has reserved for it (Requests).
+func (d *Driver) join(ctx context.Context, pod multinet.Pod) error {
+	name := pod.Namespace + "/" + pod.Name
+	p, err := d.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil // gone: nothing to join
+	}
+	if err != nil {
+		return fmt.Errorf("%s: pod %s: reading its resource claims: %w", DriverName, name, err)
+	}
+	if string(p.UID) != pod.UID {
+		return nil // another pod of the name: not this one's claims
+	}
+	claims := map[string]bool{}
+	for _, c := range p.Spec.ResourceClaims {
+		if c.ResourceClaimName != nil {
+			claims[*c.ResourceClaimName] = true
+		}
+	}
+	for _, st := range p.Status.ResourceClaimStatuses {
+		if st.ResourceClaimName != nil {
+			claims[*st.ResourceClaimName] = true
+		}
+	}
+	for _, cn := range slices.Sorted(maps.Keys(claims)) {
+		prep, ok := d.claims.byName(pod.Namespace, cn)
+		if !ok || slices.Contains(prep.Pods, pod.UID) {
+			continue
+		}
+		rc, err := d.client.ResourceV1().ResourceClaims(pod.Namespace).Get(ctx, cn, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: pod %s: reading claim %s/%s: %w", DriverName, name, pod.Namespace, cn, err)
+		}
+		if string(rc.UID) != prep.UID || !slices.ContainsFunc(rc.Status.ReservedFor, func(r resourceapi.ResourceClaimConsumerReference) bool {
+			return r.APIGroup == "" && r.Resource == "pods" && string(r.UID) == pod.UID
+		}) {
+			continue
+		}
+		err = d.claims.join(prep.UID, pod.UID, func(c Prepared) error {
+			for _, dev := range c.Devices {
+				if n := d.nets[dev.Device]; n.Kind == multinet.KindHost && len(c.Pods) > 0 {
+					return fmt.Errorf("%s: claim %s/%s: device %q moves host interface %q into one pod, which it is in already; pod %s joins it",
+						DriverName, c.Namespace, c.Name, dev.Device, n.Interface, name)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		d.log.Info("pod joined a claim prepared before", "pod", name, "claim", pod.Namespace+"/"+cn)
+	}
+	return nil
 }

@@ -8,10 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/utils/ptr"
 
@@ -41,6 +44,11 @@ func claim(name, pool string, pods []string, devs ...[2]string) *resourceapi.Res
 		c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{Resource: "pods", Name: "pod-" + p, UID: types.UID(p)})
 	}
 	return c
+}
+
+// pod is the pod of UID uid in ns1, pod-<uid> (claim's reservedFor).
+func pod(uid string) multinet.Pod {
+	return multinet.Pod{Namespace: "ns1", Name: "pod-" + uid, UID: uid}
 }
 
 // newClientset is an API of client-go's fake clientset holding the claims.
@@ -109,7 +117,7 @@ func TestDriver_PrepareResourceClaims(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := res[tc.claim.UID]
-			reqs, _ := d.Requests(context.Background(), "p1")
+			reqs, _ := d.Requests(context.Background(), pod("p1"))
 			if tc.says != "" {
 				if r.Err == nil || !strings.Contains(r.Err.Error(), tc.says) {
 					t.Errorf("error %v; want one saying %q", r.Err, tc.says)
@@ -142,7 +150,7 @@ func TestDriver_restart(t *testing.T) {
 		t.Fatal(err)
 	}
 	d2, _ := newDriver(t, dir)
-	reqs, _ := d2.Requests(ctx, "p1")
+	reqs, _ := d2.Requests(ctx, pod("p1"))
 	if got := []string{reqs[0].Claim, reqs[1].Claim}; !slices.Equal(got, []string{"ns1/a-first", "ns1/z-second"}) {
 		t.Errorf("restarted driver: Requests(p1) claims %v; want them by name", got)
 	}
@@ -151,7 +159,7 @@ func TestDriver_restart(t *testing.T) {
 		t.Fatalf("unprepare: %v, %v", res, err)
 	}
 	d3, _ := newDriver(t, dir)
-	if reqs, _ := d3.Requests(ctx, "p1"); len(reqs) != 0 {
+	if reqs, _ := d3.Requests(ctx, pod("p1")); len(reqs) != 0 {
 		t.Errorf("after unprepare and a restart: %v", reqs)
 	}
 }
@@ -165,7 +173,7 @@ func TestDriver_status(t *testing.T) {
 	if _, err := d.PrepareResourceClaims(ctx, []*resourceapi.ResourceClaim{c}); err != nil {
 		t.Fatal(err)
 	}
-	reqs, _ := d.Requests(ctx, "p1")
+	reqs, _ := d.Requests(ctx, pod("p1"))
 	itfs := []multinet.Interface{
 		{Claim: reqs[0].Claim, Ref: reqs[0].Ref, Network: "blue", Name: "net1", MAC: "02:00:00:00:00:01", Addrs: []netip.Prefix{netip.MustParsePrefix("198.18.10.2/24")}},
 		{Claim: reqs[1].Claim, Ref: reqs[1].Ref, Network: "nic", Name: "net2", MAC: "02:00:00:00:00:02"},
@@ -216,5 +224,83 @@ func TestDriver_status(t *testing.T) {
 	}
 	if !errors.Is(attachErr, multinet.ErrHostInterfaceTaken) {
 		t.Error("the error does not match")
+	}
+}
+
+// A pod that joins a claim prepared before (the kubelet prepares a claim
+// once per node) gets its devices: the driver reads the pod's claims from
+// the API server. A pod the claim is not reserved for, and a pod of
+// another namespace, do not; a host interface claim refuses a second pod;
+// an API server that cannot be read fails the start.
+func TestDriver_Requests_sharedClaim(t *testing.T) {
+	ctx := context.Background()
+	shared := claim("shared", "node1", []string{"p1"}, [2]string{"a", "blue"})
+	host := claim("host", "node1", []string{"p1"}, [2]string{"a", "nic"})
+	dir := t.TempDir()
+	d, cs := newDriver(t, dir, shared, host)
+	res, err := d.PrepareResourceClaims(ctx, []*resourceapi.ResourceClaim{shared, host})
+	if err != nil || res[shared.UID].Err != nil || res[host.UID].Err != nil {
+		t.Fatal(err, res)
+	}
+	// The scheduler reserves the claims for p2 too; the kubelet does not
+	// prepare them again.
+	newPod := func(uid string, claims ...string) {
+		t.Helper()
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "pod-" + uid, UID: types.UID(uid)}}
+		for _, c := range claims {
+			p.Spec.ResourceClaims = append(p.Spec.ResourceClaims, corev1.PodResourceClaim{Name: c, ResourceClaimName: ptr.To(c)})
+		}
+		if _, err := cs.CoreV1().Pods("ns1").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reserve := func(c *resourceapi.ResourceClaim, uid string) {
+		t.Helper()
+		c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{Resource: "pods", Name: "pod-" + uid, UID: types.UID(uid)})
+		if _, err := cs.ResourceV1().ResourceClaims("ns1").UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newPod("p2", "shared")
+	reserve(shared, "p2")
+	newPod("p3", "shared") // names the claim, not reserved for it
+	reqs, err := d.Requests(ctx, pod("p2"))
+	if err != nil || len(reqs) != 1 || reqs[0].Claim != "ns1/shared" || reqs[0].Network != "blue" {
+		t.Fatalf("Requests(p2) = %+v, %v; want blue of ns1/shared", reqs, err)
+	}
+	if reqs, err := d.Requests(ctx, pod("p3")); err != nil || len(reqs) != 0 {
+		t.Errorf("Requests(p3), a pod the claim is not reserved for = %+v, %v; want none", reqs, err)
+	}
+	other := multinet.Pod{Namespace: "ns2", Name: "pod-p2", UID: "p2x"}
+	if reqs, err := d.Requests(ctx, other); err != nil || len(reqs) != 0 {
+		t.Errorf("Requests of a pod of ns2 = %+v, %v; want none", reqs, err)
+	}
+
+	// The host interface's claim: a second pod is refused, by name.
+	newPod("p4", "host")
+	reserve(host, "p4")
+	_, err = d.Requests(ctx, pod("p4"))
+	if want := `claim ns1/host: device "nic" moves host interface "eth2" into one pod, which it is in already; pod ns1/pod-p4 joins it`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Requests(p4) error %v; want one saying %q", err, want)
+	}
+
+	// A restarted driver knows p2 joined.
+	d2, err := dra.New(dra.Config{Client: fake.NewClientset(), NodeName: "node1", StateDir: dir, Networks: nets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d2.Stop)
+	// (Its API server knows no pod: p2's claim comes from the store.)
+	if reqs, err := d2.Requests(ctx, pod("p2")); err != nil || len(reqs) != 1 || reqs[0].Network != "blue" {
+		t.Errorf("restarted driver: Requests(p2) = %+v, %v; want blue", reqs, err)
+	}
+
+	// The API server failing: the pod's start fails, naming it.
+	cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("connection refused")
+	})
+	newPod("p5", "shared")
+	if _, err := d.Requests(ctx, pod("p5")); err == nil || !strings.Contains(err.Error(), "pod ns1/pod-p5: reading its resource claims: connection refused") {
+		t.Errorf("Requests(p5) with the API server failing: %v", err)
 	}
 }

@@ -62,13 +62,13 @@ func TestDriver_kubeletSocket(t *testing.T) {
 	if r := resp.GetClaims()[string(bad.UID)]; !strings.Contains(r.GetError(), `no network "red" on this node`) {
 		t.Errorf("grpc-bad: %v; want an error naming the network", r)
 	}
-	if reqs, _ := d.Requests(ctx, "p1"); len(reqs) != 1 || reqs[0].Network != "blue" {
+	if reqs, _ := d.Requests(ctx, pod("p1")); len(reqs) != 1 || reqs[0].Network != "blue" {
 		t.Errorf("Requests(p1) = %v; want blue", reqs)
 	}
 	if _, err := kubelet.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "ns1", Name: "grpc-ok", Uid: string(ok.UID)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if reqs, _ := d.Requests(ctx, "p1"); len(reqs) != 0 {
+	if reqs, _ := d.Requests(ctx, pod("p1")); len(reqs) != 0 {
 		t.Errorf("after unprepare: %v", reqs)
 	}
 

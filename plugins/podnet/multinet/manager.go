@@ -191,6 +191,12 @@ type Request struct {
 	Ref string
 }
 
+// Pod names the pod whose sandbox asks for interfaces, as the runtime
+// gives it: what a source of requests needs to find the pod's claims.
+type Pod struct {
+	Namespace, Name, UID string
+}
+
 // Attach gives the pod (owner, network namespace at netnsPath) one
 // interface per request, all or nothing: if one fails, every interface
 // of the call is undone (addresses released, links deleted, host
