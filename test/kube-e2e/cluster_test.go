@@ -27,6 +27,11 @@ const (
 	// containerd on nrinet, node b CRI-O on nrinet (crionode_test.go), both
 	// in network mode nri, with one nri-podnet DaemonSet serving both.
 	networkMixed clusterNetwork = "mixed"
+	// networkMultinet is nrinet's network with nri-podnet's DRA driver
+	// running: the DaemonSet of deploy/overlays/nri-podnet-multinetwork
+	// with the multi-network stage's secondary networks on a second L2
+	// segment between the nodes (deployMultinet), and no claim made.
+	networkMultinet clusterNetwork = "multinetwork"
 )
 
 // crioNode reports whether the cluster network runs the node of suffix
@@ -89,6 +94,10 @@ func launchCluster(t testing.TB, cp *controlPlane, network clusterNetwork, opts 
 	start := time.Now()
 	c := &cluster{t: t, cp: cp, network: network}
 	lockKubeletHost(t)
+	var sec *secondaryUnderlay
+	if network == networkMultinet {
+		sec = newSecondaryUnderlay(t, cp.token) // before the nodes: its cleanup runs after theirs
+	}
 	cp.startScheduler()
 	opts.cni = network == networkBaseline
 	opts.cniServices, opts.hostLocked, opts.kubeProxy = true, true, true
@@ -109,6 +118,13 @@ func launchCluster(t testing.TB, cp *controlPlane, network clusterNetwork, opts 
 		}
 	case networkNrinet, networkMixed:
 		deployPodnet(t, c.nodes...)
+	case networkMultinet:
+		nodes := map[string]*kubeNode{}
+		for i, suffix := range clusterNodes {
+			nodes[suffix] = c.nodes[i]
+			sec.attach(c.nodes[i], suffix)
+		}
+		deployMultinet(t, cp, nodes, !opts.kubeProxy)
 	default:
 		t.Fatalf("unknown cluster network %q", network)
 	}

@@ -147,10 +147,12 @@ func TestConformance(t *testing.T) {
 
 // referenceOf is, for a network, the network of the cluster whose passing
 // specs it must pass too: the baseline's for nrinet, the containerd-only
-// nrinet cluster's for the mixed one (docs/results/conformance.md).
+// nrinet cluster's for the mixed one and the one with the DRA driver
+// (docs/results/conformance.md).
 var referenceOf = map[clusterNetwork]clusterNetwork{
-	networkNrinet: networkBaseline,
-	networkMixed:  networkNrinet,
+	networkNrinet:   networkBaseline,
+	networkMixed:    networkNrinet,
+	networkMultinet: networkNrinet,
 }
 
 // compareWithReference fails the test for every spec that passed on

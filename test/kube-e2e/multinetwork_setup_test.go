@@ -276,7 +276,7 @@ func (s *secondaryUnderlay) attach(n *kubeNode, suffix string) string {
 //     DRA socket by the path the driver registers, which must be the
 //     same in the container and on the host, and the nodes' kubelets
 //     share the host's file system.
-func (cp *controlPlane) multinetOverlay(nodes map[string]*kubeNode) string {
+func (cp *controlPlane) multinetOverlay(nodes map[string]*kubeNode, direct bool) string {
 	t := cp.t
 	t.Helper()
 	// The -multinetwork argument's place, from the overlay's own patch,
@@ -349,7 +349,7 @@ func (cp *controlPlane) multinetOverlay(nodes map[string]*kubeNode) string {
               path: %[5]q
               type: Directory
 `, data.String(), i+1, args[i+1], filepath.Join(kubelets, "$(NODE_NAME)"), kubelets)
-	return cp.writePodnetOverlay(podnetOverlaySpec{name: "podnet-multinet-overlay", base: "nri-podnet-multinetwork", direct: true, patches: patches})
+	return cp.writePodnetOverlay(podnetOverlaySpec{name: "podnet-multinet-overlay", base: "nri-podnet-multinetwork", direct: direct, patches: patches})
 }
 
 // sliceTimeout bounds how long the driver takes to publish a node's
