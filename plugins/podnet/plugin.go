@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -302,21 +301,11 @@ func localPod(pod *api.PodSandbox, addrs []netip.Prefix) PolicyPod {
 		v6 = v6 || a.Addr().Is6()
 	}
 	if v6 {
-		lp.IPs = append(lp.IPs, linkLocal(podMAC(pod.GetId())))
+		lp.IPs = append(lp.IPs, portsec.LinkLocal(podMAC(pod.GetId())))
 	}
 	return lp
 }
 
-// linkLocal is the EUI-64 IPv6 link-local address of mac (RFC 4291,
-// appendix A), the one the kernel gives an interface with that MAC.
-func linkLocal(mac net.HardwareAddr) netip.Addr {
-	var a [16]byte
-	a[0], a[1] = 0xfe, 0x80
-	a[8], a[9], a[10] = mac[0]^0x02, mac[1], mac[2]
-	a[11], a[12] = 0xff, 0xfe
-	a[13], a[14], a[15] = mac[3], mac[4], mac[5]
-	return netip.AddrFrom16(a)
-}
 
 // RunPodSandboxNetwork allocates the pod's addresses, wires eth0 and
 // publishes the pod's host ports. If any of it fails, nothing of the pod

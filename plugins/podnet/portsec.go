@@ -19,7 +19,7 @@ func (p *Plugin) port(pod *api.PodSandbox, addrs []netip.Prefix) portsec.Port {
 		v6 = v6 || a.Addr().Is6()
 	}
 	if v6 {
-		pp.Addrs = append(pp.Addrs, linkLocal(podMAC(id)))
+		pp.Addrs = append(pp.Addrs, portsec.LinkLocal(podMAC(id)))
 	}
 	return pp
 }

@@ -13,5 +13,3 @@ func (m *Manager) AddrOwners(name string) ([]string, error) {
 // HostVethName is the host end of owner's interface ifName.
 var HostVethName = hostVethName
 
-// LinkLocal is the EUI-64 link-local address of a MAC.
-var LinkLocal = linkLocal

@@ -22,7 +22,7 @@ func port(owner string, itf Interface) portsec.Port {
 		v6 = v6 || a.Addr().Is6()
 	}
 	if v6 && len(p.MAC) == 6 {
-		p.Addrs = append(p.Addrs, linkLocal(p.MAC))
+		p.Addrs = append(p.Addrs, portsec.LinkLocal(p.MAC))
 	}
 	return p
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net"
-	"net/netip"
 )
 
 // HostVethPrefix starts the name of the host end of every veth of a
@@ -38,15 +37,3 @@ func bridgeMAC(bridge string) net.HardwareAddr {
 	return mac
 }
 
-// linkLocal is the EUI-64 IPv6 link-local address of mac (RFC 4291,
-// appendix A): the one a bridge network's pod interface gets, whose
-// address generation mode is set to EUI-64 before it is up, and that its
-// port security lets it send from.
-func linkLocal(mac net.HardwareAddr) netip.Addr {
-	var a [16]byte
-	a[0], a[1] = 0xfe, 0x80
-	a[8], a[9], a[10] = mac[0]^0x02, mac[1], mac[2]
-	a[11], a[12] = 0xff, 0xfe
-	a[13], a[14], a[15] = mac[3], mac[4], mac[5]
-	return netip.AddrFrom16(a)
-}

@@ -95,7 +95,7 @@ func (e *env) guardedPod(n int, owner string) *guardedPod {
 	if i := slices.Index(f, "inet6"); i >= 0 && i+1 < len(f) {
 		p.ll = netip.MustParsePrefix(f[i+1]).Addr()
 	}
-	if want := multinet.LinkLocal(p.mac); p.ll != want {
+	if want := portsec.LinkLocal(p.mac); p.ll != want {
 		e.t.Fatalf("%s's net1 has link-local %v; want %s (EUI-64 of %s)", owner, p.ll, want, p.mac)
 	}
 	return p

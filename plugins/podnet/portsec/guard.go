@@ -63,6 +63,19 @@ type Port struct {
 	Addrs []netip.Addr
 }
 
+// LinkLocal is the EUI-64 IPv6 link-local address of mac (RFC 4291,
+// appendix A), the one the kernel gives an interface with that MAC in
+// address generation mode EUI-64: the link-local address a [Port] lets its
+// pod send from.
+func LinkLocal(mac net.HardwareAddr) netip.Addr {
+	var a [16]byte
+	a[0], a[1] = 0xfe, 0x80
+	a[8], a[9], a[10] = mac[0]^0x02, mac[1], mac[2]
+	a[11], a[12] = 0xff, 0xfe
+	a[13], a[14], a[15] = mac[3], mac[4], mac[5]
+	return netip.AddrFrom16(a)
+}
+
 func (p Port) validate() error {
 	switch {
 	case p.ID == "":
