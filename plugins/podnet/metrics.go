@@ -39,8 +39,8 @@ const (
 //	nrinet_podnet_reconciles_total{kind}       counter: reconciliations (sync, routes, masquerade)
 //	nrinet_podnet_hostports{protocol,family}   gauge: host ports published, per protocol (tcp, udp, sctp) and family (ipv4, ipv6)
 //	nrinet_podnet_hostport_conflicts_total     counter: pods refused because another pod holds a host port they ask for
-//	nrinet_podnet_portsec_drops_total{pod,reason}  counter: frames a pod sent that port security dropped, per pod (namespace/name) and reason
-//	nrinet_podnet_portsec_unknown_port_drops_total counter: frames dropped on a host veth of nri-podnet's that no live pod owns
+//	nrinet_podnet_portsec_drops_total{pod,interface,reason}  counter: frames a pod sent that port security dropped, per pod (namespace/name), interface (eth0, or a secondary bridge network's netN) and reason
+//	nrinet_podnet_portsec_unknown_port_drops_total counter: frames dropped on a host veth of nri-podnet's (eth0's or a secondary interface's) that no live pod owns
 //
 // The address gauges are read from the allocator ([ipam.Allocator.Usage])
 // at each scrape, for the subnets configured then; before the plugin is
@@ -85,9 +85,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 		hostports: prometheus.NewDesc(ns+"_hostports", "Host ports published, by protocol and family (a mapping for every local address of a dual-stack pod counts in both).",
 			[]string{"protocol", "family"}, nil),
-		drops: prometheus.NewDesc(ns+"_portsec_drops_total", "Frames a pod sent that port security dropped, by pod (namespace/name) and reason (mac, vlan, router, nd, ipv4-source, arp, ipv6-source, ethertype), read from the kernel's counters; they start again at 0 when nri-podnet restarts.",
-			[]string{"pod", "reason"}, nil),
-		unknownPort: prometheus.NewDesc(ns+"_portsec_unknown_port_drops_total", "Frames dropped on a host veth of nri-podnet's naming that no live pod owns (being set up, or left behind).", nil, nil),
+		drops: prometheus.NewDesc(ns+"_portsec_drops_total", "Frames a pod sent that port security dropped, by pod (namespace/name), interface (eth0, or netN of a secondary bridge network) and reason (mac, vlan, router, nd, ipv4-source, arp, ipv6-source, ethertype), read from the kernel's counters; they start again at 0 when nri-podnet restarts.",
+			[]string{"pod", "interface", "reason"}, nil),
+		unknownPort: prometheus.NewDesc(ns+"_portsec_unknown_port_drops_total", "Frames dropped on a host veth of nri-podnet's naming (eth0's or a secondary bridge network interface's) that no live pod owns (being set up, or left behind).", nil, nil),
 		inUse:       prometheus.NewDesc(ns+"_addresses_in_use", "Addresses of the subnet that pods hold.", []string{"subnet"}, nil),
 		free:        prometheus.NewDesc(ns+"_addresses_free", "Addresses of the subnet still free to hand out (saturates at 2^64-1).", []string{"subnet"}, nil),
 	}
@@ -168,16 +168,7 @@ func (c addressCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.m.hostports, prometheus.GaugeValue, float64(n.N), n.Protocol.String(), n.Family)
 		}
 	}
-	if g := p.portGuard(); g == nil {
-		// not configured yet
-	} else if drops, unknown, err := g.Drops(); err != nil {
-		p.log.Warn("reading port security counters for metrics", "error", err)
-	} else {
-		for _, d := range drops {
-			ch <- prometheus.MustNewConstMetric(c.m.drops, prometheus.CounterValue, float64(d.Packets), d.Pod, string(d.Reason))
-		}
-		ch <- prometheus.MustNewConstMetric(c.m.unknownPort, prometheus.CounterValue, float64(unknown))
-	}
+	c.collectDrops(ch, p)
 	usage, err := p.usage()
 	if err != nil {
 		p.log.Warn("reading address usage for metrics", "error", err)
@@ -187,6 +178,40 @@ func (c addressCollector) Collect(ch chan<- prometheus.Metric) {
 		subnet := u.Subnet.String()
 		ch <- prometheus.MustNewConstMetric(c.m.inUse, prometheus.GaugeValue, float64(u.InUse), subnet)
 		ch <- prometheus.MustNewConstMetric(c.m.free, prometheus.GaugeValue, float64(u.Free), subnet)
+	}
+}
+
+// collectDrops sends the port security counters: eth0's (once the plugin
+// is configured) and those of the secondary bridge networks' interfaces,
+// and the unknown ports' of both summed. A read that fails is logged, and
+// then the unknown ports' sum (which would be short) is not sent.
+func (c addressCollector) collectDrops(ch chan<- prometheus.Metric, p *Plugin) {
+	var unknown uint64
+	seen := false
+	if g := p.portGuard(); g != nil {
+		drops, u, err := g.Drops()
+		if err != nil {
+			p.log.Warn("reading port security counters for metrics", "error", err)
+			return // the secondary networks' guards cannot be read either
+		}
+		for _, d := range drops {
+			ch <- prometheus.MustNewConstMetric(c.m.drops, prometheus.CounterValue, float64(d.Packets), d.Pod, "eth0", string(d.Reason))
+		}
+		unknown, seen = u, true
+	}
+	if p.multinet != nil {
+		drops, u, err := p.multinet.PortDrops()
+		if err != nil {
+			p.log.Warn("reading secondary port security counters for metrics", "error", err)
+			return
+		}
+		for _, d := range drops {
+			ch <- prometheus.MustNewConstMetric(c.m.drops, prometheus.CounterValue, float64(d.Packets), d.Pod, d.Interface, string(d.Reason))
+		}
+		unknown, seen = unknown+u, true
+	}
+	if seen {
+		ch <- prometheus.MustNewConstMetric(c.m.unknownPort, prometheus.CounterValue, float64(unknown))
 	}
 }
 

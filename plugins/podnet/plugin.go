@@ -306,7 +306,6 @@ func localPod(pod *api.PodSandbox, addrs []netip.Prefix) PolicyPod {
 	return lp
 }
 
-
 // RunPodSandboxNetwork allocates the pod's addresses, wires eth0 and
 // publishes the pod's host ports. If any of it fails, nothing of the pod
 // is left: a host port another pod holds fails it with a

@@ -28,6 +28,7 @@ func (p *Plugin) attachSecondary(ctx context.Context, pod *api.PodSandbox) ([]mu
 	}
 	for i := range reqs {
 		reqs[i].IfName = "net" + strconv.Itoa(i+1)
+		reqs[i].Pod = podName(pod)
 	}
 	itfs, err := p.multinet.Attach(ctx, pod.GetId(), pod.NetNSPath(), reqs)
 	p.secondary.Attached(ctx, pod.GetUid(), reqs, itfs, err)

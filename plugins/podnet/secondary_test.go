@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/nrinet/nrinet/api"
 	nrtest "github.com/nrinet/nrinet/internal/testutil"
 	"github.com/nrinet/nrinet/plugins/podnet"
@@ -80,7 +82,12 @@ func TestPodnet_SecondaryNetworks(t *testing.T) {
 	x := 1 + int(randHex(1)[0])%90
 	cfg := podnet.Config{Bridge: "nrps" + tag, Subnets: []string{fmt.Sprintf("198.18.%d.0/24", x)}, MTU: 1500, StateDir: filepath.Join(t.TempDir(), "state")}
 	t.Cleanup(func() { deleteBridge(cfg.Bridge) })
-	p, err := podnet.New(context.Background(), podnet.WithConfig(cfg), podnet.WithLogger(slog.New(slog.DiscardHandler)), podnet.WithSecondary(mn, src))
+	reg := prometheus.NewRegistry()
+	m, err := podnet.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := podnet.New(context.Background(), podnet.WithConfig(cfg), podnet.WithLogger(slog.New(slog.DiscardHandler)), podnet.WithSecondary(mn, src), podnet.WithMetrics(m))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +134,36 @@ func TestPodnet_SecondaryNetworks(t *testing.T) {
 		t.Errorf("net1 in the pod: %s; want %s", out, net1.GetAddresses()[0])
 	}
 	nrtest.Run(t, "ip", "-n", ns1, "link", "show", "dev", "net2")
+	// Port security's counters: net1 (a bridge network's) under the pod's
+	// name beside eth0, every reason from 0; net2 (a host interface) has
+	// none.
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "nrinet_podnet_portsec_drops_total" {
+			continue
+		}
+		for _, mt := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, lp := range mt.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			series[l["pod"]+" "+l["interface"]+" "+l["reason"]] = mt.GetCounter().GetValue()
+		}
+	}
+	for _, k := range []string{"default/p1 eth0 mac", "default/p1 net1 mac", "default/p1 net1 ipv4-source", "default/p1 net1 router"} {
+		if v, ok := series[k]; !ok || v != 0 {
+			t.Errorf("nrinet_podnet_portsec_drops_total{pod, interface, reason} %q: %v, %v; want 0", k, v, ok)
+		}
+	}
+	for k := range series {
+		if strings.Contains(k, " net2 ") {
+			t.Errorf("a host interface has port security counters: %q", k)
+		}
+	}
 	src.mu.Lock()
 	if got := src.attached["uid-1"]; len(got) != 2 || src.failed["uid-1"] != nil {
 		t.Errorf("Attached(uid-1) = %v, %v; want two interfaces", got, src.failed["uid-1"])

@@ -349,10 +349,10 @@ func nthAddr(p netip.Prefix, n int) netip.Addr {
 	return a
 }
 
-// drops reads nri-podnet's drop counter of a pod and reason on node n.
+// drops reads nri-podnet's drop counter of a pod's eth0 and reason on node n.
 func (s *siege) drops(t testing.TB, n *node, pod, reason string) float64 {
 	t.Helper()
-	want := fmt.Sprintf(`nrinet_podnet_portsec_drops_total{pod=%q,reason=%q} `, pod, reason)
+	want := fmt.Sprintf(`nrinet_podnet_portsec_drops_total{interface="eth0",pod=%q,reason=%q} `, pod, reason)
 	for _, l := range s.metrics(t, n) {
 		if v, ok := strings.CutPrefix(l, want); ok {
 			f, err := strconv.ParseFloat(v, 64)

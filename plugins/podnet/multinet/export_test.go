@@ -12,4 +12,3 @@ func (m *Manager) AddrOwners(name string) ([]string, error) {
 
 // HostVethName is the host end of owner's interface ifName.
 var HostVethName = hostVethName
-

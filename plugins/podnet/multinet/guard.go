@@ -5,17 +5,19 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/vishvananda/netns"
 
 	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
 
-// port is owner's interface itf of a bridge network as package portsec
-// guards it: its host end, its MAC, and its addresses, with IPv6 its
-// link-local address (EUI-64, see configure). Its ID is "OWNER/netN".
-func port(owner string, itf Interface) portsec.Port {
-	p := portsec.Port{ID: addrOwner(owner, itf.Name), Interface: itf.HostName, MAC: itf.HardwareAddr()}
+// port is the record's interface itf of a bridge network as package
+// portsec guards it: its host end, its MAC, and its addresses, with IPv6
+// its link-local address (EUI-64, see configure). Its ID is
+// "OWNER/netN", its pod the record's.
+func port(rec record, itf Interface) portsec.Port {
+	p := portsec.Port{ID: addrOwner(rec.Owner, itf.Name), Pod: rec.Pod, Interface: itf.HostName, MAC: itf.HardwareAddr()}
 	v6 := false
 	for _, a := range itf.Addrs {
 		p.Addrs = append(p.Addrs, a.Addr())
@@ -60,7 +62,7 @@ func (m *Manager) syncGuards(recs []record) error {
 				m.log.Warn("a secondary interface of a network no longer configured has no port security", "owner", rec.Owner, "interface", itf.Name, "network", itf.Network)
 				continue
 			}
-			ports[n.Bridge] = append(ports[n.Bridge], port(rec.Owner, itf))
+			ports[n.Bridge] = append(ports[n.Bridge], port(rec, itf))
 		}
 	}
 	var errs []error
@@ -76,17 +78,34 @@ func (m *Manager) syncGuards(recs []record) error {
 	return errors.Join(errs...)
 }
 
+// A PortDrop is a port security counter of a bridge network's interface.
+type PortDrop struct {
+	// Pod is the interface's pod (namespace/name, [Request.Pod]; the
+	// owner where the record has none), Interface its name in the pod.
+	Pod, Interface string
+	Reason         portsec.Reason
+	Packets        uint64
+}
+
 // PortDrops reads the port security counters of the bridge networks'
-// interfaces: a series per interface (ID "OWNER/netN") and reason, sorted
-// by bridge, then as [portsec.Guard.Drops] sorts them, and the frames
-// dropped on host ends that no interface owns.
-func (m *Manager) PortDrops() (drops []portsec.Drop, unknown uint64, err error) {
+// interfaces: a series per interface and reason, sorted by bridge, then
+// as [portsec.Guard.Drops] sorts them, and the frames dropped on host ends
+// that no interface owns.
+func (m *Manager) PortDrops() (drops []PortDrop, unknown uint64, err error) {
 	for _, bridge := range slices.Sorted(maps.Keys(m.guards)) {
 		d, u, err := m.guards[bridge].Drops()
 		if err != nil {
 			return nil, 0, fmt.Errorf("multinet: bridge %q: %w", bridge, err)
 		}
-		drops, unknown = append(drops, d...), unknown+u
+		for _, x := range d {
+			owner, ifName, _ := strings.Cut(x.ID, "/")
+			pod := x.Pod
+			if pod == x.ID {
+				pod = owner
+			}
+			drops = append(drops, PortDrop{Pod: pod, Interface: ifName, Reason: x.Reason, Packets: x.Packets})
+		}
+		unknown += u
 	}
 	return drops, unknown, nil
 }

@@ -189,6 +189,10 @@ type Request struct {
 	// Ref is the caller's, kept with the interface (the DRA driver's
 	// device of the claim).
 	Ref string
+	// Pod is the pod's namespace/name, for port security's counters
+	// ([Manager.PortDrops]) and logs; the first request's is the
+	// record's.
+	Pod string
 }
 
 // Pod names the pod whose sandbox asks for interfaces, as the runtime
@@ -233,6 +237,9 @@ func (m *Manager) Attach(ctx context.Context, owner, netnsPath string, reqs []Re
 	defer pod.Close()
 
 	rec := record{Owner: owner, NetNS: netnsPath}
+	if len(reqs) > 0 {
+		rec.Pod = reqs[0].Pod
+	}
 	fail := func(req Request, err error) ([]Interface, error) {
 		if derr := m.undo(ctx, rec, pod); derr != nil {
 			m.log.Warn("undoing a failed attach", "owner", owner, "error", derr)
@@ -258,7 +265,7 @@ func (m *Manager) Attach(ctx context.Context, owner, netnsPath string, reqs []Re
 	for i, req := range reqs {
 		n, itf := m.nets[req.Network], rec.Interfaces[i]
 		if n.guard != nil {
-			if err := n.guard.Add(port(owner, itf)); err != nil {
+			if err := n.guard.Add(port(rec, itf)); err != nil {
 				return fail(req, fmt.Errorf("multinet: network %q: port security: %w", n.Name, err))
 			}
 		}

@@ -36,4 +36,3 @@ func bridgeMAC(bridge string) net.HardwareAddr {
 	mac[0] = (mac[0] | 0x02) &^ 0x01
 	return mac
 }
-

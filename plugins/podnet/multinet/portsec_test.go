@@ -78,7 +78,7 @@ type guardedPod struct {
 func (e *env) guardedPod(n int, owner string) *guardedPod {
 	e.t.Helper()
 	ns, path := e.pod(n)
-	itfs, err := e.m.Attach(context.Background(), owner, path, []multinet.Request{{Claim: "ns/" + owner, Network: "green", IfName: "net1"}})
+	itfs, err := e.m.Attach(context.Background(), owner, path, []multinet.Request{{Claim: "ns/" + owner, Network: "green", IfName: "net1", Pod: "ns/" + owner}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -101,7 +101,8 @@ func (e *env) guardedPod(n int, owner string) *guardedPod {
 	return p
 }
 
-// drops is owner's net1's count of frames dropped for r.
+// drops is owner's net1's count of frames dropped for r, under its pod
+// (ns/<owner>).
 func (e *env) drops(owner string, r portsec.Reason) uint64 {
 	e.t.Helper()
 	drops, _, err := e.m.PortDrops()
@@ -109,7 +110,7 @@ func (e *env) drops(owner string, r portsec.Reason) uint64 {
 		e.t.Fatal(err)
 	}
 	for _, d := range drops {
-		if d.ID == owner+"/net1" && d.Reason == r {
+		if d.Pod == "ns/"+owner && d.Interface == "net1" && d.Reason == r {
 			return d.Packets
 		}
 	}
@@ -268,7 +269,7 @@ func TestManager_portSecurity_ports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range drops {
-		if strings.HasPrefix(d.ID, "pod-c/") {
+		if d.Pod == "pod-c" { // the owner: green's requests name no pod
 			t.Errorf("failed attach left a counter: %+v", d)
 		}
 	}

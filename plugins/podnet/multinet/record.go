@@ -45,6 +45,9 @@ func (i Interface) HardwareAddr() net.HardwareAddr {
 // interface is made, removed after the last is gone.
 type record struct {
 	Owner string `json:"owner"`
+	// Pod is the owner's pod, namespace/name (Request.Pod); empty in
+	// records written before it was kept.
+	Pod string `json:"pod,omitempty"`
 	// NetNS is the path of the owner's network namespace at attach.
 	NetNS      string      `json:"netns,omitempty"`
 	Interfaces []Interface `json:"interfaces"`
