@@ -340,7 +340,8 @@ func (s *multinetStage) badClaims(a1, a2 *multinetPod) *multinetPod {
 // device on node a, which the node's driver does not have.
 // sharedClaim makes claim shared-blue (the blue template's spec) and pods
 // s1 then s2 on node a naming it: both get net1 of blue, each its own
-// addresses, and reach each other over it; then the pods and the claim go.
+// addresses, and reach each other over it, the claim's status following
+// the last attach; then the pods and the claim go.
 func (s *multinetStage) sharedClaim() {
 	t := s.t
 	t.Helper()
@@ -353,11 +354,15 @@ func (s *multinetStage) sharedClaim() {
 	if _, err := s.cp.client.ResourceV1().ResourceClaims(s.ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating claim %s: %v", c.Name, err)
 	}
+	// inspect checks the claim's status too: its one entry of the device
+	// holds the last attach's networkData (docs/multinetwork.md), s1's
+	// until s2 starts, then s2's.
 	s.createPod("s1", "a", false, podClaim{name: "blue", claim: c.Name})
 	s.waitRunning("s1", podsRunningTimeout)
+	s1 := s.inspect("s1")
 	s.createPod("s2", "a", false, podClaim{name: "blue", claim: c.Name})
 	s.waitRunning("s2", podsRunningTimeout)
-	s1, s2 := s.inspect("s1"), s.inspect("s2")
+	s2 := s.inspect("s2")
 	for _, p := range []*multinetPod{s1, s2} {
 		if len(p.itfs) != 1 || p.itfs[0].network != "blue" || p.itfs[0].claim != c.Name {
 			t.Errorf("pod %s of the shared claim: interfaces %+v, want net1 of blue from claim %s", p.name, p.itfs, c.Name)
