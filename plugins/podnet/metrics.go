@@ -10,6 +10,7 @@ import (
 
 	"github.com/nrinet/nrinet/ipam"
 	"github.com/nrinet/nrinet/plugins/internal/opmetrics"
+	"github.com/nrinet/nrinet/plugins/podnet/portsec"
 )
 
 // Operations, the values of the op label of nrinet_podnet_errors_total.
@@ -183,34 +184,36 @@ func (c addressCollector) Collect(ch chan<- prometheus.Metric) {
 
 // collectDrops sends the port security counters: eth0's (once the plugin
 // is configured) and those of the secondary bridge networks' interfaces,
-// and the unknown ports' of both summed. A read that fails is logged, and
-// then the unknown ports' sum (which would be short) is not sent.
+// each read on its own, and the unknown ports' of both summed. A read
+// that fails is logged, and then the unknown ports' sum (which would be
+// short) is not sent.
 func (c addressCollector) collectDrops(ch chan<- prometheus.Metric, p *Plugin) {
+	send := func(pod, itf string, r portsec.Reason, n uint64) {
+		ch <- prometheus.MustNewConstMetric(c.m.drops, prometheus.CounterValue, float64(n), pod, itf, string(r))
+	}
 	var unknown uint64
-	seen := false
+	read, ok := false, true
 	if g := p.portGuard(); g != nil {
 		drops, u, err := g.Drops()
 		if err != nil {
 			p.log.Warn("reading port security counters for metrics", "error", err)
-			return // the secondary networks' guards cannot be read either
 		}
 		for _, d := range drops {
-			ch <- prometheus.MustNewConstMetric(c.m.drops, prometheus.CounterValue, float64(d.Packets), d.Pod, "eth0", string(d.Reason))
+			send(d.Pod, "eth0", d.Reason, d.Packets)
 		}
-		unknown, seen = u, true
+		unknown, read, ok = unknown+u, true, ok && err == nil
 	}
 	if p.multinet != nil {
 		drops, u, err := p.multinet.PortDrops()
 		if err != nil {
 			p.log.Warn("reading secondary port security counters for metrics", "error", err)
-			return
 		}
 		for _, d := range drops {
-			ch <- prometheus.MustNewConstMetric(c.m.drops, prometheus.CounterValue, float64(d.Packets), d.Pod, d.Interface, string(d.Reason))
+			send(d.Pod, d.Interface, d.Reason, d.Packets)
 		}
-		unknown, seen = unknown+u, true
+		unknown, read, ok = unknown+u, true, ok && err == nil
 	}
-	if seen {
+	if read && ok {
 		ch <- prometheus.MustNewConstMetric(c.m.unknownPort, prometheus.CounterValue, float64(unknown))
 	}
 }
