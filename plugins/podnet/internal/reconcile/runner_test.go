@@ -49,14 +49,18 @@ func (r *recorder) runs() []time.Duration {
 	return append([]time.Duration(nil), r.at...)
 }
 
-// run starts r's Runner with opts in the bubble and returns it and a stop
-// function that cancels it and checks Run's nil.
-func run(t *testing.T, rec *recorder, opts ...reconcile.Option) (*reconcile.Runner, func()) {
+// run starts r's Runner with opts in the bubble, poked pokes times before
+// Run, and returns it and a stop function that cancels it and checks
+// Run's nil.
+func run(t *testing.T, rec *recorder, pokes int, opts ...reconcile.Option) (*reconcile.Runner, func()) {
 	t.Helper()
 	rec.start = time.Now()
 	r, err := reconcile.New("test runner", rec.sync, opts...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for range pokes {
+		r.Poke()
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -138,9 +142,8 @@ func TestRunner(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rec := &recorder{failures: tc.failures}
-				r, stop := run(t, rec, tc.opts...)
-				r.Poke()
-				r.Poke()
+				// Pokes before Run are one with its first sync.
+				r, stop := run(t, rec, 2, tc.opts...)
 				synctest.Wait()
 				tc.act(r)
 				stop()
@@ -157,7 +160,7 @@ func TestRunner(t *testing.T) {
 func TestRunner_Coalesces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{block: make(chan struct{})}
-		r, stop := run(t, rec)
+		r, stop := run(t, rec, 0)
 		synctest.Wait() // the first sync is waiting on block
 		for range 5 {
 			r.Poke()
@@ -178,7 +181,7 @@ func TestRunner_Coalesces(t *testing.T) {
 func TestRunner_StopsInSync(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{block: make(chan struct{}), failures: 1}
-		r, stop := run(t, rec, reconcile.WithResync(time.Second))
+		r, stop := run(t, rec, 0, reconcile.WithResync(time.Second))
 		synctest.Wait()
 		r.Poke()
 		stop() // the sync sees ctx done, fails; nothing is retried
@@ -191,7 +194,7 @@ func TestRunner_StopsInSync(t *testing.T) {
 func TestRunner_RunTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		r, stop := run(t, rec)
+		r, stop := run(t, rec, 0)
 		synctest.Wait()
 		err := r.Run(t.Context())
 		stop()
