@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,23 +16,21 @@ import (
 	"github.com/nrinet/nrinet/runtime"
 )
 
-var bins = map[string]string{}
-
-func TestMain(m *testing.M) {
+// binDir holds nri-podnet and nri-cni, built at the first benchmark that
+// needs them (a run without -bench builds nothing).
+var binDir = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "nrinet-netbench-")
 	if err != nil {
-		panic(err)
+		return "", err
 	}
-	for _, c := range []string{"nri-podnet", "nri-cni"} {
-		out := filepath.Join(dir, c)
-		if err := testutil.GoBuild("", dir, nil, "github.com/nrinet/nrinet/cmd/"+c); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		bins[c] = out
-	}
+	return dir, testutil.GoBuild("", dir, nil, "github.com/nrinet/nrinet/cmd/nri-podnet", "github.com/nrinet/nrinet/cmd/nri-cni")
+})
+
+func TestMain(m *testing.M) {
 	code := m.Run()
-	os.RemoveAll(dir)
+	if dir, _ := binDir(); dir != "" {
+		os.RemoveAll(dir)
+	}
 	os.Exit(code)
 }
 
@@ -70,7 +69,11 @@ func setup(b *testing.B, plugin string) *runtime.Runtime {
 	}
 	raw, _ := json.Marshal(conf)
 	os.WriteFile(filepath.Join(confDir, "10-"+plugin+".conf"), raw, 0o644)
-	os.Symlink(bins["nri-"+plugin], filepath.Join(pluginDir, "10-"+plugin))
+	bins, err := binDir()
+	if err != nil {
+		b.Fatal(err)
+	}
+	os.Symlink(filepath.Join(bins, "nri-"+plugin), filepath.Join(pluginDir, "10-"+plugin))
 	rt, err := runtime.New("netbench", "v0", runtime.WithPluginPath(pluginDir), runtime.WithPluginConfigPath(confDir),
 		runtime.WithoutExternalPlugins(), runtime.WithRequiredNetworkPlugins(plugin), runtime.WithRequestTimeout(30*time.Second))
 	if err != nil {
