@@ -663,14 +663,16 @@ func (n *kubeNode) launch(name string, extraEnv []string, bin string, args ...st
 
 // stop tears the node's processes down in order: the kubelet stops (so
 // that it restarts nothing), every pod sandbox left is stopped and removed
-// through CRI, nri-podnet's last, then containerd stops. A failed test
-// gets the logs of every process the node started.
+// through CRI, nri-podnet's last, then containerd stops, and a shim left
+// running fails the test (reportShims). A failed test gets the logs of
+// every process the node started.
 func (n *kubeNode) stop() {
 	n.removePods()
 	if n.containerd != nil {
 		if err := n.containerd.stop(); err != nil {
 			n.t.Error(err)
 		}
+		n.reportShims()
 	}
 	for _, p := range n.procs {
 		p.stopAndReport(n.t)
