@@ -100,8 +100,9 @@ export GOWORK=off GOFLAGS=-buildvcs=false
 log() { printf 'containerd.sh: %s\n' "$*" >&2; }
 
 # compat_key (the hash of what a compat build depends on besides
-# containerd, the name of its cache directory), die, timed, stamp_is,
-# fetch_source, record_gomod_diff and prune_compat_dirs.
+# containerd, the name of its cache directory), cache_dir, reset_gomod,
+# die, timed, stamp_is, fetch_source, record_gomod_diff and
+# prune_compat_dirs.
 . "$repo/hack/runtime-build.sh"
 
 case $nri_mode in
@@ -133,29 +134,8 @@ elif [ "$goarch" != "$host_goarch" ]; then
 	variant=$goarch
 fi
 
-dir=$cache_root/containerd-$version-$key
-src=$dir/src
-bin=$dir/bin${variant:+-$variant}
-built=$dir/built${variant:+-$variant}
-mkdir -p "$cache_root"
-
-# One build per cache directory at a time: other checkouts on this machine
-# may build the same key. The lock file sits beside the directory, so that
-# pruning can remove the directory while holding its lock.
-exec 9>"$dir.lock"
-flock 9
-
-# The stamps: what each step's result depends on. The script's own hash is
-# part of both, so that a changed flag or step here redoes them.
-self_hash=$(cat "${BASH_SOURCE[0]}" "$repo/hack/runtime-build.sh" | sha256sum | cut -c1-12)
-prepared_stamp="containerd $version
-nri $nri_mode
-script $self_hash"
-if [ "$nri_mode" = compat ]; then
-	prepared_stamp+="
-replace $nri_mod => $nri_dir
-replace $nrinet_mod => $repo"
-fi
+# The cache directory, locked, and step 2's stamp (runtime-build.sh).
+cache_dir containerd "$version" "$key" "$variant" "${BASH_SOURCE[0]}"
 go_version=$("$GO" env GOVERSION)
 reported_version=$version
 if [ -n "$nrinet_version" ]; then
@@ -215,15 +195,8 @@ fetch_source "$GO" "$containerd_mod" "$version" "$dir" "$nri_mode" "$patch_dir"
 # vendor/ regenerated. `go mod tidy` runs only when `go mod vendor` says it
 # is needed ("updates to go.mod needed"); stock containerd never needs it.
 if ! stamp_is "$dir/prepared" "$prepared_stamp" || [ ! -f "$src/vendor/modules.txt" ]; then
-	rm -f "$dir/prepared" "$dir/built" "$dir"/built-*
-	cp "$src/go.mod.orig" "$src/go.mod"
-	cp "$src/go.sum.orig" "$src/go.sum"
+	reset_gomod
 	rm -rf "$src/vendor"
-	if [ "$nri_mode" = compat ]; then
-		log "replace $nri_mod => $nri_dir"
-		log "replace $nrinet_mod => $repo"
-		(cd "$src" && "$GO" mod edit -replace "$nri_mod=$nri_dir" -replace "$nrinet_mod=$repo")
-	fi
 	vendor_err=$dir/vendor.err
 	start=$SECONDS
 	if (cd "$src" && "$GO" mod vendor 2>"$vendor_err"); then

@@ -95,8 +95,8 @@ buildtags="containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversio
 export GOWORK=off GOFLAGS=-buildvcs=false
 
 log() { printf 'crio.sh: %s\n' "$*" >&2; }
-# compat_key, die, timed, stamp_is, fetch_source, record_gomod_diff and
-# prune_compat_dirs.
+# compat_key, cache_dir, reset_gomod, die, timed, stamp_is, fetch_source,
+# record_gomod_diff and prune_compat_dirs.
 . "$repo/hack/runtime-build.sh"
 
 case $nri_mode in
@@ -133,23 +133,8 @@ strip=strip
 case $cc in *gcc) strip=${cc%gcc}strip ;; esac
 command -v "$cc" >/dev/null || die "pinns is C: install $cc (Debian: $cc_package)"
 
-dir=$cache_root/crio-$version-$key
-src=$dir/src
-bin=$dir/bin${variant:+-$variant}
-built=$dir/built${variant:+-$variant}
-mkdir -p "$cache_root"
-exec 9>"$dir.lock"
-flock 9
-
-self_hash=$(cat "${BASH_SOURCE[0]}" "$repo/hack/runtime-build.sh" | sha256sum | cut -c1-12)
-prepared_stamp="crio $version
-nri $nri_mode
-script $self_hash"
-if [ "$nri_mode" = compat ]; then
-	prepared_stamp+="
-replace $nri_mod => $nri_dir
-replace $nrinet_mod => $repo"
-fi
+# The cache directory, locked, and step 2's stamp (runtime-build.sh).
+cache_dir crio "$version" "$key" "$variant" "${BASH_SOURCE[0]}"
 commit=nri-$key
 if [ -n "$nrinet_version" ]; then
 	# As semver build metadata: [0-9A-Za-z-] and dots only.
@@ -193,15 +178,8 @@ fetch_source "$GO" "$crio_mod" "$version" "$dir" "$nri_mode" "$patch_dir"
 # (test/crio allows nothing but nrinet's modules added and upstream's WASM
 # modules dropped).
 if ! stamp_is "$dir/prepared" "$prepared_stamp"; then
-	rm -f "$dir/prepared" "$dir/built" "$dir"/built-*
-	cp "$src/go.mod.orig" "$src/go.mod"
-	cp "$src/go.sum.orig" "$src/go.sum"
-	if [ "$nri_mode" = compat ]; then
-		log "replace $nri_mod => $nri_dir"
-		log "replace $nrinet_mod => $repo"
-		(cd "$src" && "$GO" mod edit -replace "$nri_mod=$nri_dir" -replace "$nrinet_mod=$repo")
-		(cd "$src" && timed "go mod tidy" "$GO" mod tidy)
-	fi
+	reset_gomod
+	[ "$nri_mode" != compat ] || (cd "$src" && timed "go mod tidy" "$GO" mod tidy)
 	record_gomod_diff "$dir"
 	printf '%s\n' "$prepared_stamp" >"$dir/prepared"
 fi

@@ -46,6 +46,49 @@ timed() {
 # stamp_is FILE TEXT: whether FILE holds exactly TEXT.
 stamp_is() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 
+# cache_dir NAME VERSION KEY VARIANT SCRIPT: the build's cache directory,
+# $cache_root/NAME-VERSION-KEY: sets dir, src (the source), bin and built
+# (the binaries and their stamp, of VARIANT: "" for the host's), takes the
+# directory's lock on fd 9 (other checkouts on this machine may build the
+# same key; the lock file sits beside the directory, so that pruning can
+# remove the directory while holding its lock), and sets prepared_stamp,
+# what step 2's go.mod depends on. The hash of SCRIPT and of this file is
+# part of it, so that a changed flag or step there redoes both steps.
+# Reads nri_mode, nri_mod, nri_dir, nrinet_mod and repo.
+cache_dir() {
+	local name=$1 version=$2 key=$3 variant=$4 script=$5 self_hash
+	dir=$cache_root/$name-$version-$key
+	src=$dir/src
+	bin=$dir/bin${variant:+-$variant}
+	built=$dir/built${variant:+-$variant}
+	mkdir -p "$cache_root"
+	exec 9>"$dir.lock"
+	flock 9
+	self_hash=$(cat "$script" "$repo/hack/runtime-build.sh" | sha256sum | cut -c1-12)
+	prepared_stamp="$name $version
+nri $nri_mode
+script $self_hash"
+	if [ "$nri_mode" = compat ]; then
+		prepared_stamp+="
+replace $nri_mod => $nri_dir
+replace $nrinet_mod => $repo"
+	fi
+}
+
+# reset_gomod: how step 2 starts, the stamps removed, go.mod and go.sum as
+# the runtime's module has them, and in compat mode the NRI module and
+# nrinet's replaced by nrinet's directories.
+reset_gomod() {
+	rm -f "$dir/prepared" "$dir/built" "$dir"/built-*
+	cp "$src/go.mod.orig" "$src/go.mod"
+	cp "$src/go.sum.orig" "$src/go.sum"
+	if [ "$nri_mode" = compat ]; then
+		log "replace $nri_mod => $nri_dir"
+		log "replace $nrinet_mod => $repo"
+		(cd "$src" && "$GO" mod edit -replace "$nri_mod=$nri_dir" -replace "$nrinet_mod=$repo")
+	fi
+}
+
 # fetch_source GO MODULE VERSION DIR MODE PATCH_DIR: the runtime's source in
 # DIR/src, copied writable from the module cache (which holds it read-only
 # and without vendor/), with go.mod and go.sum kept as go.mod.orig and
