@@ -19,7 +19,8 @@ func (p *Plugin) attachSecondary(ctx context.Context, pod *api.PodSandbox) ([]mu
 	if p.multinet == nil {
 		return nil, nil
 	}
-	reqs, err := p.secondary.Requests(ctx, multinet.Pod{Namespace: pod.GetNamespace(), Name: pod.GetName(), UID: pod.GetUid()})
+	who := multinet.Pod{Namespace: pod.GetNamespace(), Name: pod.GetName(), UID: pod.GetUid()}
+	reqs, err := p.secondary.Requests(ctx, who)
 	if err != nil {
 		return nil, fmt.Errorf("secondary networks: %w", err)
 	}
@@ -28,9 +29,8 @@ func (p *Plugin) attachSecondary(ctx context.Context, pod *api.PodSandbox) ([]mu
 	}
 	for i := range reqs {
 		reqs[i].IfName = "net" + strconv.Itoa(i+1)
-		reqs[i].Pod = podName(pod)
 	}
-	itfs, err := p.multinet.Attach(ctx, pod.GetId(), pod.NetNSPath(), reqs)
+	itfs, err := p.multinet.Attach(ctx, pod.GetId(), who, pod.NetNSPath(), reqs)
 	p.secondary.Attached(ctx, pod.GetUid(), reqs, itfs, err)
 	if err != nil {
 		return nil, fmt.Errorf("secondary networks: %w", err)
@@ -45,14 +45,15 @@ func (p *Plugin) refuseHostNetwork(ctx context.Context, pod *api.PodSandbox) err
 	if p.multinet == nil {
 		return nil
 	}
-	reqs, err := p.secondary.Requests(ctx, multinet.Pod{Namespace: pod.GetNamespace(), Name: pod.GetName(), UID: pod.GetUid()})
+	who := multinet.Pod{Namespace: pod.GetNamespace(), Name: pod.GetName(), UID: pod.GetUid()}
+	reqs, err := p.secondary.Requests(ctx, who)
 	if err != nil || len(reqs) == 0 {
 		return err
 	}
 	for i := range reqs {
 		reqs[i].IfName = "net" + strconv.Itoa(i+1)
 	}
-	_, err = p.multinet.Attach(ctx, pod.GetId(), "", reqs)
+	_, err = p.multinet.Attach(ctx, pod.GetId(), who, "", reqs)
 	p.secondary.Attached(ctx, pod.GetUid(), reqs, nil, err)
 	return fmt.Errorf("podnet: pod %s/%s: secondary networks: %w", pod.GetNamespace(), pod.GetName(), err)
 }

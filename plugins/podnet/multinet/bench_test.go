@@ -27,7 +27,7 @@ func BenchmarkManager_Attach(b *testing.B) {
 			for i := range b.N {
 				owner := fmt.Sprintf("bench-%d", i)
 				start := time.Now()
-				if _, err := e.m.Attach(ctx, owner, paths[i], []multinet.Request{{Claim: "ns/bench", Network: network, IfName: "net1"}}); err != nil {
+				if _, err := e.m.Attach(ctx, owner, multinet.Pod{}, paths[i], []multinet.Request{{Claim: "ns/bench", Network: network, IfName: "net1"}}); err != nil {
 					b.Fatal(err)
 				}
 				mid := time.Now()

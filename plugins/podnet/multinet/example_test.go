@@ -24,7 +24,7 @@ func ExampleManager_Attach() {
 	}
 	defer m.Close()
 	ctx := context.Background()
-	itfs, err := m.Attach(ctx, "SANDBOXID", "/var/run/netns/POD", []multinet.Request{{Claim: "default/blue", Network: "blue", IfName: "net1"}})
+	itfs, err := m.Attach(ctx, "SANDBOXID", multinet.Pod{Namespace: "default", Name: "web"}, "/var/run/netns/POD", []multinet.Request{{Claim: "default/blue", Network: "blue", IfName: "net1"}})
 	if err != nil {
 		log.Fatal(err) // a *multinet.RequestError naming the claim and the interface
 	}

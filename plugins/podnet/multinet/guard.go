@@ -80,7 +80,7 @@ func (m *Manager) syncGuards(recs []record) error {
 
 // A PortDrop is a port security counter of a bridge network's interface.
 type PortDrop struct {
-	// Pod is the interface's pod (namespace/name, [Request.Pod]; the
+	// Pod is the interface's pod (namespace/name, as Attach got it; the
 	// owner where the record has none), Interface its name in the pod.
 	Pod, Interface string
 	Reason         portsec.Reason

@@ -189,16 +189,20 @@ type Request struct {
 	// Ref is the caller's, kept with the interface (the DRA driver's
 	// device of the claim).
 	Ref string
-	// Pod is the pod's namespace/name, for port security's counters
-	// ([Manager.PortDrops]) and logs; the first request's is the
-	// record's.
-	Pod string
 }
 
 // Pod names the pod whose sandbox asks for interfaces, as the runtime
 // gives it: what a source of requests needs to find the pod's claims.
 type Pod struct {
 	Namespace, Name, UID string
+}
+
+// String is the pod's namespace/name, or "" for a zero Pod.
+func (p Pod) String() string {
+	if p.Namespace == "" && p.Name == "" {
+		return ""
+	}
+	return p.Namespace + "/" + p.Name
 }
 
 // Attach gives the pod (owner, network namespace at netnsPath) one
@@ -209,7 +213,8 @@ type Pod struct {
 // pod sandbox's ID) keys the record and the addresses (owner/IfName in
 // each allocator); it may hold no slash. An owner that has interfaces
 // already gets them back if it asks for the same ones (a repeated call);
-// asking for others is an error.
+// asking for others is an error. forPod names the pod in port security's
+// counters ([Manager.PortDrops]) and logs; its UID is not used.
 //
 // An interface of a bridge network is guarded (package portsec, table
 // bridge nrinet-podnet-portsec-BRIDGE) before its veth is made: its
@@ -217,7 +222,7 @@ type Pod struct {
 // frames from the interface's MAC and addresses (with IPv6 its EUI-64
 // link-local address), and no router advertisement or redirect. Undo and
 // Detach take its entry out.
-func (m *Manager) Attach(ctx context.Context, owner, netnsPath string, reqs []Request) ([]Interface, error) {
+func (m *Manager) Attach(ctx context.Context, owner string, forPod Pod, netnsPath string, reqs []Request) ([]Interface, error) {
 	if !ownerOK(owner) {
 		return nil, fmt.Errorf("multinet: owner %q: empty, over 200 bytes, or with a slash", owner)
 	}
@@ -236,10 +241,7 @@ func (m *Manager) Attach(ctx context.Context, owner, netnsPath string, reqs []Re
 	}
 	defer pod.Close()
 
-	rec := record{Owner: owner, NetNS: netnsPath}
-	if len(reqs) > 0 {
-		rec.Pod = reqs[0].Pod
-	}
+	rec := record{Owner: owner, Pod: forPod.String(), NetNS: netnsPath}
 	fail := func(req Request, err error) ([]Interface, error) {
 		if derr := m.undo(ctx, rec, pod); derr != nil {
 			m.log.Warn("undoing a failed attach", "owner", owner, "error", derr)

@@ -235,7 +235,7 @@ func TestManager_Attach(t *testing.T) {
 			if tc.network == "nic" {
 				hostMAC = mac(t, e.host, "hostnic0")
 			}
-			itfs, err := e.m.Attach(ctx, owner, path, []multinet.Request{{Claim: "ns1/claim-" + tc.network, Network: tc.network, IfName: "net1"}})
+			itfs, err := e.m.Attach(ctx, owner, multinet.Pod{}, path, []multinet.Request{{Claim: "ns1/claim-" + tc.network, Network: tc.network, IfName: "net1"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,11 +278,11 @@ func TestManager_Attach_twoPodsOneBridge(t *testing.T) {
 	ctx := context.Background()
 	ns1, p1 := e.pod(1)
 	_, p2 := e.pod(2)
-	a, err := e.m.Attach(ctx, "pod-a", p1, []multinet.Request{{Claim: "ns/a", Network: "blue", IfName: "net1"}})
+	a, err := e.m.Attach(ctx, "pod-a", multinet.Pod{}, p1, []multinet.Request{{Claim: "ns/a", Network: "blue", IfName: "net1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.m.Attach(ctx, "pod-b", p2, []multinet.Request{{Claim: "ns/b", Network: "blue", IfName: "net1"}, {Claim: "ns/b2", Network: "mv", IfName: "net2"}})
+	b, err := e.m.Attach(ctx, "pod-b", multinet.Pod{}, p2, []multinet.Request{{Claim: "ns/b", Network: "blue", IfName: "net1"}, {Claim: "ns/b2", Network: "mv", IfName: "net2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestManager_Attach_refused(t *testing.T) {
 	// What the cases contend with: pod 9 holds tiny's only address and
 	// the host interface.
 	_, holder := e.pod(9)
-	if _, err := e.m.Attach(ctx, "holder", holder, []multinet.Request{
+	if _, err := e.m.Attach(ctx, "holder", multinet.Pod{}, holder, []multinet.Request{
 		{Claim: "ns/hold-tiny", Network: "tiny", IfName: "net1"},
 		{Claim: "ns/hold-nic", Network: "nic", IfName: "net2"},
 	}); err != nil {
@@ -348,7 +348,7 @@ func TestManager_Attach_refused(t *testing.T) {
 				podNS, path = "", ""
 			}
 			owner := "refused-" + short(tc.name)
-			_, err := e.m.Attach(ctx, owner, path, tc.reqs)
+			_, err := e.m.Attach(ctx, owner, multinet.Pod{}, path, tc.reqs)
 			if err == nil {
 				t.Fatal("Attach succeeded")
 			}
@@ -381,11 +381,11 @@ func TestManager_restart(t *testing.T) {
 	ctx := context.Background()
 	ns1, p1 := e.pod(1)
 	_, p2 := e.pod(2)
-	kept, err := e.m.Attach(ctx, "live", p1, []multinet.Request{{Claim: "ns/live", Network: "blue", IfName: "net1"}, {Claim: "ns/live", Network: "nic", IfName: "net2"}})
+	kept, err := e.m.Attach(ctx, "live", multinet.Pod{}, p1, []multinet.Request{{Claim: "ns/live", Network: "blue", IfName: "net1"}, {Claim: "ns/live", Network: "nic", IfName: "net2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.m.Attach(ctx, "gone", p2, []multinet.Request{{Claim: "ns/gone", Network: "blue", IfName: "net1"}, {Claim: "ns/gone", Network: "mv", IfName: "net2"}}); err != nil {
+	if _, err := e.m.Attach(ctx, "gone", multinet.Pod{}, p2, []multinet.Request{{Claim: "ns/gone", Network: "blue", IfName: "net1"}, {Claim: "ns/gone", Network: "mv", IfName: "net2"}}); err != nil {
 		t.Fatal(err)
 	}
 	e.m.Close()
@@ -394,7 +394,7 @@ func TestManager_restart(t *testing.T) {
 	testutil.DeleteNetNS("mnt-p2-" + e.tag)
 	// The host interface is still held by "live", in the new manager too.
 	_, p3 := e.pod(3)
-	if _, err := e.m.Attach(ctx, "third", p3, []multinet.Request{{Claim: "ns/third", Network: "nic", IfName: "net1"}}); !errors.Is(err, multinet.ErrHostInterfaceTaken) {
+	if _, err := e.m.Attach(ctx, "third", multinet.Pod{}, p3, []multinet.Request{{Claim: "ns/third", Network: "nic", IfName: "net1"}}); !errors.Is(err, multinet.ErrHostInterfaceTaken) {
 		t.Errorf("third pod took hostnic0: %v", err)
 	}
 	detached, err := e.m.Sync(ctx, func(owner string) bool { return owner == "live" })

@@ -78,7 +78,7 @@ type guardedPod struct {
 func (e *env) guardedPod(n int, owner string) *guardedPod {
 	e.t.Helper()
 	ns, path := e.pod(n)
-	itfs, err := e.m.Attach(context.Background(), owner, path, []multinet.Request{{Claim: "ns/" + owner, Network: "green", IfName: "net1", Pod: "ns/" + owner}})
+	itfs, err := e.m.Attach(context.Background(), owner, multinet.Pod{Namespace: "ns", Name: owner}, path, []multinet.Request{{Claim: "ns/" + owner, Network: "green", IfName: "net1"}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestManager_portSecurity_ports(t *testing.T) {
 	ctx := context.Background()
 	attach := func(n int, owner string, reqs ...multinet.Request) error {
 		_, path := e.pod(n)
-		_, err := e.m.Attach(ctx, owner, path, reqs)
+		_, err := e.m.Attach(ctx, owner, multinet.Pod{}, path, reqs)
 		return err
 	}
 	green := func(owner string) multinet.Request {

@@ -45,7 +45,7 @@ func (i Interface) HardwareAddr() net.HardwareAddr {
 // interface is made, removed after the last is gone.
 type record struct {
 	Owner string `json:"owner"`
-	// Pod is the owner's pod, namespace/name (Request.Pod); empty in
+	// Pod is the owner's pod, namespace/name (Attach's forPod); empty in
 	// records written before it was kept.
 	Pod string `json:"pod,omitempty"`
 	// NetNS is the path of the owner's network namespace at attach.
