@@ -425,9 +425,11 @@ containerd-test:
 # twice byte for byte, and imported into containerd as docs/deploy.md
 # says (with make containerd's build). Each build links every image's
 # binary for both architectures, which is why make unit leaves it out.
+# -timeout 30m: on a fresh machine the first build compiles every
+# dependency for arm64 too (several minutes on 2 cores).
 ## [test] the images of make image-push: built for both architectures, pushed, reproducible, imported into containerd (root)
 image-test:
-	eval "$$(GO=$(GO) hack/containerd.sh)" && NRINET_CONTAINERD_BIN="$$NRINET_CONTAINERD_BIN" $(GO) test -count=1 -v -run '^(TestImages|TestContainerdImport)$$' ./hack/image
+	eval "$$(GO=$(GO) hack/containerd.sh)" && NRINET_CONTAINERD_BIN="$$NRINET_CONTAINERD_BIN" $(GO) test -count=1 -v -timeout 30m -run '^(TestImages|TestContainerdImport)$$' ./hack/image
 
 # CRI-O $(CRIO_VERSION) from the Go module proxy, as make containerd: built
 # against the github.com/containerd/nri that NRINET_CRIO_NRI selects
