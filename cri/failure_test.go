@@ -2,6 +2,7 @@ package cri_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,17 +24,31 @@ func sandboxNamespaces() []string {
 }
 
 // newNamespaces returns the sandbox network namespaces there now that
-// were not in before. Other packages' tests, run in parallel, add and
-// remove their own: one that went is not a leak of this test's.
+// were not in before and stay there. Other packages' tests, run in
+// parallel (make unit runs four packages at a time), add and remove their
+// own under the same prefix: one that went is not a leak of this test's,
+// and neither is one that goes within foreignNamespaceGrace, the time
+// those tests' pods live at most. A namespace this test leaked stays.
 func newNamespaces(before []string) []string {
 	var out []string
-	for _, n := range sandboxNamespaces() {
-		if !slices.Contains(before, n) {
-			out = append(out, n)
+	testutil.Poll(foreignNamespaceGrace, 100*time.Millisecond, func() error {
+		out = out[:0]
+		for _, n := range sandboxNamespaces() {
+			if !slices.Contains(before, n) {
+				out = append(out, n)
+			}
 		}
-	}
+		if len(out) > 0 {
+			return errors.New("new namespaces")
+		}
+		return nil
+	})
 	return out
 }
+
+// foreignNamespaceGrace bounds how long newNamespaces waits for a new
+// namespace to go.
+const foreignNamespaceGrace = 30 * time.Second
 
 func networkCondition(t *testing.T, e *env) *criapi.RuntimeCondition {
 	t.Helper()

@@ -153,7 +153,7 @@ func TestCrictl_RestartAfterKill(t *testing.T) {
 func TestCrictl_RequiredPluginMissing(t *testing.T) {
 	d := newDaemon(t, daemonConfig{required: []string{"podnet"}})
 	const reason = `required network plugin "podnet" not connected`
-	before, _ := filepath.Glob("/run/netns/nrinet-*")
+	before := sandboxNamespaces()
 
 	_, errOut, err := d.crictl("runp", d.writePod("web", nil, false))
 	errOut = strings.ReplaceAll(errOut, `\"`, `"`) // crictl logs the error quoted
@@ -176,8 +176,8 @@ func TestCrictl_RequiredPluginMissing(t *testing.T) {
 	if got := d.pods(); len(got) != 0 {
 		t.Errorf("crictl pods = %v after a failed runp", got)
 	}
-	if after, _ := filepath.Glob("/run/netns/nrinet-*"); !slices.Equal(after, before) {
-		t.Errorf("network namespaces leaked: %v, before %v", after, before)
+	if leaked := leakedNamespaces(before); len(leaked) != 0 {
+		t.Errorf("network namespaces leaked: %v", leaked)
 	}
 	// A host-network pod needs no network plugin.
 	h := d.runp(d.writePod("h", nil, true))

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -14,7 +12,7 @@ import (
 // plugin is there runs.
 func TestCrictl_RequiredPluginsGatePods(t *testing.T) {
 	d := newDaemon(t, daemonConfig{podnet: true, extra: "\n[validator]\nenable = true\n"})
-	before, _ := filepath.Glob("/run/netns/nrinet-*")
+	before := sandboxNamespaces()
 
 	pod := d.writePod("needs-audit", nil, false)
 	d.annotatePod(pod, map[string]string{"required-plugins.noderesource.dev/pod": `["audit"]`})
@@ -28,8 +26,8 @@ func TestCrictl_RequiredPluginsGatePods(t *testing.T) {
 	if got := d.pods(); len(got) != 0 {
 		t.Errorf("crictl pods = %v after a refused runp", got)
 	}
-	if after, _ := filepath.Glob("/run/netns/nrinet-*"); !slices.Equal(after, before) {
-		t.Errorf("network namespaces leaked: %v, before %v", after, before)
+	if leaked := leakedNamespaces(before); len(leaked) != 0 {
+		t.Errorf("network namespaces leaked: %v", leaked)
 	}
 
 	ok := d.writePod("needs-podnet", nil, false)
