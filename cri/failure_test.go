@@ -2,9 +2,6 @@ package cri_test
 
 import (
 	"context"
-	"errors"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,37 +15,11 @@ import (
 )
 
 // sandboxNamespaces lists the nrinet-* network namespaces.
-func sandboxNamespaces() []string {
-	names, _ := filepath.Glob(filepath.Join(cri.NetNSDir, "nrinet-*"))
-	return names
-}
+func sandboxNamespaces() []string { return testutil.NetNSNames("nrinet-*") }
 
-// newNamespaces returns the sandbox network namespaces there now that
-// were not in before and stay there. Other packages' tests, run in
-// parallel (make unit runs four packages at a time), add and remove their
-// own under the same prefix: one that went is not a leak of this test's,
-// and neither is one that goes within foreignNamespaceGrace, the time
-// those tests' pods live at most. A namespace this test leaked stays.
-func newNamespaces(before []string) []string {
-	var out []string
-	testutil.Poll(foreignNamespaceGrace, 100*time.Millisecond, func() error {
-		out = out[:0]
-		for _, n := range sandboxNamespaces() {
-			if !slices.Contains(before, n) {
-				out = append(out, n)
-			}
-		}
-		if len(out) > 0 {
-			return errors.New("new namespaces")
-		}
-		return nil
-	})
-	return out
-}
-
-// foreignNamespaceGrace bounds how long newNamespaces waits for a new
-// namespace to go.
-const foreignNamespaceGrace = 30 * time.Second
+// newNamespaces returns those of this test's failed sandboxes: new since
+// before and still there (testutil.LeakedNetNS).
+func newNamespaces(before []string) []string { return testutil.LeakedNetNS("nrinet-*", before, testutil.ForeignNetNSGrace) }
 
 func networkCondition(t *testing.T, e *env) *criapi.RuntimeCondition {
 	t.Helper()

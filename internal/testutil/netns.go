@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // NetNSDir is where iproute2 keeps named network namespaces.
@@ -75,4 +76,40 @@ func PodAddrs(t testing.TB, ns string) []string {
 	}
 	slices.Sort(addrs)
 	return addrs
+}
+
+// NetNSNames lists the paths of the named network namespaces whose names
+// match pattern (filepath.Match), such as nrinetd's sandboxes'
+// "nrinet-*".
+func NetNSNames(pattern string) []string {
+	names, _ := filepath.Glob(filepath.Join(NetNSDir, pattern))
+	return names
+}
+
+// ForeignNetNSGrace is how long a namespace that is not another test's
+// may take to go (LeakedNetNS): the longest any package's tests keep a pod. make
+// unit runs four packages' tests at a time, and those of several run
+// nrinetd, whose sandboxes' namespaces share one prefix.
+const ForeignNetNSGrace = 30 * time.Second
+
+// LeakedNetNS returns the namespaces matching pattern that were not in
+// before (NetNSNames earlier) and are still there grace later
+// (ForeignNetNSGrace where other packages' tests may run beside): another
+// test's come and go; one this test leaked stays. It returns at once when
+// there is no new one.
+func LeakedNetNS(pattern string, before []string, grace time.Duration) []string {
+	var left []string
+	Poll(grace, 20*time.Millisecond, func() error {
+		left = left[:0]
+		for _, n := range NetNSNames(pattern) {
+			if !slices.Contains(before, n) {
+				left = append(left, n)
+			}
+		}
+		if len(left) > 0 {
+			return fmt.Errorf("new namespaces %v", left)
+		}
+		return nil
+	})
+	return left
 }

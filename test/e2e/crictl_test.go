@@ -153,7 +153,7 @@ func TestCrictl_RestartAfterKill(t *testing.T) {
 func TestCrictl_RequiredPluginMissing(t *testing.T) {
 	d := newDaemon(t, daemonConfig{required: []string{"podnet"}})
 	const reason = `required network plugin "podnet" not connected`
-	before := sandboxNamespaces()
+	before := testutil.NetNSNames("nrinet-*")
 
 	_, errOut, err := d.crictl("runp", d.writePod("web", nil, false))
 	errOut = strings.ReplaceAll(errOut, `\"`, `"`) // crictl logs the error quoted
@@ -176,7 +176,7 @@ func TestCrictl_RequiredPluginMissing(t *testing.T) {
 	if got := d.pods(); len(got) != 0 {
 		t.Errorf("crictl pods = %v after a failed runp", got)
 	}
-	if leaked := leakedNamespaces(before); len(leaked) != 0 {
+	if leaked := testutil.LeakedNetNS("nrinet-*", before, testutil.ForeignNetNSGrace); len(leaked) != 0 {
 		t.Errorf("network namespaces leaked: %v", leaked)
 	}
 	// A host-network pod needs no network plugin.

@@ -3,6 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/nrinet/nrinet/internal/testutil"
 )
 
 // TestCrictl_RequiredPluginsGatePods: with the default validator enabled,
@@ -12,7 +14,7 @@ import (
 // plugin is there runs.
 func TestCrictl_RequiredPluginsGatePods(t *testing.T) {
 	d := newDaemon(t, daemonConfig{podnet: true, extra: "\n[validator]\nenable = true\n"})
-	before := sandboxNamespaces()
+	before := testutil.NetNSNames("nrinet-*")
 
 	pod := d.writePod("needs-audit", nil, false)
 	d.annotatePod(pod, map[string]string{"required-plugins.noderesource.dev/pod": `["audit"]`})
@@ -26,7 +28,7 @@ func TestCrictl_RequiredPluginsGatePods(t *testing.T) {
 	if got := d.pods(); len(got) != 0 {
 		t.Errorf("crictl pods = %v after a refused runp", got)
 	}
-	if leaked := leakedNamespaces(before); len(leaked) != 0 {
+	if leaked := testutil.LeakedNetNS("nrinet-*", before, testutil.ForeignNetNSGrace); len(leaked) != 0 {
 		t.Errorf("network namespaces leaked: %v", leaked)
 	}
 
