@@ -28,8 +28,13 @@ func TestLeakedNetNS(t *testing.T) {
 	NewNetNS(t, prefix+"gone")
 	// Another test's pod, going while LeakedNetNS looks, before or after
 	// its first look: not a leak either way.
-	go DeleteNetNS(prefix + "gone")
+	deleted := make(chan struct{})
+	go func() {
+		defer close(deleted)
+		DeleteNetNS(prefix + "gone")
+	}()
 	got := LeakedNetNS(pattern, before, 2*time.Second)
+	<-deleted
 	if want := []string{kept}; !slices.Equal(got, want) {
 		t.Errorf("LeakedNetNS = %q, want %q", got, want)
 	}
