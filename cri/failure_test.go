@@ -19,7 +19,9 @@ func sandboxNamespaces() []string { return testutil.NetNSNames("nrinet-*") }
 
 // newNamespaces returns those of this test's failed sandboxes: new since
 // before and still there (testutil.LeakedNetNS).
-func newNamespaces(before []string) []string { return testutil.LeakedNetNS("nrinet-*", before, testutil.ForeignNetNSGrace) }
+func newNamespaces(before []string) []string {
+	return testutil.LeakedNetNS("nrinet-*", before, testutil.ForeignNetNSGrace)
+}
 
 func networkCondition(t *testing.T, e *env) *criapi.RuntimeCondition {
 	t.Helper()
