@@ -1,11 +1,8 @@
 package kubee2e
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -65,20 +62,8 @@ func lockKubeletHost(t testing.TB) {
 // kubeletPIDs lists the processes whose executable is named kubelet.
 func kubeletPIDs() []int {
 	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || len(cmdline) == 0 {
-			continue
-		}
-		argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-		if filepath.Base(string(argv0)) == "kubelet" {
-			pids = append(pids, pid)
-		}
+	for _, p := range processesNamed("kubelet") {
+		pids = append(pids, p.pid)
 	}
 	return pids
 }

@@ -65,39 +65,54 @@ type shim struct {
 // socket.
 func nodeShims(sock string) []shim {
 	var shims []shim
-	procs, _ := os.ReadDir("/proc")
-	for _, e := range procs {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(bytes.TrimRight(raw, "\x00")), "\x00")
-		if len(args) == 0 || filepath.Base(args[0]) != "containerd-shim-runc-v2" {
-			continue
-		}
-		s := shim{pid: pid}
+	for _, p := range processesNamed("containerd-shim-runc-v2") {
+		s := shim{pid: p.pid}
 		ours := false
-		for i := 0; i+1 < len(args); i++ {
-			switch args[i] {
+		for i := 0; i+1 < len(p.args); i++ {
+			switch p.args[i] {
 			case "-id":
-				s.id = args[i+1]
+				s.id = p.args[i+1]
 			case "-address":
-				ours = args[i+1] == sock
+				ours = p.args[i+1] == sock
 			}
 		}
 		if !ours {
 			continue
 		}
-		if fi, err := os.Stat(filepath.Join("/proc", e.Name())); err == nil {
+		if fi, err := os.Stat(filepath.Join("/proc", strconv.Itoa(p.pid))); err == nil {
 			s.started = fi.ModTime()
 		}
 		shims = append(shims, s)
 	}
 	return shims
+}
+
+// process is a running process: its PID and arguments.
+type process struct {
+	pid  int
+	args []string
+}
+
+// processesNamed lists the processes whose executable (argv[0]) is named
+// name.
+func processesNamed(name string) []process {
+	var out []process
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(raw) == 0 {
+			continue
+		}
+		args := strings.Split(string(bytes.TrimRight(raw, "\x00")), "\x00")
+		if filepath.Base(args[0]) == name {
+			out = append(out, process{pid: pid, args: args})
+		}
+	}
+	return out
 }
 
 // running says whether pid is a process that has not exited (a zombie,
